@@ -1,0 +1,1 @@
+"""memdesk core: the Fusion memory contract in pure Python (no Qt)."""

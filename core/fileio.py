@@ -1,0 +1,213 @@
+"""Safe file I/O for memory files: strict UTF-8 reads, atomic locked writes, size limit, root confinement.
+
+Every write that replaces a file's content goes through :func:`replace_text`, which holds a lock,
+refuses stale writes (``CONFLICT``), keeps the previous version in history and then swaps the new
+content in atomically (temp file in the same folder, fsync, rename).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from core.errors import MemoryBackendError, PathOutsideRootError
+
+log = logging.getLogger(__name__)
+
+MAX_FILE_SIZE = 1_048_576
+MEMDESK_DIR = ".fusion/memdesk"
+LOCK_TIMEOUT_S = 30.0
+
+def content_hash(text: str) -> str:
+    """Return the SHA-256 hex digest of ``text`` encoded as UTF-8."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def format_size(n: int) -> str:
+    """Return a human size such as ``1.2 MiB`` or ``512 bytes``."""
+    if n < 1024:
+        return f"{n} bytes"
+    if n < 1024 * 1024:
+        return f"{n / 1024:.1f} KiB"
+    return f"{n / (1024 * 1024):.2f} MiB"
+
+
+def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> Path:
+    """Resolve ``relpath`` under ``root``; refuse absolute paths, ``..`` and symlink escapes."""
+    rel = Path(relpath)
+    if rel.is_absolute() or rel.drive:
+        raise PathOutsideRootError(f"path {str(relpath)!r} is absolute; give a path relative to the project root")
+    if any(part == ".." for part in rel.parts):
+        raise PathOutsideRootError(f"path {str(relpath)!r} contains '..'; it must stay inside the project root")
+    root_real = Path(root).resolve()
+    candidate = (root_real / rel).resolve()
+    if candidate != root_real and root_real not in candidate.parents:
+        raise PathOutsideRootError(f"path {str(relpath)!r} leaves the project root through a symlink")
+    return root_real / rel
+
+
+def decode_utf8(data: bytes, path: Path | str, backend_id: str = "file") -> str:
+    """Decode ``data`` as UTF-8 or raise ``READ_FAILED`` naming the file and the bad byte offset."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MemoryBackendError(
+            f"{path} is not valid UTF-8 (invalid byte 0x{data[exc.start]:02x} at byte offset {exc.start}); "
+            "memdesk opens it read-only and will not rewrite it. Convert it to UTF-8 to edit it.",
+            "READ_FAILED",
+            backend_id,
+            exc,
+        ) from exc
+
+
+def read_text(path: Path, backend_id: str = "file") -> str | None:
+    """Read a UTF-8 file whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError as exc:
+        raise MemoryBackendError(f"{path} is a folder, not a file", "READ_FAILED", backend_id, exc) from exc
+    except OSError as exc:
+        raise MemoryBackendError(f"cannot read {path}: {exc.strerror or exc}", "READ_FAILED", backend_id, exc) from exc
+    # Newlines are kept as they are on disk so that a save without an edit changes no byte.
+    return decode_utf8(data, path, backend_id)
+
+
+def lock_path_for(root: Path, relpath: str) -> Path:
+    """Return the lock file guarding ``relpath`` (kept under ``.fusion/memdesk/locks``)."""
+    name = relpath.replace("\\", "/").strip("/").replace("/", "__")
+    return Path(root) / MEMDESK_DIR / "locks" / f"{name}.lock"
+
+
+def file_lock(root: Path | str, relpath: str) -> FileLock:
+    """Return the inter-process lock for read-modify-write of ``relpath`` under ``root``."""
+    lp = lock_path_for(Path(root), relpath)
+    lp.parent.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(lp), timeout=LOCK_TIMEOUT_S)
+
+
+def check_size(data: bytes, what: str, backend_id: str = "file") -> None:
+    """Raise ``QUOTA_EXCEEDED`` when ``data`` is over :data:`MAX_FILE_SIZE`, saying both sizes."""
+    if len(data) > MAX_FILE_SIZE:
+        raise MemoryBackendError(
+            f"{what} would be {len(data):,} bytes ({format_size(len(data))}); the limit is "
+            f"{MAX_FILE_SIZE:,} bytes (1 MiB). Nothing was written; shorten or prune the memory first.",
+            "QUOTA_EXCEEDED",
+            backend_id,
+        )
+
+
+def _fsync_dir(directory: Path) -> None:
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = None
+    fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        _rename(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _rename(src: Path, dst: Path) -> None:
+    # A seam for the crash test: a failure here must leave the original intact.
+    os.replace(src, dst)
+
+
+@dataclass(frozen=True)
+class ReplaceResult:
+    """What :func:`replace_text` did: the path, whether bytes changed, and the new content hash."""
+
+    path: Path
+    changed: bool
+    content_hash: str
+    size: int
+
+
+def replace_text(
+    root: Path | str,
+    relpath: str,
+    content: str,
+    *,
+    expected_hash: str | None = None,
+    source: str = "write",
+    backend_id: str = "file",
+) -> ReplaceResult:
+    """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
+
+    ``expected_hash`` is the :func:`content_hash` of the text the caller started from (hash of
+    ``""`` for a file that did not exist); when the file changed since, ``CONFLICT`` is raised and
+    nothing is written.
+    """
+    if not isinstance(content, str):
+        raise MemoryBackendError(
+            f"content must be a string, not {type(content).__name__}", "WRITE_FAILED", backend_id
+        )
+    root_p = Path(root)
+    try:
+        path = resolve_in_root(root_p, relpath)
+    except PathOutsideRootError as exc:
+        raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
+    data = content.encode("utf-8")
+    check_size(data, relpath, backend_id)
+    try:
+        with file_lock(root_p, relpath):
+            current = read_text(path, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
+            if expected_hash is not None and content_hash(current or "") != expected_hash:
+                raise MemoryBackendError(
+                    f"{relpath} changed on disk since it was loaded; reload or merge before saving",
+                    "CONFLICT",
+                    backend_id,
+                )
+            if current == content:
+                return ReplaceResult(path, False, content_hash(content), len(data))
+            if current:
+                from core import history  # late import: history imports this module
+
+                history.record_version(root_p, relpath, current, source)
+            atomic_write_bytes(path, data)
+    except MemoryBackendError:
+        raise
+    except TimeoutError as exc:
+        raise MemoryBackendError(
+            f"{relpath} is locked by another writer (waited {LOCK_TIMEOUT_S:.0f} s); try again",
+            "WRITE_FAILED",
+            backend_id,
+            exc,
+        ) from exc
+    except OSError as exc:
+        raise MemoryBackendError(
+            f"cannot write {relpath}: {exc.strerror or exc}", "WRITE_FAILED", backend_id, exc
+        ) from exc
+    return ReplaceResult(path, True, content_hash(content), len(data))
