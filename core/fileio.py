@@ -86,11 +86,21 @@ def lock_path_for(root: Path, relpath: str) -> Path:
     return Path(root) / MEMDESK_DIR / "locks" / f"{name}.lock"
 
 
+_locks: dict[str, FileLock] = {}
+
+
 def file_lock(root: Path | str, relpath: str) -> FileLock:
-    """Return the inter-process lock for read-modify-write of ``relpath`` under ``root``."""
-    lp = lock_path_for(Path(root), relpath)
+    """Return the inter-process lock for read-modify-write of ``relpath`` under ``root``.
+
+    One instance per lock file, so a thread that already holds it can take it again (reentrant).
+    """
+    lp = lock_path_for(Path(root).resolve(), relpath)
     lp.parent.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(lp), timeout=LOCK_TIMEOUT_S)
+    key = str(lp)
+    lock = _locks.get(key)
+    if lock is None:
+        lock = _locks.setdefault(key, FileLock(key, timeout=LOCK_TIMEOUT_S))
+    return lock
 
 
 def check_size(data: bytes, what: str, backend_id: str = "file") -> None:

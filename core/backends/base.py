@@ -1,0 +1,171 @@
+"""The memory backend contract: the abstract backend, capabilities, search types and negotiation."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from core.errors import MemoryBackendError
+
+MemoryCapability = Literal["read", "write", "search", "insights", "transactions"]
+CAPABILITIES: tuple[str, ...] = ("read", "write", "search", "insights", "transactions")
+SearchMode = Literal["keyword", "semantic", "hybrid"]
+
+
+class BackendSettings(BaseModel):
+    """Base of every backend's settings model; the picker generates its form from the JSON schema."""
+
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+
+@dataclass(frozen=True)
+class MemorySearchOptions:
+    """Options of a search: page (``limit``, ``offset``) and ``mode``."""
+
+    limit: int = 10
+    offset: int = 0
+    mode: SearchMode = "keyword"
+
+
+@dataclass(frozen=True)
+class MemorySearchResult:
+    """One search hit: snippet, score in 0..1, section heading, 1-based line and the file it is in."""
+
+    content: str
+    score: float
+    section: str | None = None
+    line_number: int | None = None
+    file: str | None = None
+    scores: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BackendInfo:
+    """What the backend picker shows about a registered backend, without initializing it."""
+
+    id: str
+    name: str
+    version: str
+    description: str
+    capabilities: frozenset[str]
+    settings_model: type[BaseModel]
+    note: str | None = None
+
+
+class MemoryBackend(ABC):
+    """A place where project memory lives. Construct cheaply; do real work in :meth:`initialize`."""
+
+    id: ClassVar[str]
+    name: ClassVar[str]
+    version: ClassVar[str] = "1.0.0"
+    description: ClassVar[str] = ""
+    capabilities: ClassVar[frozenset[str]] = frozenset({"read", "write"})
+    settings_model: ClassVar[type[BaseModel]] = BackendSettings
+    #: Project-relative path of the file agents and the editor see for this backend (None: no file).
+    memory_path: ClassVar[str | None] = ".fusion/memory.md"
+
+    def __init__(self, config: Mapping[str, Any] | None = None) -> None:
+        self.config: dict[str, Any] = dict(config or {})
+        self.root: Path | None = None
+        self.settings: BaseModel = self.settings_model()
+        self._initialized = False
+        #: Set by :func:`resolve_memory_backend` when this backend replaced the configured one.
+        self.fallback_reason: str | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def initialize(self, config: Mapping[str, Any] | None, root: str | Path) -> None:
+        """Validate ``config`` against :attr:`settings_model` and bind the backend to ``root``."""
+        raw = {k: v for k, v in dict(config or {}).items() if k != "id"}
+        try:
+            self.settings = self.settings_model.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err.get("loc", ())) or "config"
+            raise MemoryBackendError(
+                f'invalid setting "{where}" for backend "{self.id}": {err.get("msg")}',
+                "INVALID_CONFIG",
+                self.id,
+                exc,
+            ) from exc
+        root_p = Path(root)
+        if not root_p.is_dir():
+            raise MemoryBackendError(f"project root {root_p} is not a folder", "BACKEND_UNAVAILABLE", self.id)
+        self.root = root_p
+        self.config = raw
+        self.on_initialize()
+        self._initialized = True
+
+    def on_initialize(self) -> None:
+        """Hook for subclasses: open resources after settings are validated and root is set."""
+
+    def has_capability(self, capability: str) -> bool:
+        """Return whether this backend supports ``capability``."""
+        return capability in self.capabilities
+
+    @abstractmethod
+    def read(self) -> str:
+        """Return the memory content; ``""`` when there is none. Raises :class:`MemoryBackendError`."""
+
+    @abstractmethod
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
+        """Replace the memory content. ``expected_hash`` guards against lost updates (``CONFLICT``)."""
+
+    def search(self, query: str, options: MemorySearchOptions | None = None) -> list[MemorySearchResult]:
+        """Search the memory; backends without the ``search`` capability raise ``CAPABILITY_UNSUPPORTED``."""
+        require_capability(self, "search")
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Persist buffered writes (nothing to do for backends that write through)."""
+
+    def shutdown(self) -> None:
+        """Release resources; the backend must be initialized again before use."""
+        self.flush()
+        self._initialized = False
+
+    # -- helpers ---------------------------------------------------------------------------------
+    @property
+    def initialized(self) -> bool:
+        """Whether :meth:`initialize` succeeded and :meth:`shutdown` has not been called since."""
+        return self._initialized
+
+    def require_initialized(self) -> Path:
+        """Return the project root, or raise ``NOT_INITIALIZED``."""
+        if not self._initialized or self.root is None:
+            raise MemoryBackendError(
+                "Backend not initialized. Call initialize() first.", "NOT_INITIALIZED", self.id
+            )
+        return self.root
+
+    def status_note(self) -> str | None:
+        """A short note for the picker (for example "keyword-only"); ``None`` when nothing to say."""
+        return None
+
+    @classmethod
+    def describe(cls) -> BackendInfo:
+        """Return the picker's view of this backend class."""
+        inst = cls()
+        return BackendInfo(
+            cls.id, cls.name, cls.version, cls.description, get_backend_capabilities(inst),
+            cls.settings_model, inst.status_note(),
+        )
+
+
+def require_capability(backend: MemoryBackend, capability: str) -> None:
+    """Raise ``CAPABILITY_UNSUPPORTED`` unless ``backend`` supports ``capability``."""
+    if not backend.has_capability(capability):
+        raise MemoryBackendError(
+            f'Backend "{backend.id}" does not support required capability: {capability}',
+            "CAPABILITY_UNSUPPORTED",
+            backend.id,
+        )
+
+
+def get_backend_capabilities(backend: MemoryBackend) -> frozenset[str]:
+    """Return the effective capability set of ``backend``, in :data:`CAPABILITIES` order semantics."""
+    return frozenset(c for c in CAPABILITIES if backend.has_capability(c))

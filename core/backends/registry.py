@@ -1,0 +1,160 @@
+"""Backend registry (built-ins plus the ``memdesk.backends`` entry-point group) and resolution."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from core.backends.base import BackendInfo, MemoryBackend
+from core.errors import MemoryBackendError
+from core.settings import ProjectSettings, coerce_settings
+
+log = logging.getLogger(__name__)
+
+ENTRY_POINT_GROUP = "memdesk.backends"
+FALLBACK_BACKEND_ID = "file"
+
+#: A backend class, or any callable taking the config mapping and returning a backend.
+MemoryBackendFactory = Callable[[Mapping[str, Any]], MemoryBackend]
+
+
+class MemoryBackendRegistry:
+    """Maps backend ids to factories; creates and initializes backends on demand."""
+
+    def __init__(self) -> None:
+        self._factories: dict[str, MemoryBackendFactory] = {}
+
+    def register(self, factory: MemoryBackendFactory, *, replace: bool = True) -> str:
+        """Register ``factory`` under its backend's id and return the id."""
+        backend_id = getattr(factory, "id", None)
+        if not isinstance(backend_id, str):
+            backend_id = factory({}).id
+        if not replace and backend_id in self._factories:
+            raise MemoryBackendError(f'backend "{backend_id}" is already registered', "INVALID_CONFIG", backend_id)
+        self._factories[backend_id] = factory
+        return backend_id
+
+    def unregister(self, backend_id: str) -> bool:
+        """Remove a backend; True when it was registered."""
+        return self._factories.pop(backend_id, None) is not None
+
+    def has(self, backend_id: str) -> bool:
+        """Return whether ``backend_id`` is registered."""
+        return backend_id in self._factories
+
+    def list(self) -> list[str]:
+        """Return registered backend ids in registration order."""
+        return list(self._factories)
+
+    def info(self, backend_id: str) -> BackendInfo:
+        """Return the picker's description of a backend (built without initializing it)."""
+        factory = self._factory(backend_id)
+        describe = getattr(factory, "describe", None)
+        if callable(describe):
+            return describe()
+        return type(factory({})).describe()
+
+    def infos(self) -> list[BackendInfo]:
+        """Return :meth:`info` for every registered backend that can describe itself."""
+        out = []
+        for backend_id in self._factories:
+            try:
+                out.append(self.info(backend_id))
+            except Exception as exc:  # a broken plugin must not hide the others
+                log.warning("backend %s cannot describe itself: %s", backend_id, exc)
+        return out
+
+    def create(self, backend_id: str, config: Mapping[str, Any] | None, root: str | Path) -> MemoryBackend:
+        """Create and initialize a backend. Raises :class:`MemoryBackendError`."""
+        factory = self._factory(backend_id)
+        cfg = {"id": backend_id, **dict(config or {})}
+        try:
+            backend = factory(cfg)
+            backend.initialize(cfg, root)
+        except MemoryBackendError:
+            raise
+        except Exception as exc:
+            raise MemoryBackendError(
+                f'backend "{backend_id}" failed to initialize: {exc}', "BACKEND_UNAVAILABLE", backend_id, exc
+            ) from exc
+        return backend
+
+    def _factory(self, backend_id: str) -> MemoryBackendFactory:
+        try:
+            return self._factories[backend_id]
+        except KeyError:
+            known = ", ".join(self._factories) or "none"
+            raise MemoryBackendError(
+                f'no memory backend "{backend_id}" is registered (registered: {known})', "NOT_FOUND", backend_id
+            ) from None
+
+
+def register_builtin_backends(registry: MemoryBackendRegistry) -> None:
+    """Register memdesk's own backends."""
+    from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
+
+    registry.register(FileMemoryBackend)
+    registry.register(ReadOnlyMemoryBackend)
+    for module, name in _OPTIONAL_BUILTINS:
+        try:
+            mod = __import__(module, fromlist=[name])
+            registry.register(getattr(mod, name))
+        except ImportError:
+            continue
+
+
+# Built-ins that live in their own module (added by later features); skipped when absent.
+_OPTIONAL_BUILTINS: list[tuple[str, str]] = [
+    ("core.backends.sqlite", "SqliteMemoryBackend"),
+    ("core.backends.hybrid", "HybridMemoryBackend"),
+]
+
+
+def load_entry_point_backends(registry: MemoryBackendRegistry) -> list[str]:
+    """Register third-party backends from the ``memdesk.backends`` entry-point group."""
+    loaded = []
+    for ep in entry_points(group=ENTRY_POINT_GROUP):
+        try:
+            loaded.append(registry.register(ep.load()))
+        except Exception as exc:
+            log.warning("cannot load memory backend plugin %s (%s): %s", ep.name, ep.value, exc)
+    return loaded
+
+
+def default_registry() -> MemoryBackendRegistry:
+    """Return a registry with the built-in backends and every installed plugin."""
+    registry = MemoryBackendRegistry()
+    register_builtin_backends(registry)
+    load_entry_point_backends(registry)
+    return registry
+
+
+def resolve_memory_backend(
+    settings: ProjectSettings | Mapping[str, Any] | None,
+    root: str | Path,
+    registry: MemoryBackendRegistry | None = None,
+) -> MemoryBackend:
+    """Create the configured backend, or fall back to ``file`` keeping the reason on ``fallback_reason``."""
+    registry = registry or default_registry()
+    try:
+        s = coerce_settings(settings)
+        configured, config = s.memory_backend, s.memory_backend_config
+    except Exception as exc:
+        configured, config = "(invalid settings)", {}
+        reason = f"settings are invalid: {exc}"
+    else:
+        try:
+            return registry.create(configured, config, root)
+        except MemoryBackendError as exc:
+            reason = str(exc)
+    log.warning('memory backend "%s" unavailable, falling back to "file": %s', configured, reason)
+    if not registry.has(FALLBACK_BACKEND_ID):
+        from core.backends.file import FileMemoryBackend
+
+        registry.register(FileMemoryBackend)
+    backend = registry.create(FALLBACK_BACKEND_ID, {}, root)
+    backend.fallback_reason = f'Configured backend "{configured}" is unavailable: {reason}'
+    return backend

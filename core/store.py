@@ -1,0 +1,57 @@
+"""``ProjectStore``: one project's settings and memory bootstrap, with non-fatal memory setup."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from core import settings as settings_mod
+from core.project_memory import ensure_memory_file
+from core.settings import ProjectSettings
+
+log = logging.getLogger(__name__)
+
+
+class ProjectStore:
+    """A project folder: ``init()`` bootstraps memory, ``update_settings()`` persists a settings patch."""
+
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+
+    def settings(self) -> ProjectSettings:
+        """Load the current settings (raises :class:`~core.errors.SettingsError` on a bad config)."""
+        return settings_mod.load_settings(self.root)
+
+    def init(self) -> ProjectSettings | None:
+        """Bootstrap the memory file when memory is enabled. Never raises: failures are logged."""
+        try:
+            current = self.settings()
+        except Exception as exc:
+            log.warning("memory bootstrap skipped: cannot read settings: %s", exc)
+            return None
+        if current.memory_enabled:
+            self._ensure_memory()
+        return current
+
+    def update_settings(self, patch: Mapping[str, Any]) -> ProjectSettings:
+        """Save ``patch``; creates the memory file when memory is switched on (non-fatal).
+
+        Invalid patches raise :class:`~core.errors.SettingsError` and change nothing.
+        """
+        try:
+            previous = self.settings()
+        except Exception:
+            previous = None
+        updated = settings_mod.update_settings(self.root, patch)
+        if updated.memory_enabled and (previous is None or not previous.memory_enabled):
+            self._ensure_memory()
+        return updated
+
+    def _ensure_memory(self) -> None:
+        try:
+            if ensure_memory_file(self.root):
+                log.info("created %s", self.root / ".fusion/memory.md")
+        except Exception as exc:  # non-fatal invariant: setup failures never block
+            log.warning("memory bootstrap failed (non-fatal): %s", exc)

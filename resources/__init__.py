@@ -1,0 +1,1 @@
+"""Bundled resources (stylesheet, preview CSS, icons, sample project), read through importlib.resources."""
