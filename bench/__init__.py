@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): each prints its figures. ``python -m bench [core|gui|search]``."""

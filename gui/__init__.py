@@ -1,0 +1,1 @@
+"""memdesk's PySide6 application. Talks to ``core`` only; never to the disk directly."""

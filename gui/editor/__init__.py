@@ -1,0 +1,1 @@
+"""The memory editor: text, highlighting, preview, find, banners and external-change handling."""

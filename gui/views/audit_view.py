@@ -1,0 +1,20 @@
+"""Audit view (placeholder until its real implementation lands)."""
+
+from __future__ import annotations
+
+from PySide6.QtWidgets import QLabel, QVBoxLayout, QWidget
+
+from gui.session import ProjectSession
+
+
+class AuditView(QWidget):
+    """Audit of the open project."""
+
+    def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        layout = QVBoxLayout(self)
+        layout.addWidget(QLabel("Audit"))
+
+    def refresh(self) -> None:
+        """Reload what the view shows from the session."""

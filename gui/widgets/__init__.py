@@ -1,0 +1,1 @@
+"""Reusable widgets (schema-generated forms, banners, badges)."""

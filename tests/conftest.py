@@ -1,0 +1,42 @@
+"""Shared test setup: Qt runs offscreen; projects are built in tmp folders from real data."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
+
+import pytest  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SAMPLE = REPO / "resources" / "sample"
+FIXTURES = Path(os.environ.get("MEMDESK_FIXTURES", REPO.parent.parent / "shared" / "fixtures"))
+REAL_MEMORY = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty project folder."""
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def sample_project(tmp_path: Path) -> Path:
+    """A copy of the bundled sample project."""
+    root = tmp_path / "sample"
+    shutil.copytree(SAMPLE, root)
+    return root
+
+
+@pytest.fixture
+def real_project(tmp_path: Path) -> Path:
+    """A project holding the real agent-written Fusion memory (102 KB, 1,293 lines)."""
+    root = tmp_path / "real"
+    (root / ".fusion").mkdir(parents=True)
+    shutil.copyfile(REAL_MEMORY, root / ".fusion" / "memory.md")
+    return root
