@@ -1,0 +1,79 @@
+"""Shared pieces of the CLI: the error type, ``--project``/``--json`` options and output helpers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+
+# Exit codes: 0 success, 1 failure, 2 bad input.
+BAD_INPUT_CODES = {"INVALID_CONFIG", "QUOTA_EXCEEDED", "NOT_FOUND", "CAPABILITY_UNSUPPORTED", "READ_ONLY"}
+
+
+class CliError(Exception):
+    """An error to report as one line on stderr with an exit code."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+
+def add_common(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``--project PATH`` and ``--json`` to a subcommand parser."""
+    parser.add_argument("--project", "-p", default=".", metavar="PATH",
+                        help="project root folder (default: the current folder)")
+    parser.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    return parser
+
+
+def project_root(args: argparse.Namespace) -> Path:
+    """Return the ``--project`` folder, or raise a bad-input error when it is not a folder."""
+    root = Path(args.project).expanduser()
+    if not root.is_dir():
+        raise CliError(f"project folder {str(root)!r} does not exist or is not a folder", 2)
+    return root.resolve()
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert dataclasses, paths and sets to JSON-friendly values."""
+    if hasattr(value, "to_json"):
+        return value.to_json()
+    if is_dataclass(value) and not isinstance(value, type):
+        return {k: to_jsonable(v) for k, v in asdict(value).items()}
+    if isinstance(value, dict):
+        return {str(k): to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        items = sorted(value) if isinstance(value, set | frozenset) else value
+        return [to_jsonable(v) for v in items]
+    if isinstance(value, Path):
+        return str(value)
+    return value
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented JSON."""
+    print(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
+
+
+def fail_from(exc: Exception) -> CliError:
+    """Turn a core exception into a :class:`CliError` with the right exit code."""
+    if isinstance(exc, SettingsError | PathOutsideRootError):
+        return CliError(str(exc), 2)
+    if isinstance(exc, MemoryBackendError):
+        return CliError(f"{exc.message} [{exc.code}]", 2 if exc.code in BAD_INPUT_CODES else 1)
+    return CliError(f"{type(exc).__name__}: {exc}", 1)
+
+
+def read_stdin_text() -> str:
+    """Read all of stdin as UTF-8 text, or fail with a clear message."""
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise CliError(f"stdin is not valid UTF-8 (byte offset {exc.start}); nothing was written", 2) from exc
