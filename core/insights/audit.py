@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from core import fileio
-from core.insights._text import JS_WHITESPACE, format_time_ago, iso_timestamp, js_trim, parse_timestamp, to_utc
+from core.insights._text import (
+    JS_WHITESPACE,
+    format_time_ago,
+    iso_timestamp,
+    js_trim,
+    parse_timestamp,
+    to_utc,
+)
 from core.insights.files import read_project_file
 from core.insights.model import (
     CATEGORY_SECTIONS,

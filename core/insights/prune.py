@@ -19,7 +19,12 @@ from core import fileio
 from core.errors import MemoryBackendError
 from core.insights._text import js_trim
 from core.insights.files import read_working_memory
-from core.insights.model import MEMORY_WORKING_PATH, PRUNE_NOT_OFFERED_REASON, PruneOutcome, PruneValidationResult
+from core.insights.model import (
+    MEMORY_WORKING_PATH,
+    PRUNE_NOT_OFFERED_REASON,
+    PruneOutcome,
+    PruneValidationResult,
+)
 
 __all__ = ["REQUIRED_MEMORY_SECTIONS", "apply_memory_pruning", "validate_prune_candidate"]
 
