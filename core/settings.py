@@ -14,7 +14,16 @@ from pathlib import Path
 from typing import Any
 
 from croniter import croniter
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
 
 from core import fileio
 from core.errors import MemoryBackendError, SettingsError
