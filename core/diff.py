@@ -219,7 +219,20 @@ def word_spans(old: str, new: str) -> tuple[tuple[tuple[int, int], ...], tuple[t
             _add_span(left, oa[i1], oa[i2])
         if j2 > j1:
             _add_span(right, ob[j1], ob[j2])
-    return tuple(left), tuple(right)
+    return _trimmed(old, left), _trimmed(new, right)
+
+
+def _trimmed(line: str, spans: list[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
+    """Drop the white space at the ends of each span (a span of white space only is kept)."""
+    out = []
+    for start, end in spans:
+        a, b = start, end
+        while a < b and line[a].isspace():
+            a += 1
+        while b > a and line[b - 1].isspace():
+            b -= 1
+        out.append((a, b) if a < b else (start, end))
+    return tuple(out)
 
 
 def _offsets(tokens: list[str]) -> list[int]:

@@ -48,19 +48,33 @@ def describe_append(suffix: str) -> str:
     return f"Merged {lines} new {noun} appended on disk"
 
 
-def detect_newline(text: str) -> str:
-    """Return ``"\\r\\n"`` when ``text`` uses Windows line ends, else ``"\\n"``."""
-    return "\r\n" if "\r\n" in text else "\n"
+@dataclass(frozen=True)
+class TextStyle:
+    """How a file spells its text beyond the characters an editor shows: line ends and a BOM."""
+
+    newline: str = "\n"
+    bom: bool = False
+
+
+def detect_style(text: str) -> TextStyle:
+    """Return the line ends (``\\r\\n`` when the file uses them) and whether it starts with a BOM."""
+    return TextStyle("\r\n" if "\r\n" in text else "\n", text.startswith("\ufeff"))
 
 
 def to_editor_text(text: str) -> str:
-    """Return ``text`` as a Qt text editor holds it (``\\n`` line ends)."""
-    return text.replace("\r\n", "\n")
+    """Return ``text`` as a Qt text editor holds it: ``\\n`` line ends (also for lone ``\\r`` and
+    U+2029, which Qt turns into line breaks) and no leading BOM."""
+    text = text.removeprefix("\ufeff")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text.replace("\u2029", "\n") if "\u2029" in text else text
 
 
-def from_editor_text(text: str, newline: str) -> str:
-    """Return editor text with the file's line ends restored."""
-    return text.replace("\n", newline) if newline != "\n" else text
+def from_editor_text(text: str, style: TextStyle) -> str:
+    """Return editor text with the file's line ends and BOM restored."""
+    if style.newline != "\n":
+        text = text.replace("\n", style.newline)
+    return "\ufeff" + text if style.bom else text
 
 
 def count_conflicts(text: str) -> int:

@@ -17,6 +17,7 @@ JS_WHITESPACE = (
 )
 SOURCE_MARKER = " (source: "
 _COMMENT_RE = re.compile(r"<!--[\s\S]*?(?:-->|\Z)")
+_TOKEN_RE = re.compile(r"\S+")
 
 
 def js_trim(text: str) -> str:
@@ -108,18 +109,76 @@ def bullet_keys(rendered_text: str) -> set[str]:
     return keys
 
 
-def bullet_pattern(content: str) -> re.Pattern[str] | None:
-    """A pattern finding a ``- `` bullet whose text is ``content`` (case-folded, any white space).
+class BulletIndex:
+    """Finds ``- `` bullets of a text by content, ignoring case, white-space runs and a source suffix.
 
-    The bullet may sit anywhere (any section, indented) and may carry a `` (source: …)`` suffix; it
-    must not continue with other text, so ``use locks`` does not match ``- use locks carefully``.
-    Search it in ``text.casefold()``. ``None`` for blank content.
+    A bullet matches ``content`` when, after its ``-`` marker (first on its line, any indentation),
+    the text's tokens are exactly the content's tokens and the bullet then ends: the rest of the
+    line is blank or is a `` (source: …)`` suffix. So ``use locks`` does not match
+    ``- use locks carefully``. Bullets may sit in any section and span lines. The text is
+    tokenized once and bullets are hashed by their first line, so looking up many insights in a
+    large file stays fast.
     """
-    tokens = content.casefold().split()
-    if not tokens:
-        return None
-    body = r"\s+".join(re.escape(token) for token in tokens)
-    return re.compile(r"^[^\S\n]*-\s+" + body + r"(?=[^\S\n]*(?:\n|\Z)|[^\S\n]+\(source: )", re.M)
+
+    def __init__(self, text: str) -> None:
+        self._text = text.casefold()
+        matches = list(_TOKEN_RE.finditer(self._text))
+        self._tokens = [m.group() for m in matches]
+        self._ends = [m.end() for m in matches]
+        # Whole-bullet keys ending on the marker's line, and first lines of bullets that may run on.
+        self._line_keys: set[tuple[str, ...]] = set()
+        self._first_lines: dict[tuple[str, ...], list[int]] = {}
+        for i, match in enumerate(matches[:-1]):
+            if match.group() == "-" and self._at_line_start(match.start()):
+                self._index_bullet(i + 1, matches)
+        self._first_line_lengths = sorted({len(key) for key in self._first_lines})
+
+    def _index_bullet(self, start: int, matches: list[re.Match[str]]) -> None:
+        line_end = self._text.find("\n", matches[start - 1].end())
+        if line_end == -1:
+            line_end = len(self._text)
+        stop = start
+        while stop < len(matches) and matches[stop].start() < line_end:
+            if self._text.startswith("(source: ", matches[stop].start()) and stop > start:
+                self._line_keys.add(tuple(self._tokens[start:stop]))
+            stop += 1
+        first_line = tuple(self._tokens[start:stop])  # empty when the text starts on the next line
+        if first_line:
+            self._line_keys.add(first_line)
+        self._first_lines.setdefault(first_line, []).append(start)
+
+    def _at_line_start(self, pos: int) -> bool:
+        text = self._text
+        j = pos - 1
+        while j >= 0 and text[j] != "\n" and text[j].isspace():
+            j -= 1
+        return j < 0 or text[j] == "\n"
+
+    def _ends_bullet(self, end: int) -> bool:
+        text = self._text
+        j = end
+        while j < len(text) and text[j] != "\n" and text[j].isspace():
+            j += 1
+        if j == len(text) or text[j] == "\n":
+            return True
+        return j > end and text.startswith("(source: ", j)
+
+    def contains(self, content: str) -> bool:
+        """True when a bullet of the text has ``content`` (see the class docstring)."""
+        tokens = content.casefold().split()
+        if not tokens:
+            return False
+        key = tuple(tokens)
+        if key in self._line_keys:
+            return True
+        count = len(tokens)
+        for length in self._first_line_lengths:
+            if length >= count:
+                break
+            for start in self._first_lines.get(key[:length], ()):
+                if self._tokens[start : start + count] == tokens and self._ends_bullet(self._ends[start + count - 1]):
+                    return True
+        return False
 
 
 def blank_comments(text: str) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,7 +26,7 @@ from core.insights._text import (
     parse_timestamp,
     to_utc,
 )
-from core.insights.files import read_project_file
+from core.insights.files import read_memory_audit, read_project_file
 from core.insights.model import (
     CATEGORY_SECTIONS,
     MEMORY_AUDIT_PATH,
@@ -44,6 +45,7 @@ from core.insights.prune import REQUIRED_MEMORY_SECTIONS
 
 __all__ = [
     "generate_memory_audit",
+    "read_memory_audit",
     "read_memory_audit_state",
     "render_memory_audit_markdown",
     "write_memory_audit",
@@ -178,11 +180,25 @@ def _health(checks: list[MemoryAuditCheck]) -> str:
 
 def generate_memory_audit(
     root: Path | str,
-    last_extraction: MemoryExtractionMetadata | None = None,
-    pruning_outcome: PruneOutcome | None = None,
+    last_extraction: MemoryExtractionMetadata | Mapping[str, Any] | None = None,
+    pruning_outcome: PruneOutcome | Mapping[str, Any] | None = None,
     now: datetime | None = None,
+    *,
+    use_saved_state: bool = True,
 ) -> MemoryAuditReport:
-    """Audit the memory files and the last run (Fusion's checks and health); unreadable files fail checks."""
+    """Audit the memory files and the last run (Fusion's checks and health); unreadable files fail checks.
+
+    A record not given is taken from ``.fusion/memory-audit-state.json`` unless ``use_saved_state``
+    is False (as later Fusion versions do), so a plain audit still reports the last run.
+    """
+    if use_saved_state and (last_extraction is None or pruning_outcome is None):
+        saved = MemoryAuditState.from_json(read_memory_audit_state(root) or {})
+        last_extraction = last_extraction if last_extraction is not None else saved.extraction
+        pruning_outcome = pruning_outcome if pruning_outcome is not None else saved.pruning
+    if isinstance(last_extraction, Mapping):
+        last_extraction = MemoryExtractionMetadata.from_json(last_extraction)
+    if isinstance(pruning_outcome, Mapping):
+        pruning_outcome = PruneOutcome.from_json(pruning_outcome)
     moment = to_utc(now) if now is not None else datetime.now(UTC)
     checks: list[MemoryAuditCheck] = []
     working = _working_memory_checks(root, checks)
@@ -258,8 +274,11 @@ def write_memory_audit(root: Path | str, markdown: str) -> fileio.ReplaceResult:
     return fileio.replace_text(root, MEMORY_AUDIT_PATH, markdown, source="audit")
 
 
-def read_memory_audit_state(root: Path | str) -> MemoryAuditState | None:
-    """Return the last run's state, or ``None`` when absent or unreadable (logged); never raises."""
+def read_memory_audit_state(root: Path | str) -> dict[str, Any] | None:
+    """Return the state file's JSON object (``MemoryAuditState.from_json`` types it), or ``None``.
+
+    ``None`` when the file is absent or unreadable (logged); never raises.
+    """
     try:
         text = read_project_file(root, MEMORY_AUDIT_STATE_PATH)
         if text is None:
@@ -267,7 +286,7 @@ def read_memory_audit_state(root: Path | str) -> MemoryAuditState | None:
         data = json.loads(text)
         if not isinstance(data, dict):
             raise ValueError(f"expected a JSON object, found {type(data).__name__}")
-        return MemoryAuditState.from_json(data)
+        return data
     except Exception as exc:  # a broken state file only loses the last-run summary
         log.warning("ignoring %s: %s", MEMORY_AUDIT_STATE_PATH, exc)
         return None

@@ -19,9 +19,9 @@ from datetime import date, datetime
 from typing import Any, NamedTuple
 
 from core.insights._text import (
+    BulletIndex,
     blank_comments,
     bullet_keys,
-    bullet_pattern,
     normalize_content,
     render_bullet,
     split_source,
@@ -75,25 +75,20 @@ def _coerce(item: Any) -> MemoryInsight | None:
     return insight
 
 
-def _present(folded_text: str, content: str) -> bool:
-    pattern = bullet_pattern(content)
-    return pattern is not None and pattern.search(folded_text) is not None
-
-
 def is_duplicate_insight(existing: str | None, content: str) -> bool:
     """True when a ``- `` bullet in ``existing`` has ``content`` (ignoring case, white space, source)."""
-    return bool(existing) and _present(existing.casefold(), content)
+    return bool(existing) and BulletIndex(existing).contains(content)
 
 
 def count_duplicate_insights(existing: str | None, insights: Iterable[MemoryInsight | Mapping[str, Any]]) -> int:
     """Count the insights already present as bullets in ``existing``."""
     if not existing:
         return 0
-    folded = existing.casefold()
+    index = BulletIndex(existing)
     count = 0
     for item in insights:
         insight = _coerce(item)
-        if insight is not None and _present(folded, insight.content):
+        if insight is not None and index.contains(insight.content):
             count += 1
     return count
 
@@ -112,7 +107,7 @@ def merge_insights_detailed(
 ) -> MergeResult:
     """Merge like :func:`merge_insights` and also say which insights were added and which skipped."""
     base = existing or default_insights_template(today)
-    folded = base.casefold()
+    index = BulletIndex(base)
     seen: set[str] = set()
     by_category: dict[str, list[MemoryInsight]] = {}
     added: list[MemoryInsight] = []
@@ -122,7 +117,7 @@ def merge_insights_detailed(
         if insight is None:
             continue
         key = normalize_content(insight.content)
-        if not key or key in seen or _present(folded, insight.content):
+        if not key or key in seen or index.contains(insight.content):
             skipped.append(insight)
             continue
         seen |= bullet_keys(render_bullet(insight.content, insight.source)[2:])
@@ -197,7 +192,7 @@ def parse_insights_markdown(text: str | None) -> list[InsightSection]:
     current: list[str] | None = None
     start_line = 0
 
-    def finish() -> None:
+    def _finish() -> None:
         nonlocal current
         if current is not None:
             content, source = split_source("\n".join(current))
@@ -208,17 +203,17 @@ def parse_insights_markdown(text: str | None) -> list[InsightSection]:
     for number, raw in enumerate(blank_comments(text).split("\n"), start=1):
         line = raw.rstrip()
         if not line.strip():
-            finish()
+            _finish()
         elif line.startswith("#"):
-            finish()
+            _finish()
             if line.startswith("## "):
                 sections.append((line.strip(), []))
         elif line.startswith("- ") or (current is None and line.lstrip().startswith("- ")):
-            finish()
+            _finish()
             current, start_line = [line.lstrip()[2:]], number
         elif current is not None:
             current.append(line)
-    finish()
+    _finish()
     out = [
         InsightSection(heading, tuple(bullets))
         for heading, bullets in sections

@@ -3,13 +3,27 @@
 Highlights headings, list markers, inline code, bold, HTML comments (also across lines), fenced
 code blocks and the dated entry markers (``<!-- YYYY-MM-DD -->``) that agents append. Work per
 block is a few precompiled regular expressions, so typing stays fast in a 1 MiB file.
+
+Loading a whole file (:meth:`MarkdownHighlighter.bulk`) only carries the comment/fence state from
+line to line; lines get their colours when they come into view (:meth:`format_blocks`), so
+opening 13,000 lines does not format 13,000 lines.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from PySide6.QtGui import QColor, QFont, QSyntaxHighlighter, QTextCharFormat, QTextDocument
+from PySide6.QtGui import (
+    QColor,
+    QFont,
+    QSyntaxHighlighter,
+    QTextBlock,
+    QTextBlockUserData,
+    QTextCharFormat,
+    QTextDocument,
+)
 
 _NORMAL, _IN_COMMENT, _IN_FENCE = -1, 1, 2
 
@@ -47,32 +61,53 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         self.comment = _fmt("#7a8290", italic=True)
         self.dated = _fmt("#0b7a3e", bold=True, background="#e6f4ea")
         self.fence = _fmt("#5a5a5a", mono=True, background="#f4f4f4")
+        self._lazy = False
+        self._formatting = False
+
+    @contextmanager
+    def bulk(self) -> Iterator[None]:
+        """While loading or replacing the whole text, only carry state; format on view."""
+        self._lazy = True
+        try:
+            yield
+        finally:
+            self._lazy = False
+
+    def format_blocks(self, first: QTextBlock, count: int) -> None:
+        """Give ``count`` lines from ``first`` their colours if they have not been formatted yet."""
+        if self._formatting:  # rehighlighting repaints, and a repaint may ask again
+            return
+        self._formatting = True
+        try:
+            block = first
+            for _ in range(count):
+                if not block.isValid():
+                    return
+                if block.userData() is None:
+                    self.rehighlightBlock(block)
+                block = block.next()
+        finally:
+            self._formatting = False
 
     def highlightBlock(self, text: str) -> None:
-        """Format one line; the block state carries open comments and code fences to the next."""
+        """Carry the comment/fence state to the next line and, unless bulk loading, format the line."""
         previous = self.previousBlockState()
-        if previous == _IN_FENCE:
-            self.setFormat(0, len(text), self.fence)
-            self.setCurrentBlockState(_NORMAL if _FENCE.match(text) else _IN_FENCE)
+        self.setCurrentBlockState(_end_state(text, previous))
+        if self._lazy:
             return
-        self.setCurrentBlockState(_NORMAL)
-        if not text:
-            if previous == _IN_COMMENT:
-                self.setCurrentBlockState(_IN_COMMENT)
+        if self.currentBlockUserData() is None:
+            self.setCurrentBlockUserData(QTextBlockUserData())  # marks the line as formatted
+        self._format(text, previous)
+
+    def _format(self, text: str, previous: int) -> None:
+        if previous == _IN_FENCE or (previous != _IN_COMMENT and _FENCE.match(text)):
+            self.setFormat(0, len(text), self.fence)
             return
         start = 0
         if previous == _IN_COMMENT:
             end = text.find("-->")
-            if end < 0:
-                self.setFormat(0, len(text), self.comment)
-                self.setCurrentBlockState(_IN_COMMENT)
-                return
-            start = end + 3
+            start = len(text) if end < 0 else end + 3
             self.setFormat(0, start, self.comment)
-        elif _FENCE.match(text):
-            self.setFormat(0, len(text), self.fence)
-            self.setCurrentBlockState(_IN_FENCE)
-            return
         elif _DATED.match(text):
             self.setFormat(0, len(text), self.dated)
             return
@@ -87,19 +122,32 @@ class MarkdownHighlighter(QSyntaxHighlighter):
 
     def _highlight_inline(self, text: str, start: int) -> None:
         pos = start
-        while True:
+        while pos < len(text):
             m = _INLINE.search(text, pos)
             if m is None:
                 return
             token = m.group(0)
             if token == "<!--":
                 end = text.find("-->", m.end())
-                if end < 0:
-                    self.setFormat(m.start(), len(text) - m.start(), self.comment)
-                    self.setCurrentBlockState(_IN_COMMENT)
-                    return
-                self.setFormat(m.start(), end + 3 - m.start(), self.comment)
-                pos = end + 3
+                stop = len(text) if end < 0 else end + 3
+                self.setFormat(m.start(), stop - m.start(), self.comment)
+                pos = stop
                 continue
             self.setFormat(m.start(), len(token), self.code if token[0] == "`" else self.bold)
             pos = m.end()
+
+
+def _end_state(text: str, previous: int) -> int:
+    """The state after this line: inside a fence, inside an unclosed ``<!--`` comment, or normal."""
+    if previous == _IN_FENCE:
+        return _NORMAL if _FENCE.match(text) else _IN_FENCE
+    pos = 0
+    if previous == _IN_COMMENT:
+        end = text.find("-->")
+        if end < 0:
+            return _IN_COMMENT
+        pos = end + 3
+    elif _FENCE.match(text):
+        return _IN_FENCE
+    opened = text.rfind("<!--", pos)
+    return _IN_COMMENT if opened >= 0 and text.find("-->", opened + 4) < 0 else _NORMAL

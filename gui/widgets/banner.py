@@ -1,9 +1,13 @@
-"""A message strip shown at the top of a view (warning, error or info); hidden while it has no message."""
+"""A message strip shown at the top of a view (warning, error or info); hidden while it has no message.
+
+It carries the ``level`` property the application style sheet styles ``#banner`` by; without that
+style sheet (a view on its own, in tests) it colours itself.
+"""
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QApplication, QFrame, QHBoxLayout, QLabel, QWidget
 
 from gui.widgets.colors import css
 
@@ -35,10 +39,18 @@ class Banner(QFrame):
             raise ValueError(f"unknown banner kind {kind!r}; expected one of {', '.join(KINDS)}")
         self.kind = kind
         self.label.setText(text)
-        self.setStyleSheet(
-            f"QFrame#banner {{ background: {css(kind + '-bg')}; border: 1px solid {css(kind + '-fg')};"
-            f" border-radius: 4px; }} QFrame#banner QLabel {{ color: {css(kind + '-fg')}; }}"
-        )
+        self.setProperty("level", "info" if kind == "ok" else kind)
+        app = QApplication.instance()
+        app_styles_banners = isinstance(app, QApplication) and "#banner" in app.styleSheet()
+        if app_styles_banners and kind != "ok":
+            self.setStyleSheet("")
+            self.style().unpolish(self)
+            self.style().polish(self)
+        else:
+            self.setStyleSheet(
+                f"QFrame#banner {{ background: {css(kind + '-bg')}; border: 1px solid {css(kind + '-fg')};"
+                f" border-radius: 4px; }} QFrame#banner QLabel {{ color: {css(kind + '-fg')}; }}"
+            )
         self.show()
 
     def clear(self) -> None:

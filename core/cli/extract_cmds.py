@@ -1,0 +1,344 @@
+"""``memdesk extract``, ``memdesk proposals``, ``memdesk run-scheduled`` and ``memdesk providers``.
+
+``extract`` runs one extraction and stores its proposal; ``proposals`` lists what waits for review
+and accepts or rejects it; ``run-scheduled`` runs the extraction when the project's schedule says it
+is due (for cron or a systemd timer); ``providers`` edits the user's own provider settings. Exit
+codes: 0 success, 1 failure, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+from typing import Any
+
+from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
+
+
+def _sub(actions: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
+    """An action parser whose --project/--json override the parent's only when given."""
+    parser = actions.add_parser(name, help=text)
+    parser.add_argument("--project", "-p", default=argparse.SUPPRESS, metavar="PATH",
+                        help="project root folder (default: the current folder)")
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON")
+    return parser
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    """Add ``extract``, ``proposals``, ``run-scheduled`` and ``providers``."""
+    p = add_common(subparsers.add_parser("extract", help="run one insight extraction and store it for review"))
+    p.add_argument("--provider", metavar="NAME", help="provider from your user config (default: your default; "
+                   "'offline' is the rule-based one)")
+    p.add_argument("--quiet", "-q", action="store_true", help="no progress on stderr")
+    p.set_defaults(func=cmd_extract)
+
+    p = subparsers.add_parser("proposals", help="list and review what extractions proposed")
+    add_common(p)
+    p.add_argument("--all", dest="include_reviewed", action="store_true", help="list reviewed proposals too")
+    p.set_defaults(func=cmd_list)
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    a = _sub(actions, "list", "list proposals waiting for review (default)")
+    a.add_argument("--all", dest="include_reviewed", action="store_true", default=argparse.SUPPRESS,
+                   help="include reviewed proposals")
+    a.set_defaults(func=cmd_list)
+    a = _sub(actions, "show", "show one proposal")
+    a.add_argument("id")
+    a.set_defaults(func=cmd_show)
+    for name, func, text in (("accept", cmd_accept, "merge insights into .fusion/memory-insights.md"),
+                             ("reject", cmd_reject, "reject insights")):
+        a = _sub(actions, name, text)
+        a.add_argument("id")
+        which = a.add_mutually_exclusive_group()
+        which.add_argument("--insight", "-i", type=int, action="append", metavar="N", help="insight number (repeat)")
+        which.add_argument("--all", action="store_true", help="every pending insight")
+        a.set_defaults(func=func)
+    for name, func, text in (("apply-prune", cmd_apply_prune, "apply the proposed prune (old memory kept in history)"),
+                             ("reject-prune", cmd_reject_prune, "reject the proposed prune")):
+        a = _sub(actions, name, text)
+        a.add_argument("id")
+        a.set_defaults(func=func)
+
+    p = add_common(subparsers.add_parser("run-scheduled", help="run the extraction if the schedule says it is due"))
+    p.set_defaults(func=cmd_run_scheduled)
+
+    p = subparsers.add_parser("providers", help="your model providers (user config, not the project's)")
+    add_common(p)
+    p.set_defaults(func=cmd_providers_list)
+    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
+    _sub(actions, "list", "list providers (default)").set_defaults(func=cmd_providers_list)
+    a = _sub(actions, "set", "add or replace a provider")
+    a.add_argument("name")
+    a.add_argument("--kind", required=True, choices=("openai", "command", "offline"))
+    a.add_argument("--base-url", help="openai: endpoint root, e.g. https://api.openai.com/v1")
+    a.add_argument("--model", help="openai: model name")
+    a.add_argument("--api-key-env", metavar="VAR", help="openai: environment variable holding the API key")
+    a.add_argument("--command", dest="command_line", metavar="CMD", help="command: program and arguments (shell-quoted)")
+    a.add_argument("--timeout", type=float, metavar="SECONDS", help="seconds to wait for a reply (default 120)")
+    a.add_argument("--prune-after-days", type=int, metavar="DAYS", help="offline: prune dated entries older than this")
+    a.set_defaults(func=cmd_providers_set)
+    a = _sub(actions, "remove", "remove a provider")
+    a.add_argument("name")
+    a.set_defaults(func=cmd_providers_remove)
+    a = _sub(actions, "default", "choose the default provider")
+    a.add_argument("name")
+    a.set_defaults(func=cmd_providers_default)
+    a = _sub(actions, "auto-apply-prune", "let scheduled runs apply valid prunes unattended")
+    a.add_argument("state", choices=("on", "off"))
+    a.set_defaults(func=cmd_auto_apply_prune)
+
+
+def _fail(exc: Exception) -> CliError:
+    """Turn a proposal, provider or core error into a one-line :class:`CliError`."""
+    from core.proposals import ProposalError
+    from core.providers import ProviderError
+
+    if isinstance(exc, ProposalError):
+        return CliError(exc.message, 1 if exc.code == "CORRUPT" else 2)
+    if isinstance(exc, ProviderError):
+        return CliError(exc.message, 2 if exc.kind == "config" else 1)
+    return fail_from(exc)
+
+
+def _progress(quiet: bool) -> Any:
+    last: list[str] = [""]
+
+    def report(pct: int, msg: str) -> None:
+        if not quiet and msg != last[0] and sys.stderr.isatty():
+            last[0] = msg
+            print(f"\r[{pct:3d}%] {msg[:70]:<70}", end="", file=sys.stderr, flush=True)
+    return report
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    """Run one extraction with the chosen provider and store its proposal; exit 1 when it fails."""
+    from core.extraction import run_extraction
+    from core.providers import resolve_provider
+
+    root = project_root(args)
+    try:
+        provider = resolve_provider(args.provider)
+    except Exception as exc:
+        raise _fail(exc) from exc
+    run = run_extraction(root, provider, progress=_progress(args.quiet))
+    if not args.quiet and sys.stderr.isatty():
+        print(file=sys.stderr)
+    if args.json:
+        emit_json(run)
+    elif run.ok:
+        print(run.message)
+        if run.proposal_id:
+            print(f"Review it: memdesk proposals show {run.proposal_id}")
+    if not run.ok:
+        raise CliError(f"extraction {run.status}: {run.message}", 1)
+    return 0
+
+
+def _short(proposal: Any) -> str:
+    pending = len(proposal.pending_insights)
+    return (f"{proposal.id}  {proposal.created_at[:16].replace('T', ' ')}  {proposal.provider:<10} "
+            f"{pending}/{len(proposal.insights)} insights pending  prune: {proposal.prune_status}")
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    """List proposals (pending ones unless --all)."""
+    from core.proposals import list_proposals
+
+    root = project_root(args)
+    proposals = list_proposals(root, pending_only=not args.include_reviewed)
+    if args.json:
+        emit_json(proposals)
+    elif not proposals:
+        print("Nothing waits for review." if not args.include_reviewed else "No proposals.")
+    else:
+        for proposal in proposals:
+            print(_short(proposal))
+    return 0
+
+
+def _load(args: argparse.Namespace) -> Any:
+    from core.proposals import load_proposal
+
+    try:
+        return load_proposal(project_root(args), args.id)
+    except Exception as exc:
+        raise _fail(exc) from exc
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    """Print a proposal: its insights with their numbers and statuses, and the prune's state."""
+    from core.proposals import is_stale
+
+    proposal = _load(args)
+    if args.json:
+        emit_json(proposal)
+        return 0
+    print(_short(proposal))
+    print(f"Summary: {proposal.summary}")
+    for item in proposal.insights:
+        source = f" (source: {item.insight.source})" if item.insight.source else ""
+        print(f"  #{item.number} [{item.status}] {item.insight.category}: {item.insight.content}{source}")
+    if proposal.duplicate_count:
+        print(f"  ({proposal.duplicate_count} more already in the insights file)")
+    stale = proposal.prune_status == "pending" and is_stale(project_root(args), proposal)
+    print(f"Prune: {'stale' if stale else proposal.prune_status} — {proposal.prune_message}")
+    if proposal.pruned_memory is not None:
+        print(f"  proposed memory: {len(proposal.pruned_memory):,} characters")
+    return 0
+
+
+def _numbers(args: argparse.Namespace) -> list[int] | None:
+    if args.all:
+        return None
+    if not args.insight:
+        raise CliError("say which insights: --insight N (repeatable) or --all", 2)
+    return args.insight
+
+
+def _review(args: argparse.Namespace, accept: bool) -> int:
+    from core.proposals import accept_insights, reject_insights
+
+    root = project_root(args)
+    numbers = _numbers(args)
+    try:
+        review = accept_insights(root, args.id, numbers) if accept else reject_insights(root, args.id, numbers)
+    except Exception as exc:
+        raise _fail(exc) from exc
+    if args.json:
+        emit_json(review)
+    else:
+        print(review.message)
+    return 0
+
+
+def cmd_accept(args: argparse.Namespace) -> int:
+    """Merge the chosen insights into the insights file."""
+    return _review(args, True)
+
+
+def cmd_reject(args: argparse.Namespace) -> int:
+    """Reject the chosen insights."""
+    return _review(args, False)
+
+
+def _prune(args: argparse.Namespace, apply: bool) -> int:
+    from core.proposals import apply_prune, reject_prune
+
+    root = project_root(args)
+    try:
+        review = apply_prune(root, args.id) if apply else reject_prune(root, args.id)
+    except Exception as exc:
+        raise _fail(exc) from exc
+    if args.json:
+        emit_json(review)
+    if apply and not review.applied:
+        raise CliError(review.message, 1)
+    if not args.json:
+        print(review.message)
+    return 0
+
+
+def cmd_apply_prune(args: argparse.Namespace) -> int:
+    """Apply the proposal's prune; exit 1 when it is stale, invalid or already decided."""
+    return _prune(args, True)
+
+
+def cmd_reject_prune(args: argparse.Namespace) -> int:
+    """Reject the proposal's prune."""
+    return _prune(args, False)
+
+
+def cmd_run_scheduled(args: argparse.Namespace) -> int:
+    """Run what is due; exit 0 when nothing was due or the run succeeded, 1 when it failed."""
+    from core.schedule import run_scheduled
+
+    root = project_root(args)
+    try:
+        outcome = run_scheduled(root)
+    except Exception as exc:
+        raise _fail(exc) from exc
+    if args.json:
+        emit_json(outcome)
+    if outcome.status == "failed":
+        raise CliError(outcome.message, 1)
+    if not args.json:
+        print(outcome.message)
+    return 0
+
+
+def cmd_providers_list(args: argparse.Namespace) -> int:
+    """List the user's providers, the default and the unattended-prune setting."""
+    from core.user_config import load_user_config, user_config_path
+
+    try:
+        config = load_user_config()
+    except Exception as exc:
+        raise _fail(exc) from exc
+    if args.json:
+        emit_json({**config.to_json(), "path": str(user_config_path())})
+        return 0
+    print(f"User config: {user_config_path()}")
+    for name, cfg in config.providers.items():
+        mark = "*" if name == config.default_provider else " "
+        if cfg.kind == "openai":
+            detail = f"{cfg.base_url} model={cfg.model} key=${cfg.api_key_env or '(none)'}"
+        elif cfg.kind == "command":
+            detail = shlex.join(cfg.command or [])
+        else:
+            detail = f"rule-based, prunes dated entries older than {cfg.prune_after_days} days"
+        print(f"{mark} {name:<12} {cfg.kind:<8} {detail}  timeout={cfg.timeout_s:g}s")
+    print(f"autoApplyPrune: {'on' if config.auto_apply_prune else 'off (prunes wait for review)'}")
+    return 0
+
+
+def _save(args: argparse.Namespace, action: Any, message: str) -> int:
+    try:
+        config = action()
+    except Exception as exc:
+        raise _fail(exc) from exc
+    if args.json:
+        emit_json(config.to_json())
+    else:
+        print(message)
+    return 0
+
+
+def cmd_providers_set(args: argparse.Namespace) -> int:
+    """Add or replace a provider in the user config."""
+    from core.user_config import set_provider
+
+    data: dict[str, Any] = {"kind": args.kind}
+    for key, value in (("baseUrl", args.base_url), ("model", args.model), ("apiKeyEnv", args.api_key_env),
+                       ("timeoutS", args.timeout), ("pruneAfterDays", args.prune_after_days)):
+        if value is not None:
+            data[key] = value
+    if args.command_line is not None:
+        try:
+            data["command"] = shlex.split(args.command_line)
+        except ValueError as exc:
+            raise CliError(f"--command: {exc}", 2) from exc
+    return _save(args, lambda: set_provider(args.name, data), f"Provider {args.name!r} saved")
+
+
+def cmd_providers_remove(args: argparse.Namespace) -> int:
+    """Remove a provider from the user config."""
+    from core.user_config import remove_provider
+
+    return _save(args, lambda: remove_provider(args.name), f"Provider {args.name!r} removed")
+
+
+def cmd_providers_default(args: argparse.Namespace) -> int:
+    """Choose the default provider."""
+    from core.user_config import set_default_provider
+
+    return _save(args, lambda: set_default_provider(args.name), f"Default provider: {args.name}")
+
+
+def cmd_auto_apply_prune(args: argparse.Namespace) -> int:
+    """Turn unattended prunes on or off."""
+    from core.user_config import set_auto_apply_prune
+
+    on = args.state == "on"
+    return _save(args, lambda: set_auto_apply_prune(on),
+                 "autoApplyPrune: on — scheduled runs apply valid, current prunes" if on
+                 else "autoApplyPrune: off — prunes wait for review")

@@ -1,0 +1,149 @@
+"""Split a memory file into searchable entries, each with its section heading and 1-based line range.
+
+An entry is a top-level list item with its sub-items and continuation lines, a dated appended block
+(``<!-- YYYY-MM-DD -->`` and the text after it, seed 002), a paragraph, or a sub-heading line
+(``###`` and deeper). ``#``/``##`` headings are not entries: a ``## `` heading names the section of
+the entries below it. HTML comments (the scaffold's hints) are skipped; fenced code stays inside the
+entry it belongs to and its lines are never read as headings or list items.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+
+_DATE_MARKER = re.compile(r"^<!--\s*(\d{4}-\d{2}-\d{2})\s*-->\s*$")
+_LIST_ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
+_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
+_ITEM_START = frozenset("-*+0123456789")
+_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One searchable unit of a memory file."""
+
+    file: str
+    line: int
+    end_line: int
+    section: str | None
+    text: str
+    date: str | None = None
+    #: Digest of the text (identifies the entry across edits that only move it; keys its vector).
+    hash: str = ""
+
+
+def entry_hash(text: str) -> str:
+    """Return the digest used to match an entry's text (and its vector) across re-indexing."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class _Builder:
+    """Accumulates the lines of the entry being read."""
+
+    def __init__(self, file: str) -> None:
+        self.file = file
+        self.entries: list[Entry] = []
+        self.lines: list[str] = []
+        self.start = 0
+        self.kind = ""  # "item" | "para" | "dated"
+        self.date: str | None = None
+        self.section: str | None = None
+
+    def begin(self, kind: str, lineno: int, date: str | None = None) -> None:
+        if self.kind:
+            self.end()
+        self.kind, self.start, self.date, self.lines = kind, lineno, date, []
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+
+    def end(self) -> None:
+        while self.lines and not self.lines[-1].strip():
+            self.lines.pop()
+        if self.kind and self.lines:
+            lead = 0
+            while not self.lines[lead].strip():
+                lead += 1
+            body = self.lines[lead:]
+            text = "\n".join(body).strip("\n")
+            start = self.start + lead
+            self.entries.append(Entry(self.file, start, start + len(body) - 1, self.section, text, self.date,
+                                      entry_hash(text)))
+        self.kind, self.lines, self.date = "", [], None
+
+
+def chunk_markdown(text: str, file: str) -> list[Entry]:
+    """Return the entries of ``text`` (the content of ``file``, a project-relative path) in order."""
+    b = _Builder(file)
+    lines = text.splitlines()
+    in_fence = False
+    in_comment = False
+    for idx, raw in enumerate(lines):
+        lineno = idx + 1
+        line = raw  # splitlines() already dropped "\r\n", "\n" and "\r"
+        stripped = line.strip()
+        if in_fence:
+            b.add(line)
+            if _FENCE.match(line):
+                in_fence = False
+            continue
+        if in_comment:
+            if "-->" in line:
+                in_comment = False
+            continue
+        head = stripped[:3]
+        if (head == "```" or head == "~~~") and _FENCE.match(line):
+            if not b.kind:
+                b.begin("para", lineno)
+            b.add(line)
+            in_fence = True
+            continue
+        comment = stripped.startswith("<!--")
+        marker = _DATE_MARKER.match(stripped) if comment else None
+        if marker:
+            b.begin("dated", lineno + 1, marker.group(1))
+            continue
+        if comment and b.kind != "dated":
+            in_comment = "-->" not in stripped
+            if b.kind == "para":
+                b.end()
+            continue
+        heading = _HEADING.match(line) if line.startswith("#") else None
+        if heading:
+            b.end()
+            level = len(heading.group(1))
+            if level == 2:
+                b.section = heading.group(2).strip() or None
+            elif level >= 3:
+                b.begin("para", lineno)
+                b.add(line)
+                b.end()
+            continue
+        if b.kind == "dated":
+            b.add(line)
+            continue
+        if not stripped:
+            if b.kind == "item" and _next_is_indented(lines, idx + 1):
+                b.add(line)
+            else:
+                b.end()
+            continue
+        if line[:1] in _ITEM_START and _LIST_ITEM.match(line):
+            b.begin("item", lineno)
+            b.add(line)
+            continue
+        if not b.kind:
+            b.begin("para", lineno)
+        b.add(line)
+    b.end()
+    return b.entries
+
+
+def _next_is_indented(lines: list[str], start: int) -> bool:
+    """Whether the first non-blank line from ``start`` on continues a list item (is indented)."""
+    for i in range(start, len(lines)):
+        if lines[i].strip():
+            return lines[i][:1] in (" ", "\t")
+    return False

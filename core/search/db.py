@@ -1,0 +1,89 @@
+"""One SQLite connection shared by the threads of a backend, with reentrant explicit transactions.
+
+The connection runs in autocommit mode; :meth:`Database.transaction` opens ``BEGIN IMMEDIATE`` at the
+outermost level and commits or rolls back there, so a backend can put a content update and the
+index update in one transaction. ``secure_delete`` is on so that deleted text is zeroed on disk.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from core.errors import MemoryBackendError
+
+
+class Database:
+    """A SQLite database file under the project root, safe to use from several threads (one at a time)."""
+
+    def __init__(self, path: Path, backend_id: str) -> None:
+        self.path = path
+        self.backend_id = backend_id
+        self.lock = threading.RLock()
+        self._depth = 0
+        self._after_commit: list[Callable[[], None]] = []
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA secure_delete=ON")
+            self.conn.execute("PRAGMA synchronous=NORMAL")
+        except (sqlite3.Error, OSError) as exc:
+            raise MemoryBackendError(
+                f"cannot open database {path}: {exc}", "BACKEND_UNAVAILABLE", backend_id, exc
+            ) from exc
+
+    @property
+    def in_transaction(self) -> bool:
+        """Whether a transaction opened by :meth:`transaction` is active."""
+        return self._depth > 0
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """Run the block in one write transaction (nested calls join the outer one)."""
+        with self.lock:
+            outer = self._depth == 0
+            if outer:
+                self.conn.execute("BEGIN IMMEDIATE")
+            self._depth += 1
+            try:
+                yield self.conn
+            except BaseException:
+                self._depth -= 1
+                if outer:
+                    self._after_commit.clear()
+                    self.conn.execute("ROLLBACK")
+                raise
+            self._depth -= 1
+            if outer:
+                self.conn.execute("COMMIT")
+                hooks, self._after_commit = self._after_commit, []
+                for hook in hooks:
+                    hook()
+
+    def after_commit(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` once the outermost transaction commits (dropped on rollback)."""
+        if self._depth == 0:
+            hook()
+        else:
+            self._after_commit.append(hook)
+
+    def data_version(self) -> int:
+        """SQLite's ``data_version``: changes when another connection commits to this file."""
+        return int(self.conn.execute("PRAGMA data_version").fetchone()[0])
+
+    def checkpoint(self) -> None:
+        """Fold the write-ahead log into the database file and truncate it (no old pages linger)."""
+        with self.lock:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self.lock:
+            try:
+                self.conn.close()
+            except sqlite3.Error:
+                pass

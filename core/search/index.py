@@ -1,0 +1,262 @@
+"""The derived search index: entries with file/section/line, an FTS5 table over them, and their vectors.
+
+Everything here can be rebuilt from the canonical content. The FTS5 table is an external-content
+table over ``search_entries`` (the text is stored once); a document is synced by diffing its entries
+against the rows already indexed, so unchanged entries keep their rows and vectors. Whenever text
+leaves a document its rows, its FTS postings and (when no other entry shares it) its vector are
+deleted, and the FTS index is optimized so no trace of the removed terms stays in its segments.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from collections import defaultdict
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from core.search.chunking import Entry, chunk_markdown
+from core.search.db import Database
+from core.search.fts import TOKENIZE_ARGS, join_terms
+from core.search.vectors import VectorStore
+
+_TABLES = (
+    "CREATE TABLE IF NOT EXISTS search_meta(key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS search_docs(path TEXT PRIMARY KEY, hash TEXT NOT NULL, "
+    "mtime_ns INTEGER, size INTEGER, checked_ns INTEGER NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS search_entries(id INTEGER PRIMARY KEY, path TEXT NOT NULL, "
+    "line INTEGER NOT NULL, end_line INTEGER NOT NULL, section TEXT, date TEXT, hash TEXT NOT NULL, "
+    "text TEXT NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS search_entries_path ON search_entries(path)",
+    "CREATE INDEX IF NOT EXISTS search_entries_hash ON search_entries(hash)",
+    "CREATE TABLE IF NOT EXISTS search_vectors(hash TEXT NOT NULL, model TEXT NOT NULL, "
+    "vec BLOB NOT NULL, PRIMARY KEY(hash, model))",
+)
+_FTS = ("CREATE VIRTUAL TABLE search_fts USING fts5(text, section, content='search_entries', "
+        "content_rowid='id', tokenize='{tok}')")
+
+
+@dataclass(frozen=True)
+class DocState:
+    """What the index knows of a document: content hash, file stat and when it was checked."""
+
+    path: str
+    hash: str
+    mtime_ns: int | None
+    size: int | None
+    checked_ns: int
+
+
+@dataclass(frozen=True)
+class IndexedEntry:
+    """An entry row of the index."""
+
+    id: int
+    path: str
+    line: int
+    end_line: int
+    section: str | None
+    date: str | None
+    hash: str
+    text: str
+
+
+@dataclass(frozen=True)
+class KeywordHit:
+    """One FTS5 match: entry id and raw ``bm25()`` (lower is better)."""
+
+    id: int
+    bm25: float
+
+
+@dataclass
+class SyncStats:
+    """How a sync changed a document's rows."""
+
+    added: int = 0
+    removed: int = 0
+    moved: int = 0
+
+    @property
+    def changed(self) -> bool:
+        """Whether any row changed."""
+        return bool(self.added or self.removed or self.moved)
+
+
+class SearchIndex:
+    """The index tables inside :class:`Database` ``db`` (its own file, or the sqlite backend's)."""
+
+    def __init__(self, db: Database, tokenizer: str = "porter") -> None:
+        self.db = db
+        self.tokenizer = tokenizer if tokenizer in TOKENIZE_ARGS else "porter"
+        self.vectors = VectorStore(db)
+        self.ensure_schema()
+
+    # -- schema -------------------------------------------------------------------------------
+    def ensure_schema(self) -> None:
+        """Create the tables; recreate the FTS table when the tokenizer setting changed."""
+        with self.db.transaction() as c:
+            for sql in _TABLES:
+                c.execute(sql)
+            row = c.execute("SELECT value FROM search_meta WHERE key='tokenizer'").fetchone()
+            has_fts = c.execute("SELECT 1 FROM sqlite_master WHERE name='search_fts'").fetchone()
+            if row is None or row[0] != self.tokenizer or not has_fts:
+                c.execute("DROP TABLE IF EXISTS search_fts")
+                c.execute(_FTS.format(tok=TOKENIZE_ARGS[self.tokenizer]))
+                c.execute("INSERT INTO search_fts(search_fts) VALUES('rebuild')")
+                c.execute("INSERT OR REPLACE INTO search_meta VALUES('tokenizer', ?)", (self.tokenizer,))
+
+    # -- documents ----------------------------------------------------------------------------
+    def docs(self) -> dict[str, DocState]:
+        """Every indexed document by path."""
+        with self.db.lock:
+            rows = self.db.conn.execute("SELECT path, hash, mtime_ns, size, checked_ns FROM search_docs")
+            return {r[0]: DocState(*r) for r in rows}
+
+    def sync_document(self, path: str, text: str, digest: str, *, mtime_ns: int | None = None,
+                      size: int | None = None, provider: Callable[[], Any] | None = None) -> SyncStats:
+        """Make the index hold exactly the entries of ``text`` for ``path`` (one transaction).
+
+        ``provider`` returns the embedding provider (or ``None``); it is called only when new entries
+        need vectors, so a sync that adds nothing never loads the model.
+        """
+        entries = chunk_markdown(text, path)
+        stats = SyncStats()
+        with self.db.transaction() as c:
+            old: dict[str, list[tuple]] = defaultdict(list)
+            for row in c.execute("SELECT id, hash, line, end_line, section, date, text FROM search_entries "
+                                 "WHERE path = ? ORDER BY line", (path,)):
+                old[row[1]].append(row)
+            new_rows: list[Entry] = []
+            for e in entries:
+                bucket = old.get(e.hash)
+                if not bucket:
+                    new_rows.append(e)
+                    continue
+                rid, _h, line, end_line, section, date, old_text = bucket.pop(0)
+                if section != e.section:
+                    self._fts_delete(c, rid, old_text, section)
+                    self._fts_insert(c, rid, e.text, e.section)
+                if (line, end_line, section, date) != (e.line, e.end_line, e.section, e.date):
+                    c.execute("UPDATE search_entries SET line=?, end_line=?, section=?, date=? WHERE id=?",
+                              (e.line, e.end_line, e.section, e.date, rid))
+                    stats.moved += 1
+            gone = [row for bucket in old.values() for row in bucket]
+            c.executemany("INSERT INTO search_fts(search_fts, rowid, text, section) VALUES('delete',?,?,?)",
+                          [(rid, old_text, section or "") for rid, _h, _l, _e, section, _d, old_text in gone])
+            c.executemany("DELETE FROM search_entries WHERE id = ?", [(row[0],) for row in gone])
+            if new_rows:
+                last = c.execute("SELECT coalesce(max(id), 0) FROM search_entries").fetchone()[0]
+                c.executemany("INSERT INTO search_entries(path, line, end_line, section, date, hash, text) "
+                              "VALUES (?,?,?,?,?,?,?)",
+                              [(path, e.line, e.end_line, e.section, e.date, e.hash, e.text) for e in new_rows])
+                # One statement indexes every new row (the write lock is ours: ids above `last` are them).
+                c.execute("INSERT INTO search_fts(rowid, text, section) SELECT id, text, coalesce(section, '') "
+                          "FROM search_entries WHERE path = ? AND id > ?", (path, last))
+            stats.added, stats.removed = len(new_rows), len(gone)
+            if gone:
+                self.vectors.drop_orphans(c, {row[1] for row in gone})
+            model = provider() if new_rows and provider is not None else None
+            if model is not None:
+                self.vectors.ensure(c, model, [(e.hash, e.text) for e in new_rows])
+            if stats.changed:
+                self.vectors.invalidate()
+            c.execute("INSERT OR REPLACE INTO search_docs VALUES (?,?,?,?,?)",
+                      (path, digest, mtime_ns, size, time.time_ns()))
+            if gone:
+                self.db.after_commit(self.optimize)
+        return stats
+
+    def touch_document(self, path: str, mtime_ns: int | None, size: int | None) -> None:
+        """Record a new stat for a document whose content did not change."""
+        with self.db.transaction() as c:
+            c.execute("UPDATE search_docs SET mtime_ns=?, size=?, checked_ns=? WHERE path=?",
+                      (mtime_ns, size, time.time_ns(), path))
+
+    def remove_document(self, path: str) -> int:
+        """Forget a document and every row derived from it; return how many entries went."""
+        with self.db.transaction() as c:
+            rows = c.execute("SELECT id, hash, section, text FROM search_entries WHERE path=?", (path,)).fetchall()
+            for rid, _h, section, text in rows:
+                self._fts_delete(c, rid, text, section)
+            c.execute("DELETE FROM search_entries WHERE path=?", (path,))
+            c.execute("DELETE FROM search_docs WHERE path=?", (path,))
+            self.vectors.drop_orphans(c, {r[1] for r in rows})
+            self.vectors.invalidate()
+            if rows:
+                self.db.after_commit(self.optimize)
+        return len(rows)
+
+    def clear(self) -> None:
+        """Delete every derived row (entries, FTS postings, vectors, documents)."""
+        with self.db.transaction() as c:
+            c.execute("INSERT INTO search_fts(search_fts) VALUES('delete-all')")
+            for table in ("search_entries", "search_docs", "search_vectors"):
+                c.execute(f"DELETE FROM {table}")
+            self.vectors.invalidate()
+            self.db.after_commit(self.optimize)
+
+    def optimize(self) -> None:
+        """Merge the FTS segments so deleted terms leave no trace, then checkpoint the log."""
+        with self.db.lock:
+            self.db.conn.execute("INSERT INTO search_fts(search_fts) VALUES('optimize')")
+        self.db.checkpoint()
+
+    @staticmethod
+    def _fts_insert(c: sqlite3.Connection, rid: int, text: str, section: str | None) -> None:
+        c.execute("INSERT INTO search_fts(rowid, text, section) VALUES (?,?,?)", (rid, text, section or ""))
+
+    @staticmethod
+    def _fts_delete(c: sqlite3.Connection, rid: int, text: str, section: str | None) -> None:
+        c.execute("INSERT INTO search_fts(search_fts, rowid, text, section) VALUES('delete',?,?,?)",
+                  (rid, text, section or ""))
+
+    # -- queries ------------------------------------------------------------------------------
+    def keyword(self, match: str, limit: int) -> list[KeywordHit]:
+        """Return the best ``limit`` FTS5 matches of ``match`` as ``(id, bm25)`` (no snippet yet)."""
+        sql = "SELECT rowid, bm25(search_fts, 1.0, 0.4) FROM search_fts WHERE search_fts MATCH ? ORDER BY 2 LIMIT ?"
+        with self.db.lock:
+            return [KeywordHit(int(r[0]), float(r[1])) for r in self.db.conn.execute(sql, (match, limit))]
+
+    def ranked(self, terms: list[str], limit: int) -> tuple[list[KeywordHit], int]:
+        """Entries holding all ``terms`` first, then (to fill ``limit``) any of them; and how many held all."""
+        if not terms or limit <= 0:
+            return [], 0
+        hits = self.keyword(join_terms(terms, "AND"), limit)
+        all_words = len(hits)
+        if all_words < limit and len(terms) > 1:
+            seen = {h.id for h in hits}
+            more = self.keyword(join_terms(terms, "OR"), limit + all_words)
+            hits += [h for h in more if h.id not in seen][:limit - all_words]
+        return hits, all_words
+
+    def entries(self, ids: Iterable[int]) -> dict[int, IndexedEntry]:
+        """Return the entry rows of ``ids``."""
+        id_list = list(ids)
+        if not id_list:
+            return {}
+        sql = ("SELECT id, path, line, end_line, section, date, hash, text FROM search_entries "
+               f"WHERE id IN ({','.join('?' * len(id_list))})")
+        with self.db.lock:
+            return {r[0]: IndexedEntry(*r) for r in self.db.conn.execute(sql, id_list)}
+
+    def all_entries(self, path: str | None = None) -> list[IndexedEntry]:
+        """Every entry row (of one document when ``path`` is given), in file order."""
+        sql = "SELECT id, path, line, end_line, section, date, hash, text FROM search_entries"
+        args: tuple[str, ...] = ()
+        if path is not None:
+            sql, args = sql + " WHERE path = ?", (path,)
+        with self.db.lock:
+            return [IndexedEntry(*r) for r in self.db.conn.execute(sql + " ORDER BY path, line", args)]
+
+    def count(self) -> int:
+        """Number of indexed entries."""
+        with self.db.lock:
+            return int(self.db.conn.execute("SELECT count(*) FROM search_entries").fetchone()[0])
+
+    def matches_entry(self, match: str, entry_id: int) -> bool:
+        """Whether the FTS row of ``entry_id`` matches ``match`` (used by verification)."""
+        with self.db.lock:
+            return self.db.conn.execute("SELECT 1 FROM search_fts WHERE search_fts MATCH ? AND rowid = ?",
+                                        (match, entry_id)).fetchone() is not None

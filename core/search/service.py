@@ -1,0 +1,266 @@
+"""Search over one project's memory: keeps the index in step with the files and answers queries.
+
+Before every search the searched files are checked with ``stat`` (cheap); a file whose size or
+modification time changed, or that changed too recently for its timestamp to be trusted, is read
+and hashed, and re-indexed only when its content hash differs from the one indexed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from core.backends.base import MemorySearchOptions, MemorySearchResult
+from core.errors import MemoryBackendError
+from core.fileio import content_hash
+from core.project_memory import MEMORY_FILE_PATH
+from core.search import fusion
+from core.search._numpy import numpy
+from core.search.corpus import FileState, candidate_files, read_file, searched_files, stat_file, stat_files
+from core.search.db import Database
+from core.search.embeddings import Embedder
+from core.search.fts import query_terms
+from core.search.index import DocState, IndexedEntry, KeywordHit, SearchIndex
+from core.search.snippet import make_snippet
+
+log = logging.getLogger(__name__)
+
+#: A file modified less than this long before it was indexed is re-hashed: its timestamp may not
+#: have ticked for a later write of the same size.
+RACY_NS = 2_000_000_000
+EXCERPT_CHARS = 240
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """The start of an entry's text on one line, cut at a word with an ellipsis."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    return flat[:limit].rsplit(" ", 1)[0] + "…"
+
+
+def keyword_scores(hits: list[KeywordHit]) -> dict[int, float]:
+    """BM25 of each hit relative to the best (0..1), never rising down the list (all-words hits rank first)."""
+    best = min((h.bm25 for h in hits), default=0.0)
+    out: dict[int, float] = {}
+    floor = 1.0
+    for h in hits:
+        floor = min(floor, h.bm25 / best if best < 0 and h.bm25 < 0 else 0.0)
+        out[h.id] = floor
+    return out
+
+
+class SearchService:
+    """The search side of a backend: one :class:`SearchIndex` plus the project's searched files.
+
+    ``working`` returns the working memory's text when it is not a file (the sqlite backend keeps it
+    in its database and syncs it itself); otherwise ``.fusion/memory.md`` is read like the others.
+    """
+
+    def __init__(self, root: Path, db: Database, *, tokenizer: str = "porter", embedder: Embedder | None = None,
+                 working: Callable[[], str] | None = None, keyword_only_reason: str | None = None) -> None:
+        self.root = root
+        self.db = db
+        self.index = SearchIndex(db, tokenizer)
+        self.embedder = embedder
+        self.working = working
+        self._keyword_only_reason = keyword_only_reason
+        self._vectors_checked = False
+
+    # -- semantic availability ------------------------------------------------------------------
+    def provider(self) -> Any:
+        """The embedding provider, loading it on first use; ``None`` when search is keyword-only."""
+        return self.embedder.get() if self.embedder is not None else None
+
+    def keyword_only_reason(self) -> str | None:
+        """Why semantic search is unavailable (``None`` when it is available)."""
+        if self._keyword_only_reason:
+            return self._keyword_only_reason
+        if self.embedder is None:
+            return "this backend searches by keyword only"
+        return self.embedder.unavailable_reason()
+
+    def note(self, mode: str = "hybrid") -> str | None:
+        """The note shown with results: set when a semantic or hybrid search ran keyword-only."""
+        reason = self.keyword_only_reason()
+        if mode == "keyword" or reason is None:
+            return None
+        return f"keyword-only: {reason}"
+
+    # -- keeping in step ------------------------------------------------------------------------
+    def sync_text(self, path: str, text: str) -> None:
+        """Index ``text`` as the content of ``path`` now (after a write through the backend)."""
+        state = None if self.working is not None and path == MEMORY_FILE_PATH else stat_file(self.root, path)
+        self.index.sync_document(path, text, content_hash(text), mtime_ns=state.mtime_ns if state else None,
+                                 size=state.size if state else None, provider=self.provider)
+
+    def refresh(self) -> None:
+        """Re-index every searched file that changed on disk and forget the ones that are gone."""
+        states = stat_files(self.root, candidate_files(self.root, include_working=self.working is None))
+        known = self.index.docs()
+        for path, st in states.items():
+            if st is not None:
+                self._refresh_file(path, known.get(path), st)
+        for path in known:
+            if states.get(path) is None and not (self.working is not None and path == MEMORY_FILE_PATH):
+                self.index.remove_document(path)
+        if not self._vectors_checked:
+            self._fill_missing_vectors()
+
+    def _refresh_file(self, path: str, doc: DocState | None, st: FileState) -> None:
+        if (doc is not None and doc.mtime_ns == st.mtime_ns and doc.size == st.size
+                and st.mtime_ns + RACY_NS < doc.checked_ns):
+            return
+        try:
+            text = read_file(self.root, path) or ""
+        except MemoryBackendError as exc:
+            log.warning("not indexing %s: %s", path, exc)
+            return
+        digest = content_hash(text)
+        if doc is not None and doc.hash == digest:
+            self.index.touch_document(path, st.mtime_ns, st.size)
+            return
+        self.index.sync_document(path, text, digest, mtime_ns=st.mtime_ns, size=st.size, provider=self.provider)
+
+    def _fill_missing_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
+        provider = self.provider()
+        self._vectors_checked = True
+        if provider is None:
+            return 0
+        missing = self.index.vectors.missing(provider.model_id)
+        if not missing:
+            return 0
+        with self.db.transaction() as c:
+            self.index.vectors.drop_other_models(c, provider.model_id)
+            return self.index.vectors.ensure(c, provider, missing, progress)
+
+    def documents(self) -> dict[str, str]:
+        """The canonical text of every searched file (what a rebuild indexes)."""
+        docs: dict[str, str] = {}
+        for path in searched_files(self.root, include_working=True):
+            if self.working is not None and path == MEMORY_FILE_PATH:
+                docs[path] = self.working()
+                continue
+            try:
+                text = read_file(self.root, path)
+            except MemoryBackendError as exc:
+                log.warning("not indexing %s: %s", path, exc)
+                continue
+            if text is not None:
+                docs[path] = text
+        return docs
+
+    def rebuild(self, progress: Callable[[int, str], None] | None = None,
+                cancelled: Callable[[], bool] | None = None) -> dict[str, int]:
+        """Drop every derived row and index the canonical content again; return counts."""
+        report = progress or (lambda _p, _m: None)
+        self.index.clear()
+        docs = self.documents()
+        for n, (path, text) in enumerate(docs.items()):
+            if cancelled is not None and cancelled():
+                raise InterruptedError("reindex cancelled")
+            st = stat_file(self.root, path) if not (self.working and path == MEMORY_FILE_PATH) else None
+            self.index.sync_document(path, text, content_hash(text), mtime_ns=st.mtime_ns if st else None,
+                                     size=st.size if st else None)
+            report(int(50 * (n + 1) / max(1, len(docs))), f"indexed {path}")
+        vectors = self._fill_missing_vectors(lambda done, total: report(50 + int(50 * done / max(1, total)),
+                                                                        f"embedded {done}/{total} entries"))
+        report(100, "done")
+        return {"files": len(docs), "entries": self.index.count(), "vectors": vectors}
+
+    # -- searching ------------------------------------------------------------------------------
+    def search(self, query: str, options: MemorySearchOptions | None = None) -> list[MemorySearchResult]:
+        """Search every searched file; see :mod:`core.search.fusion` for the hybrid ranking."""
+        opts = options or MemorySearchOptions()
+        if opts.limit <= 0 or not query.strip():
+            return []
+        self.refresh()
+        provider = None if opts.mode == "keyword" else self.provider()
+        if provider is None:
+            return self._keyword(query, opts)
+        if opts.mode == "semantic":
+            return self._semantic(query, opts, provider)
+        return self._hybrid(query, opts, provider)
+
+    def _result(self, e: IndexedEntry, content: str, score: float, scores: dict[str, float]) -> MemorySearchResult:
+        return MemorySearchResult(content=content, score=round(min(1.0, max(0.0, score)), 6), section=e.section,
+                                  line_number=e.line, file=e.path, scores=scores)
+
+    def _keyword(self, query: str, opts: MemorySearchOptions) -> list[MemorySearchResult]:
+        terms = query_terms(query, self.index.tokenizer)
+        hits, all_words = self.index.ranked(terms, opts.offset + opts.limit)
+        if not hits:
+            return []
+        scores = keyword_scores(hits)
+        page = hits[opts.offset:]
+        rows = self.index.entries(h.id for h in page)
+        tok = self.index.tokenizer
+        out = []
+        for n, h in enumerate(page, start=opts.offset):
+            k = scores[h.id]
+            out.append(self._result(rows[h.id], make_snippet(rows[h.id].text, terms, tok), k,
+                                    {"keyword": k, "fused": k, "bm25": h.bm25, "all_words": float(n < all_words)}))
+        return out
+
+    def _query_vector(self, provider: Any, query: str) -> Any:
+        return provider.embed([query])[0]
+
+    def _semantic(self, query: str, opts: MemorySearchOptions, provider: Any) -> list[MemorySearchResult]:
+        np = numpy()
+
+        ids, mat, _pos = self.index.vectors.matrix(provider.model_id)
+        want = opts.offset + opts.limit
+        if len(ids) == 0:
+            return []
+        sims = mat @ self._query_vector(provider, query)
+        top = np.argpartition(-sims, min(want, len(ids)) - 1)[:want] if len(ids) > want else np.arange(len(ids))
+        top = top[np.argsort(-sims[top], kind="stable")][opts.offset:]
+        rows = self.index.entries(int(ids[i]) for i in top)
+        return [self._result(rows[int(ids[i])], excerpt(rows[int(ids[i])].text), float(sims[i]),
+                             {"vector": max(0.0, float(sims[i])), "cosine": float(sims[i])}) for i in top]
+
+    def _hybrid(self, query: str, opts: MemorySearchOptions, provider: Any) -> list[MemorySearchResult]:
+        np = numpy()
+
+        ids, mat, pos = self.index.vectors.matrix(provider.model_id)
+        cosine: dict[int, float] = {}
+        qv = self._query_vector(provider, query)
+        if len(ids):
+            sims = mat @ qv
+            k = min(fusion.SEED_K, len(ids))
+            for i in np.argpartition(-sims, k - 1)[:k]:
+                cosine[int(ids[i])] = float(sims[i])
+        terms = query_terms(query, self.index.tokenizer)
+        ranked, _all = self.index.ranked(terms, fusion.SEED_K)
+        hits = {h.id: h for h in ranked}
+        kw_seed = keyword_scores(ranked)
+        for cid in hits:
+            if cid not in cosine and cid in pos:
+                cosine[cid] = float(mat[pos[cid]] @ qv)
+        candidates = list(cosine.keys() | hits.keys())
+        if not candidates:
+            return []
+        kw = {c: kw_seed.get(c, 0.0) for c in candidates}
+        vec = fusion.relative({c: cosine.get(c, 0.0) for c in candidates})
+        fused = {c: fusion.fuse(vec[c], kw[c]) for c in candidates}
+        rows = self.index.entries(candidates)
+        order = sorted(candidates, key=lambda c: (-fused[c], c))
+        order = fusion.drop_duplicates(order, {c: rows[c].text for c in order})
+        dim = mat.shape[1] if len(ids) else 1
+        vecs = np.stack([mat[pos[c]] if c in pos else np.zeros(dim, np.float32) for c in order])
+        picked = fusion.mmr(order, fused, vecs, opts.offset + opts.limit)[opts.offset:]
+        out = []
+        for cid, mmr_score in picked:
+            content = make_snippet(rows[cid].text, terms, self.index.tokenizer) if cid in hits else excerpt(rows[cid].text)
+            scores = {"keyword": kw[cid], "vector": vec[cid], "fused": fused[cid], "mmr": mmr_score,
+                      "cosine": cosine.get(cid, 0.0)}
+            if cid in hits:
+                scores["bm25"] = hits[cid].bm25
+            out.append(self._result(rows[cid], content, fused[cid], scores))
+        return out
+
+    def close(self) -> None:
+        """Close the database."""
+        self.db.close()

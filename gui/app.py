@@ -1,0 +1,62 @@
+"""Builds memdesk's ``QApplication``: names, stylesheet, and a guard against a PySide6 refcount bug."""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+
+from PySide6 import __version_info__ as PYSIDE_VERSION
+from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
+from PySide6.QtWidgets import QApplication
+
+from gui import resources
+
+APP_NAME = "memdesk"
+ORG_NAME = "memdesk"
+
+_guarded = False
+
+
+def guard_pyside_refcount_bug() -> None:
+    """Make ``None``, ``True`` and ``False`` immortal under PySide6 >= 6.12 on Python < 3.12.
+
+    PySide6 6.12.0 on Python 3.11 returns ``None`` from every void Qt call (and ``True`` from
+    ``Signal.emit``) without taking a reference, so the interpreter aborts with "deallocating None"
+    after a few thousand calls. Python 3.12 made these singletons immortal (PEP 683) and is not
+    affected; here we give them the same effectively endless reference count. 6.11 is not affected.
+    """
+    global _guarded
+    if _guarded or sys.version_info >= (3, 12) or tuple(PYSIDE_VERSION[:2]) < (6, 12):
+        return
+    for singleton in (None, True, False):
+        ctypes.c_ssize_t.from_address(id(singleton)).value += 1 << 40
+    _guarded = True
+
+
+def _quiet_offscreen_platform() -> None:
+    """Drop the offscreen platform's "does not support propagateSizeHints()" noise (screenshots)."""
+    def handler(mode: QtMsgType, context: QMessageLogContext, message: str) -> None:
+        if "does not support propagateSizeHints" in message:
+            return
+        if previous is not None:
+            previous(mode, context, message)
+        else:
+            sys.stderr.write(message + "\n")
+
+    previous = qInstallMessageHandler(handler)
+
+
+def create_app(argv: list[str] | None = None) -> QApplication:
+    """Return the running ``QApplication`` or a new one named memdesk with its stylesheet."""
+    guard_pyside_refcount_bug()
+    app = QApplication.instance()
+    if app is None:
+        if os.environ.get("QT_QPA_PLATFORM") == "offscreen":
+            _quiet_offscreen_platform()
+        app = QApplication(list(argv) if argv is not None else [sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setApplicationName(APP_NAME)
+    app.setOrganizationName(ORG_NAME)
+    app.setStyleSheet(resources.read_text("style.qss"))
+    return app

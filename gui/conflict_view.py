@@ -1,0 +1,148 @@
+"""The conflict view: the operator's unsaved text beside the changed disk version, and three choices.
+
+Shown when memory changed on disk in a way that is not a pure append while the editor had unsaved
+edits (or when a save found the file changed). Both sides are read-only; lines that differ are
+tinted. The view only reports the choice: "Keep mine", "Take disk's" or "Merge by hand".
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Signal
+from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QPlainTextEdit,
+    QPushButton,
+    QSplitter,
+    QTextEdit,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.textmerge import changed_lines
+from gui.tasks import Operation, run_in_background
+
+_MINE_TINT = "#fff1cc"
+_DISK_TINT = "#dcefff"
+
+
+def _pane(title: str, parent: QWidget) -> tuple[QWidget, QPlainTextEdit, QLabel]:
+    box = QWidget(parent)
+    label = QLabel(title, box)
+    label.setObjectName("conflictPaneTitle")
+    text = QPlainTextEdit(box)
+    text.setReadOnly(True)
+    text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
+    layout = QVBoxLayout(box)
+    layout.setContentsMargins(0, 0, 0, 0)
+    layout.addWidget(label)
+    layout.addWidget(text, 1)
+    return box, text, label
+
+
+class ConflictView(QWidget):
+    """Mine beside disk's, with the three ways out."""
+
+    keepMineRequested = Signal()
+    takeDiskRequested = Signal()
+    mergeRequested = Signal()
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("conflictView")
+        self.headline = QLabel(self)
+        self.headline.setObjectName("conflictHeadline")
+        self.headline.setWordWrap(True)
+        self.summary = QLabel("", self)
+        self.summary.setObjectName("conflictSummary")
+        mine_box, self.mine, self.mine_title = _pane("Yours — unsaved, in the editor", self)
+        disk_box, self.disk, self.disk_title = _pane("On disk now — changed by another program", self)
+        split = QSplitter(self)
+        split.addWidget(mine_box)
+        split.addWidget(disk_box)
+        self.keep_mine_button = QPushButton("Keep mine", self)
+        self.keep_mine_button.setToolTip(
+            "Keep editing your version; the next save replaces the disk version (kept in history).")
+        self.take_disk_button = QPushButton("Take disk's", self)
+        self.take_disk_button.setToolTip("Load the disk version into the editor (Ctrl+Z brings yours back).")
+        self.merge_button = QPushButton("Merge by hand", self)
+        self.merge_button.setToolTip(
+            "Combine both: changes on one side are taken, overlapping changes are marked "
+            "<<<<<<< mine / ======= / >>>>>>> disk in the editor for you to resolve.")
+        buttons = QHBoxLayout()
+        buttons.addWidget(self.summary, 1)
+        buttons.addWidget(self.merge_button)
+        buttons.addWidget(self.take_disk_button)
+        buttons.addWidget(self.keep_mine_button)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.headline)
+        layout.addWidget(split, 1)
+        layout.addLayout(buttons)
+        self._diff_op: Operation | None = None
+        self._mine = self._disk = ""
+        self._connect_signals()
+
+    def _connect_signals(self) -> None:
+        self.keep_mine_button.clicked.connect(self.keepMineRequested)
+        self.take_disk_button.clicked.connect(self.takeDiskRequested)
+        self.merge_button.clicked.connect(self.mergeRequested)
+
+    def set_texts(self, mine: str, disk: str, headline: str) -> None:
+        """Show both versions and why the view opened; tint the differing lines when known."""
+        self.headline.setText(headline)
+        self._mine = mine
+        self.mine.setPlainText(mine)
+        self._set_disk_text(disk)
+
+    def set_disk(self, disk: str) -> None:
+        """Update the disk side (it changed again while the view was open)."""
+        self._set_disk_text(disk)
+
+    def mine_text(self) -> str:
+        """The operator's side as shown."""
+        return self._mine
+
+    def disk_text(self) -> str:
+        """The disk side as shown."""
+        return self._disk
+
+    def cancel(self) -> None:
+        """Drop a diff still being computed."""
+        if self._diff_op is not None:
+            self._diff_op.cancel()
+            self._diff_op = None
+
+    def _set_disk_text(self, disk: str) -> None:
+        self._disk = disk
+        self.disk.setPlainText(disk)
+        self.summary.setText("Comparing…")
+        self.cancel()
+        mine = self._mine
+        self._diff_op = run_in_background(lambda _t: changed_lines(mine, disk), on_done=self._on_diff,
+                                          parent=self)
+        self._diff_op.finished.connect(self._diff_op.deleteLater)
+
+    def _on_diff(self, result: tuple[set[int], set[int]]) -> None:
+        self._diff_op = None
+        only_mine, only_disk = result
+        self._tint(self.mine, only_mine, _MINE_TINT)
+        self._tint(self.disk, only_disk, _DISK_TINT)
+        self.summary.setText(f"{len(only_mine)} line(s) only in yours, {len(only_disk)} only on disk")
+
+    @staticmethod
+    def _tint(edit: QPlainTextEdit, lines: set[int], color: str) -> None:
+        fmt = QTextCharFormat()
+        fmt.setBackground(QColor(color))
+        fmt.setProperty(QTextFormat.Property.FullWidthSelection, True)
+        selections = []
+        doc = edit.document()
+        for number in sorted(lines):
+            block = doc.findBlockByNumber(number)
+            if not block.isValid():
+                continue
+            sel = QTextEdit.ExtraSelection()
+            sel.cursor = QTextCursor(block)
+            sel.format = fmt
+            selections.append(sel)
+        edit.setExtraSelections(selections)

@@ -1,0 +1,139 @@
+"""How the editor takes changes made on disk by others, and the three ways out of a conflict.
+
+* nothing unsaved: reload silently, keeping cursor and scroll (appended text is just added);
+* unsaved edits and the disk only gained text at the end (agents append dated entries): add that
+  text at the end of the editor, keep the operator's edits, and say so;
+* anything else: the conflict view. "Keep mine" makes the disk version the base (the next save
+  overwrites it knowingly; core keeps it in history), "Take disk's" loads it as one undo step,
+  "Merge by hand" puts a three-way merge in the editor, overlapping changes marked for the
+  operator to resolve (a save is refused while markers remain), also one undo step.
+
+Events caused by our own saves change nothing: the disk then equals the base.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+
+from core.textmerge import classify_change, describe_append, merge3, to_editor_text
+
+if TYPE_CHECKING:
+    from gui.editor.memory_editor import MemoryEditor
+
+CHANGED_HEADLINE = ("memory.md changed on disk while you had unsaved edits, and not only by appending. "
+                    "Nothing has been written. Choose how to go on:")
+SAVE_CONFLICT_HEADLINE = ("Not saved: memory.md changed on disk since it was loaded. Nothing has been "
+                          "written. Choose how to go on:")
+
+
+class ExternalChanges(QObject):
+    """The editor's policy for disk changes; holds the disk version while a conflict is open."""
+
+    def __init__(self, editor: MemoryEditor) -> None:
+        super().__init__(editor)
+        self._editor = editor
+        self._disk: tuple[str, str] | None = None
+        #: A hand merge left conflict markers in the text (saves are refused while any remain).
+        self.merged_with_markers = False
+
+    @property
+    def in_conflict(self) -> bool:
+        """Whether the conflict view waits for a choice."""
+        return self._disk is not None
+
+    def on_disk_changed(self) -> None:
+        """Compare the disk with the base and reload, merge the appended text, or open a conflict."""
+        ed = self._editor
+        disk, digest = ed.session.read_memory()
+        error = ed.session.adapter.last_read_error
+        if error is not None:
+            if ed.buffer.dirty or self.in_conflict:
+                ed.notice.show_message(f"memory.md changed on disk and cannot be read: {error.message} "
+                                       "Your edits are kept in the editor.", "error")
+            else:
+                ed.load()
+            return
+        if ed.read_only_reason is not None and not ed.buffer.dirty:
+            if disk != ed.buffer.base_text:
+                ed.load()
+            return
+        if self._disk is not None:
+            self._disk = (disk, digest)
+            ed.conflict_view.set_disk(to_editor_text(disk))
+            return
+        kind = classify_change(ed.buffer.base_text, disk)
+        if kind == "same":
+            return
+        if kind == "appended":
+            was_dirty = ed.buffer.dirty
+            suffix = ed.buffer.append_from_disk(disk, digest)
+            ed.statusMessage.emit(describe_append(suffix) if was_dirty else "Reloaded memory.md (changed on disk)")
+        elif not ed.buffer.dirty:
+            ed.buffer.load(disk, digest)
+            ed.statusMessage.emit("Reloaded memory.md (changed on disk)")
+        else:
+            self._open(disk, digest, CHANGED_HEADLINE)
+
+    def conflict_on_save(self) -> None:
+        """A save was refused with ``CONFLICT``: show what is on disk now."""
+        disk, digest = self._editor.session.read_memory()
+        self._open(disk, digest, SAVE_CONFLICT_HEADLINE)
+
+    def _open(self, disk: str, digest: str, headline: str) -> None:
+        self._disk = (disk, digest)
+        self._editor.show_conflict(headline, self._editor.buffer.text(), to_editor_text(disk))
+        self._editor.statusMessage.emit("memory.md changed on disk — choose how to go on")
+
+    def close_conflict(self) -> tuple[str, str] | None:
+        """Leave the conflict view; return the disk version it held."""
+        disk, self._disk = self._disk, None
+        self._editor.hide_conflict()
+        return disk
+
+    def keep_mine(self) -> None:
+        """Keep the editor's text; the disk version becomes the base, so the next save replaces it."""
+        held = self.close_conflict()
+        if held is None:
+            return
+        buffer = self._editor.buffer
+        buffer.set_base(*held)
+        buffer.document.setModified(True)
+        self._editor.notice.show_message(
+            "Kept your version. Saving will replace the version on disk (it stays in History).", "info")
+        self._editor.statusMessage.emit("Kept your version")
+
+    def take_disk(self) -> None:
+        """Load the disk version (one undo step: Ctrl+Z brings the operator's text back)."""
+        held = self.close_conflict()
+        if held is None:
+            return
+        buffer = self._editor.buffer
+        buffer.replace_undoable(to_editor_text(held[0]))
+        buffer.set_base(*held)
+        buffer.document.setModified(False)
+        self.merged_with_markers = False
+        self._editor.notice.show_message(
+            "Loaded the version on disk. Your edits are one Ctrl+Z away.", "info")
+        self._editor.statusMessage.emit("Took the disk version")
+
+    def merge_by_hand(self) -> None:
+        """Put a three-way merge of base, mine and disk in the editor (one undo step)."""
+        held = self.close_conflict()
+        if held is None:
+            return
+        buffer = self._editor.buffer
+        result = merge3(to_editor_text(buffer.base_text), buffer.text(), to_editor_text(held[0]))
+        buffer.replace_undoable(result.text)
+        buffer.set_base(*held)
+        buffer.document.setModified(True)
+        self.merged_with_markers = result.conflicts > 0
+        if result.conflicts:
+            message = (f"Merged: {result.conflicts} part(s) changed on both sides are marked "
+                       "<<<<<<< mine / ======= / >>>>>>> disk. Keep what you want, delete the marker "
+                       "lines, then save. Ctrl+Z undoes the merge.")
+        else:
+            message = "Merged your edits with the version on disk (no overlapping changes). Review, then save."
+        self._editor.notice.show_message(message, "warning" if result.conflicts else "info")
+        self._editor.statusMessage.emit("Merged with the disk version")

@@ -1,0 +1,84 @@
+"""The memory text field: a ``QPlainTextEdit`` with a monospace font that lets folders be dropped.
+
+A folder dragged onto the text is ignored here so that the drop reaches the main window, which
+opens it as a project; dropped text is inserted as usual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from PySide6.QtCore import QEvent, QMimeData
+from PySide6.QtGui import (
+    QDragEnterEvent,
+    QDragMoveEvent,
+    QDropEvent,
+    QFontDatabase,
+    QKeyEvent,
+    QKeySequence,
+    QTextBlock,
+    QTextOption,
+)
+from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+
+def _has_folder(mime: QMimeData) -> bool:
+    return mime.hasUrls() and any(u.isLocalFile() and Path(u.toLocalFile()).is_dir() for u in mime.urls())
+
+
+class MemoryTextEdit(QPlainTextEdit):
+    """Plain-text markdown field: fixed-pitch font, soft wrap, 4-space tab stops."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("memoryText")
+        font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
+        font.setPointSize(max(font.pointSize(), 10))
+        self.setFont(font)
+        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * 4)
+        self.setCenterOnScroll(False)
+        self._reserved: set[str] = set()
+
+    def visible_blocks(self) -> tuple[QTextBlock, int]:
+        """The first line in view and (at least) how many lines fit in the view."""
+        lines = self.viewport().height() // max(self.fontMetrics().lineSpacing(), 1) + 2
+        return self.firstVisibleBlock(), lines
+
+    def reserve_shortcuts(self, sequences: Iterable[QKeySequence]) -> None:
+        """Let these key sequences reach the window's actions even where the text has a binding.
+
+        (On Linux, Ctrl+E is "end of line" in Qt text fields; memdesk uses it to toggle the preview.)
+        """
+        self._reserved = {seq.toString() for seq in sequences if not seq.isEmpty()}
+
+    def event(self, event: QEvent) -> bool:
+        """Decline shortcut overrides for reserved sequences so the window's action runs."""
+        if event.type() == QEvent.Type.ShortcutOverride and self._reserved:
+            assert isinstance(event, QKeyEvent)
+            if QKeySequence(event.keyCombination()).toString() in self._reserved:
+                event.ignore()
+                return False
+        return super().event(event)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Leave folder drags to the window (they open a project)."""
+        if _has_folder(event.mimeData()):
+            event.ignore()
+            return
+        super().dragEnterEvent(event)
+
+    def dragMoveEvent(self, event: QDragMoveEvent) -> None:
+        """Leave folder drags to the window."""
+        if _has_folder(event.mimeData()):
+            event.ignore()
+            return
+        super().dragMoveEvent(event)
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Leave folder drops to the window."""
+        if _has_folder(event.mimeData()):
+            event.ignore()
+            return
+        super().dropEvent(event)

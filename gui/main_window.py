@@ -1,0 +1,401 @@
+"""memdesk's main window: the composition root. It builds the tabs, menus and status bar for one open
+project, wires their signals in :meth:`MainWindow._connect_signals` / :meth:`_connect_project`, and
+holds no editing logic of its own.
+
+Start-up stays fast: the window shell imports no ``core`` code, so ``memdesk`` can show it before
+the project is opened; views other than the editor are built the first time they are shown (and a
+view that fails to build shows its error instead of taking the window down).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from PySide6.QtCore import Qt
+from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QStackedWidget,
+    QTabWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.recent import RecentProjects
+from gui.status_bar import StatusBar
+from gui.watcher import MemoryFileWatcher
+
+if TYPE_CHECKING:  # imported when a project is opened, to keep core off the start-up path
+    from gui.editor.memory_editor import MemoryEditor
+    from gui.session import ProjectSession
+
+log = logging.getLogger(__name__)
+
+Choice = Literal["save", "discard", "cancel"]
+ViewFactory = Callable[["ProjectSession"], QWidget]
+
+
+@dataclass
+class ViewSpec:
+    """A tab: its key (``--view`` name), title, and how to build it for a session."""
+
+    key: str
+    title: str
+    factory: ViewFactory | str  # "module:Class" is imported when the tab is first shown
+
+
+VIEWS = [
+    ViewSpec("settings", "Settings", "gui.views.settings_view:SettingsView"),
+    ViewSpec("backends", "Backends", "gui.views.backends_view:BackendsView"),
+    ViewSpec("insights", "Insights", "gui.views.insights_view:InsightsView"),
+    ViewSpec("prune", "Prune review", "gui.views.prune_view:PruneView"),
+    ViewSpec("audit", "Audit", "gui.views.audit_view:AuditView"),
+]
+OPTIONAL_VIEWS = [  # added when their module exists
+    ViewSpec("search", "Search", "gui.views.search_view:SearchView"),
+    ViewSpec("history", "History", "gui.views.history_view:HistoryView"),
+]
+
+
+class _ViewSlot(QWidget):
+    """Holds a tab's view, building it on first use."""
+
+    def __init__(self, spec: ViewSpec, session: ProjectSession) -> None:
+        super().__init__()
+        self.spec, self.session, self.view = spec, session, None
+        self._layout = QVBoxLayout(self)
+        self._layout.setContentsMargins(0, 0, 0, 0)
+
+    def ensure_view(self) -> QWidget:
+        """Build the view now if it is not built yet, and return it."""
+        if self.view is None:
+            try:
+                factory = self.spec.factory
+                if isinstance(factory, str):
+                    module, _, name = factory.partition(":")
+                    factory = getattr(importlib.import_module(module), name)
+                self.view = factory(self.session)
+            except Exception as exc:
+                log.exception("the %s view failed to load", self.spec.title)
+                self.view = QLabel(f"The {self.spec.title} view failed to load: {exc}")
+                self.view.setWordWrap(True)
+            self._layout.addWidget(self.view)
+            self.view.show()
+        return self.view
+
+
+class MainWindow(QMainWindow):
+    """One open project: editor and views in tabs, menus with shortcuts, status bar.
+
+    ``project`` is opened right away; without it the window starts empty (``memdesk`` shows it,
+    then opens the project it was given or the sample copy).
+    """
+
+    def __init__(self, project: str | Path | None = None, *, recent: RecentProjects | None = None,
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("mainWindow")
+        self.resize(1280, 800)
+        self.setAcceptDrops(True)
+        self.recent = recent or RecentProjects()
+        #: Asked before unsaved edits would be lost; returns "save", "discard" or "cancel".
+        self.confirm_discard: Callable[[], Choice] = self._ask_discard
+        #: Shows an error to the operator (tests replace it).
+        self.show_error: Callable[[str], None] = lambda text: QMessageBox.warning(self, "memdesk", text)
+        self.session: ProjectSession | None = None
+        self.editor: MemoryEditor | None = None
+        self._specs = VIEWS + [s for s in OPTIONAL_VIEWS if _module_exists(s.factory)]
+        self.tabs = QTabWidget(self)
+        self.tabs.setDocumentMode(True)
+        self.placeholder = QLabel("No project open.\n\nFile ▸ Open project folder… (Ctrl+O), or drop a folder here.")
+        self.placeholder.setObjectName("placeholder")
+        self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.pages = QStackedWidget(self)
+        self.pages.addWidget(self.placeholder)
+        self.pages.addWidget(self.tabs)
+        self.setCentralWidget(self.pages)
+        self.status = StatusBar(self)
+        self.setStatusBar(self.status)
+        self.watcher = MemoryFileWatcher(parent=self)
+        self.actions_by_name: dict[str, QAction] = {}
+        self._build_menus()
+        self._connect_signals()
+        self.setWindowTitle("memdesk")
+        if project is not None:
+            self.open_project(project)
+
+    # -- menus ---------------------------------------------------------------------------------
+    def _action(self, name: str, text: str, *keys: QKeySequence | str) -> QAction:
+        action = QAction(text, self)
+        action.setShortcuts([QKeySequence(k) for k in keys])
+        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
+        self.addAction(action)
+        self.actions_by_name[name] = action
+        return action
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        file_menu.addAction(self._action("open", "&Open project folder…", "Ctrl+O"))
+        self.recent_menu = file_menu.addMenu("Open &recent")
+        file_menu.addAction(self._action("save", "&Save memory", "Ctrl+S"))
+        file_menu.addAction(self._action("reload", "Re&load from disk", "F5"))
+        file_menu.addSeparator()
+        file_menu.addAction(self._action("quit", "&Quit", "Ctrl+Q"))
+        edit_menu = self.menuBar().addMenu("&Edit")
+        edit_menu.addAction(self._action("undo", "&Undo", "Ctrl+Z"))
+        edit_menu.addAction(self._action("redo", "&Redo", "Ctrl+Shift+Z", QKeySequence.StandardKey.Redo))
+        edit_menu.addSeparator()
+        edit_menu.addAction(self._action("find", "&Find…", "Ctrl+F"))
+        self.view_menu = self.menuBar().addMenu("&View")
+        self.view_menu.addAction(self._action("preview", "Toggle &preview", "Ctrl+E"))
+        self.view_menu.addSeparator()
+
+    def _rebuild_tab_actions(self) -> None:
+        for name in [n for n in self.actions_by_name if n.startswith("tab:")]:
+            action = self.actions_by_name.pop(name)
+            self.view_menu.removeAction(action)
+            self.removeAction(action)
+        for index in range(self.tabs.count()):
+            keys = [f"Ctrl+{index + 1}"] if index < 9 else []
+            action = self._action(f"tab:{index}", f"Go to {self.tabs.tabText(index)}", *keys)
+            action.triggered.connect(lambda _=False, i=index: self.tabs.setCurrentIndex(i))
+            self.view_menu.addAction(action)
+
+    def _rebuild_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        for path in self.recent.paths():
+            action = self.recent_menu.addAction(str(path))
+            action.triggered.connect(lambda _=False, p=path: self.open_project(p))
+        self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
+
+    # -- wiring --------------------------------------------------------------------------------
+    def _connect_signals(self) -> None:
+        a = self.actions_by_name
+        a["open"].triggered.connect(self.choose_project)
+        a["save"].triggered.connect(lambda: self.editor is not None and self.editor.save())
+        a["reload"].triggered.connect(self.reload)
+        a["quit"].triggered.connect(self.close)
+        a["undo"].triggered.connect(lambda: self.editor is not None and self.editor.text_edit.undo())
+        a["redo"].triggered.connect(lambda: self.editor is not None and self.editor.text_edit.redo())
+        a["find"].triggered.connect(self._on_find)
+        a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
+        self.recent_menu.aboutToShow.connect(self._rebuild_recent_menu)
+        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
+
+    def _connect_project(self, session: ProjectSession, editor: MemoryEditor) -> None:
+        editor.dirtyChanged.connect(self.setWindowModified)
+        editor.sizeChanged.connect(self.status.set_size)
+        editor.statusMessage.connect(self.status.show_message)
+        editor.saved.connect(lambda: session.memoryReplaced.emit("editor"))
+        editor.text_edit.undoAvailable.connect(self.actions_by_name["undo"].setEnabled)
+        editor.text_edit.redoAvailable.connect(self.actions_by_name["redo"].setEnabled)
+        editor.text_edit.reserve_shortcuts(self.actions_by_name["preview"].shortcuts())
+        session.statusMessage.connect(self.status.show_message)
+        session.settingsChanged.connect(self._show_project_state)
+        session.settingsChanged.connect(self._watch_memory)
+        session.backendChanged.connect(self._show_project_state)
+        session.backendChanged.connect(self._watch_memory)
+
+    # -- projects ------------------------------------------------------------------------------
+    def open_project(self, folder: str | Path) -> bool:
+        """Open ``folder`` as the project (asking first about unsaved edits); False if not opened."""
+        path = Path(folder).expanduser()
+        if not path.is_dir():
+            self.show_error(f"{path} is not a folder; choose a project folder.")
+            return False
+        if not self.maybe_discard():
+            return False
+        from gui.editor.memory_editor import MemoryEditor
+        from gui.session import ProjectSession
+
+        try:
+            session = ProjectSession(path)
+        except Exception as exc:
+            log.exception("cannot open %s", path)
+            self.show_error(f"Cannot open {path}: {exc}")
+            return False
+        self._close_project()
+        self.session = session
+        self.editor = MemoryEditor(session)
+        self.tabs.addTab(self.editor, "Editor")
+        for spec in self._specs:
+            self.tabs.addTab(_ViewSlot(spec, session), spec.title)
+        self.pages.setCurrentWidget(self.tabs)
+        self._rebuild_tab_actions()
+        self._connect_project(session, self.editor)
+        self.actions_by_name["undo"].setEnabled(False)
+        self.actions_by_name["redo"].setEnabled(False)
+        self.setWindowModified(False)
+        self.setWindowTitle(f"memdesk — {session.root.name} — memory.md[*]")
+        self._show_project_state()
+        self.status.set_size(self.editor.size_label.size)
+        self._watch_memory()
+        self.recent.add(session.root)
+        self.status.show_message(f"Opened {session.root}")
+        return True
+
+    def _close_project(self) -> None:
+        self.watcher.stop()
+        if self.editor is not None:
+            self.editor.shutdown()
+        self.tabs.blockSignals(True)  # removing tabs must not build the views that become current
+        while self.tabs.count():
+            widget = self.tabs.widget(0)
+            self.tabs.removeTab(0)
+            widget.deleteLater()
+        self.tabs.blockSignals(False)
+        if self.session is not None:
+            self.session.close()
+        self.session, self.editor = None, None
+
+    def choose_project(self) -> None:
+        """Ask for a project folder and open it."""
+        start = str(self.session.root.parent) if self.session else ""
+        folder = QFileDialog.getExistingDirectory(self, "Open project folder", start)
+        if folder:
+            self.open_project(folder)
+
+    def maybe_discard(self) -> bool:
+        """True when it is fine to drop the editor's state (saved, or the operator said so)."""
+        if self.editor is None or not self.editor.dirty:
+            return True
+        choice = self.confirm_discard()
+        if choice == "save":
+            return self.editor.save()
+        return choice == "discard"
+
+    def _ask_discard(self) -> Choice:
+        buttons = QMessageBox.StandardButton
+        answer = QMessageBox.question(
+            self, "Unsaved memory", "memory.md has unsaved edits. Save them first?",
+            buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
+        return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")  # type: ignore[return-value]
+
+    def reload(self) -> None:
+        """Reload memory from disk (asking about unsaved edits) and refresh the current view."""
+        if self.editor is not None and self.maybe_discard():
+            self.editor.load()
+        slot = self.tabs.currentWidget()
+        if isinstance(slot, _ViewSlot) and hasattr(slot.view, "refresh"):
+            slot.view.refresh()
+
+    # -- views ---------------------------------------------------------------------------------
+    def add_view(self, title: str, view: QWidget | ViewFactory, key: str | None = None) -> None:
+        """Add a tab (or replace the one with the same key): a widget as is, or a factory called
+        with the session, again for each project opened."""
+        key = key or title.lower().split()[0]
+        index = next((i for i in range(self.tabs.count()) if _slot_key(self.tabs.widget(i)) == key), -1)
+        self._specs = [s for s in self._specs if s.key != key]
+        if index >= 0:
+            old = self.tabs.widget(index)
+            self.tabs.removeTab(index)
+            old.deleteLater()
+        if isinstance(view, QWidget):
+            widget: QWidget = view
+        else:
+            spec = ViewSpec(key, title, view)
+            self._specs.append(spec)
+            if self.session is None:
+                return
+            widget = _ViewSlot(spec, self.session)
+        self.tabs.insertTab(index if index >= 0 else self.tabs.count(), widget, title)
+        self._rebuild_tab_actions()
+
+    def view_keys(self) -> list[str]:
+        """The ``--view`` names of the tabs, in order."""
+        return ["editor", *(s.key for s in self._specs)]
+
+    def show_view(self, key: str) -> QWidget:
+        """Make the tab named ``key`` current and return its (built) view."""
+        if key == "editor" and self.editor is not None:
+            self.tabs.setCurrentWidget(self.editor)
+            return self.editor
+        for index in range(self.tabs.count()):
+            slot = self.tabs.widget(index)
+            if isinstance(slot, _ViewSlot) and slot.spec.key == key:
+                self.tabs.setCurrentIndex(index)
+                return slot.ensure_view()
+        raise KeyError(f"no view {key!r}; available: {', '.join(self.view_keys())}")
+
+    def view(self, key: str) -> QWidget:
+        """Return the view of tab ``key``, building it if needed, without switching to it."""
+        for index in range(self.tabs.count()):
+            slot = self.tabs.widget(index)
+            if isinstance(slot, _ViewSlot) and slot.spec.key == key:
+                return slot.ensure_view()
+        if key == "editor" and self.editor is not None:
+            return self.editor
+        raise KeyError(key)
+
+    def _on_tab_changed(self, index: int) -> None:
+        slot = self.tabs.widget(index)
+        if isinstance(slot, _ViewSlot):
+            slot.ensure_view()
+
+    def _on_find(self) -> None:
+        if self.editor is not None:
+            self.tabs.setCurrentWidget(self.editor)
+            self.editor.show_find()
+
+    def _show_project_state(self, *_args: object) -> None:
+        if self.session is None:
+            return
+        backend = self.session.backend
+        caps = [c for c in ("read", "write", "search", "insights", "transactions") if backend.has_capability(c)]
+        self.status.set_backend(backend.name, backend.id, caps, backend.fallback_reason)
+        self.status.set_memory_enabled(self.session.settings.memory_enabled)
+
+    def _watch_memory(self, *_args: object) -> None:
+        self.watcher.watch(self.session.memory_path if self.session else None)
+
+    # -- window events -------------------------------------------------------------------------
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Ask about unsaved edits, then stop watching and close the project."""
+        if not self.maybe_discard():
+            event.ignore()
+            return
+        self._close_project()
+        event.accept()
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        """Accept a folder dragged onto the window."""
+        if _dropped_folder(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        """Open a dropped folder as the project."""
+        folder = _dropped_folder(event.mimeData())
+        if folder is not None:
+            event.acceptProposedAction()
+            self.open_project(folder)
+
+
+def _dropped_folder(mime: object) -> Path | None:
+    urls = mime.urls() if getattr(mime, "hasUrls", lambda: False)() else []  # type: ignore[attr-defined]
+    for url in urls:
+        if url.isLocalFile() and Path(url.toLocalFile()).is_dir():
+            return Path(url.toLocalFile())
+    return None
+
+
+def _slot_key(widget: QWidget | None) -> str | None:
+    return widget.spec.key if isinstance(widget, _ViewSlot) else None
+
+
+def _module_exists(target: object) -> bool:
+    if not isinstance(target, str):
+        return True
+    try:
+        return importlib.util.find_spec(target.partition(":")[0]) is not None
+    except (ImportError, ValueError):
+        return False

@@ -1,0 +1,263 @@
+"""Thin Qt item models over plain core data: registered backends, the insights file, proposed insights.
+
+Each model only exposes its rows through roles; the data and every decision stay in ``core`` (or in
+the view that owns the model).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractItemModel,
+    QAbstractListModel,
+    QAbstractTableModel,
+    QModelIndex,
+    QObject,
+    Qt,
+)
+from PySide6.QtGui import QFont, QGuiApplication, QPalette
+
+from core.backends import BackendInfo
+from core.insights import InsightSection, MemoryInsight
+from gui.widgets.colors import colour
+
+USER = Qt.ItemDataRole.UserRole
+_ROOT = QModelIndex()
+
+
+class BackendListModel(QAbstractListModel):
+    """One row per registered backend; ``InfoRole`` gives its ``BackendInfo``."""
+
+    InfoRole = USER + 1
+    ActiveRole = USER + 2  # the backend the project is running on
+    ConfiguredRole = USER + 3  # configured but not running (it fell back)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.infos: list[BackendInfo] = []
+        self.active_id: str | None = None
+        self.configured_id: str | None = None
+
+    def set_backends(self, infos: Sequence[BackendInfo], active_id: str | None, configured_id: str | None) -> None:
+        """Replace the rows."""
+        self.beginResetModel()
+        self.infos = list(infos)
+        self.active_id, self.configured_id = active_id, configured_id
+        self.endResetModel()
+
+    def row_of(self, backend_id: str) -> int:
+        """The row of ``backend_id``, -1 when it is not listed."""
+        return next((i for i, info in enumerate(self.infos) if info.id == backend_id), -1)
+
+    def rowCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
+        return 0 if parent.isValid() else len(self.infos)
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid() or not 0 <= index.row() < len(self.infos):
+            return None
+        info = self.infos[index.row()]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return info.name
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return info.description
+        if role == self.InfoRole:
+            return info
+        if role == self.ActiveRole:
+            return info.id == self.active_id
+        if role == self.ConfiguredRole:
+            return info.id == self.configured_id and info.id != self.active_id
+        return None
+
+
+class InsightTreeModel(QAbstractItemModel):
+    """The insights file as a tree: one row per section (with its count), its bullets beneath.
+
+    Columns: the insight's content and its source. A bullet that spans several lines is one row.
+    """
+
+    HEADERS = ("Insight", "Source")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.sections: list[InsightSection] = []
+
+    def set_sections(self, sections: Sequence[InsightSection]) -> None:
+        """Replace the tree."""
+        self.beginResetModel()
+        self.sections = list(sections)
+        self.endResetModel()
+
+    def counts(self) -> dict[str, int]:
+        """Bullets per section title (``Patterns`` → 4)."""
+        return {section_title(s): len(s.bullets) for s in self.sections}
+
+    def index(self, row: int, column: int, parent: QModelIndex = _ROOT) -> QModelIndex:
+        if not self.hasIndex(row, column, parent):
+            return QModelIndex()
+        # Internal id: 0 for a section row, section number + 1 for a bullet row.
+        return self.createIndex(row, column, parent.row() + 1 if parent.isValid() else 0)
+
+    def parent(self, index: QModelIndex = _ROOT) -> QModelIndex:  # type: ignore[override]
+        if not index.isValid() or index.internalId() == 0:
+            return QModelIndex()
+        return self.createIndex(int(index.internalId()) - 1, 0, 0)
+
+    def rowCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
+        if not parent.isValid():
+            return len(self.sections)
+        if parent.internalId() == 0 and parent.column() == 0:
+            return len(self.sections[parent.row()].bullets)
+        return 0
+
+    def columnCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
+        return len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 (Qt override)
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        if index.internalId() == 0:
+            section = self.sections[index.row()]
+            if role == Qt.ItemDataRole.DisplayRole and index.column() == 0:
+                return f"{section_title(section)} ({len(section.bullets)})"
+            if role == Qt.ItemDataRole.FontRole:
+                font = QFont()
+                font.setBold(True)
+                return font
+            return None
+        bullet = self.sections[int(index.internalId()) - 1].bullets[index.row()]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            if index.column() == 0:
+                return display_content(bullet.content)
+            return bullet.source or ""
+        if role == USER:
+            return bullet
+        return None
+
+
+def section_title(section: InsightSection) -> str:
+    """``## Patterns`` → ``Patterns``; the untitled leading block → ``(no section)``."""
+    return section.heading.removeprefix("## ").strip() or "(no section)"
+
+
+def display_content(content: str) -> str:
+    """A bullet's content for display: continuation lines joined as markdown would (they wrap anew)."""
+    return " ".join(line.strip() for line in content.splitlines() if line.strip())
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A proposed insight under review.
+
+    ``decision`` is ``pending``, ``accepted``, ``rejected`` or ``merged`` (written to the file).
+    """
+
+    insight: MemoryInsight
+    duplicate: bool = False
+    decision: str = "pending"
+
+
+class ProposalTableModel(QAbstractTableModel):
+    """Proposed insights: a check box (accepted) per row, category, content, source and status."""
+
+    HEADERS = ("Accept", "Category", "Insight", "Source", "Status")
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.proposals: list[Proposal] = []
+
+    def set_proposals(self, proposals: Sequence[Proposal]) -> None:
+        """Replace the rows."""
+        self.beginResetModel()
+        self.proposals = list(proposals)
+        self.endResetModel()
+
+    def set_decision(self, row: int, decision: str) -> None:
+        """Mark row ``row`` ``accepted``, ``rejected`` or ``pending``."""
+        self.proposals[row] = replace(self.proposals[row], decision=decision)
+        self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+
+    def accepted(self) -> list[MemoryInsight]:
+        """The insights marked accepted, in order."""
+        return [p.insight for p in self.proposals if p.decision == "accepted"]
+
+    def rowCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
+        return 0 if parent.isValid() else len(self.proposals)
+
+    def columnCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 (Qt override)
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
+
+    def flags(self, index: QModelIndex) -> Qt.ItemFlag:
+        base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
+        if index.column() == 0 and self.proposals[index.row()].decision != "merged":
+            base |= Qt.ItemFlag.ItemIsUserCheckable
+        return base
+
+    def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        proposal = self.proposals[index.row()]
+        column = index.column()
+        if role == Qt.ItemDataRole.CheckStateRole and column == 0:
+            accepted = proposal.decision == "accepted"
+            return Qt.CheckState.Checked if accepted else Qt.CheckState.Unchecked
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return self._text(proposal, column)
+        if role == Qt.ItemDataRole.FontRole and proposal.decision == "rejected":
+            font = QFont()
+            font.setStrikeOut(True)
+            return font
+        if role == Qt.ItemDataRole.ForegroundRole:
+            if proposal.decision in ("rejected", "merged"):
+                return QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText)
+            if proposal.duplicate and column == 4:
+                return colour("warning-fg")
+        if role == USER:
+            return proposal
+        return None
+
+    @staticmethod
+    def _text(proposal: Proposal, column: int) -> str:
+        insight = proposal.insight
+        if column == 1:
+            return insight.category.capitalize()
+        if column == 2:
+            return insight.content
+        if column == 3:
+            return insight.source or ""
+        if column == 4:
+            return proposal_status(proposal)
+        return ""
+
+    def setData(self, index: QModelIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
+        if role != Qt.ItemDataRole.CheckStateRole or index.column() != 0:
+            return False
+        if self.proposals[index.row()].decision == "merged":
+            return False
+        checked = Qt.CheckState(value) == Qt.CheckState.Checked if not isinstance(value, bool) else value
+        self.set_decision(index.row(), "accepted" if checked else "pending")
+        return True
+
+
+def proposal_status(proposal: Proposal) -> str:
+    """What the status column says: the decision, and ``already present`` for a duplicate."""
+    parts = []
+    if proposal.duplicate:
+        parts.append("already present")
+    if proposal.decision != "pending":
+        parts.append(proposal.decision)
+    return ", ".join(parts) or "new"

@@ -1,0 +1,81 @@
+"""The main window's status bar: backend name and id, capability badges, memory on/off, editor size.
+
+Transient messages (saved, merged, reloaded) show on the left for a few seconds.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
+
+from gui.editor.size_label import SizeLabel
+
+MESSAGE_MS = 6000
+_CAPABILITIES = ("read", "write", "search", "insights", "transactions")
+
+
+class StatusBar(QStatusBar):
+    """Permanent facts about the open project on the right, messages on the left."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("statusBar")
+        self.setSizeGripEnabled(False)  # the grip asks the platform for size hints (offscreen warns)
+        self.backend_label = QLabel("", self)
+        self.backend_label.setObjectName("statusBackend")
+        self._badges = QWidget(self)
+        self._badge_layout = QHBoxLayout(self._badges)
+        self._badge_layout.setContentsMargins(0, 0, 0, 0)
+        self._badge_layout.setSpacing(3)
+        self.memory_label = QLabel("", self)
+        self.memory_label.setObjectName("statusMemory")
+        self.size_label = SizeLabel(self)
+        for widget in (self.backend_label, self._badges, self.memory_label, self.size_label):
+            self.addPermanentWidget(widget)
+
+    def set_backend(self, name: str, backend_id: str, capabilities: Iterable[str],
+                    fallback_reason: str | None = None) -> None:
+        """Show the backend, one badge per capability, and a warning mark when it is a fallback."""
+        mark = "⚠ " if fallback_reason else ""
+        self.backend_label.setText(f"{mark}{name} ({backend_id})")
+        self.backend_label.setToolTip(fallback_reason or f"Memory backend: {name} ({backend_id})")
+        caps = set(capabilities)
+        while self._badge_layout.count():
+            item = self._badge_layout.takeAt(0)
+            if item.widget() is not None:
+                item.widget().deleteLater()
+        for cap in _CAPABILITIES:
+            if cap in caps:
+                badge = QLabel(cap, self._badges)
+                badge.setObjectName("capabilityBadge")
+                badge.setToolTip(f"The backend can {cap}")
+                self._badge_layout.addWidget(badge)
+
+    def badges(self) -> list[str]:
+        """The capability badges shown."""
+        out = []
+        for i in range(self._badge_layout.count()):
+            widget = self._badge_layout.itemAt(i).widget()
+            if isinstance(widget, QLabel):
+                out.append(widget.text())
+        return out
+
+    def set_memory_enabled(self, enabled: bool) -> None:
+        """Show whether agents get memory instructions."""
+        self.memory_label.setText("Memory on" if enabled else "Memory off")
+        self.memory_label.setProperty("state", "on" if enabled else "off")
+        self._repolish(self.memory_label)
+
+    def set_size(self, size: int) -> None:
+        """Show the editor's size against the 1 MiB limit, marked when over it."""
+        self.size_label.set_size(size)
+
+    def show_message(self, text: str) -> None:
+        """Show a transient message."""
+        self.showMessage(text, MESSAGE_MS)
+
+    @staticmethod
+    def _repolish(widget: QWidget) -> None:
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)

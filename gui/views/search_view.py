@@ -1,0 +1,254 @@
+"""Search view: a query box, the mode, and results with file, section, line and an "explain" column.
+
+Searches and index rebuilds run on a worker thread (``gui.tasks``); a newer search cancels the one
+in flight. Activating a result emits ``openAtLine(relpath, line)``; the main window opens it. When
+the backend cannot search the view says so and disables itself; when semantic search is not
+available the note under the query says the results are keyword-only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtWidgets import (
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.backends import MemorySearchOptions, MemorySearchResult
+from core.reindex import ReindexReport, reindex
+from gui.session import ProjectSession
+from gui.tasks import CancelToken, Operation, run_in_background
+
+MODES = (("Hybrid", "hybrid"), ("Keyword", "keyword"), ("Semantic", "semantic"))
+COLUMNS = ("File", "Line", "Section", "Result", "Explain")
+_Index = QModelIndex | QPersistentModelIndex
+
+
+def explain(result: MemorySearchResult) -> str:
+    """The explain column: keyword, vector and fused scores (``–`` where a score does not apply)."""
+    def fmt(key: str) -> str:
+        value = result.scores.get(key)
+        return f"{value:.2f}" if value is not None else "–"
+
+    return f"kw {fmt('keyword')} · vec {fmt('vector')} · fused {fmt('fused')}"
+
+
+class SearchResultsModel(QAbstractTableModel):
+    """The results of the last search, one row each."""
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.results: list[MemorySearchResult] = []
+
+    def set_results(self, results: Sequence[MemorySearchResult]) -> None:
+        """Replace the rows."""
+        self.beginResetModel()
+        self.results = list(results)
+        self.endResetModel()
+
+    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 (Qt override)
+        return 0 if parent.isValid() else len(self.results)
+
+    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 (Qt override)
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 (Qt override)
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return COLUMNS[section]
+        return None
+
+    def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        r = self.results[index.row()]
+        col = index.column()
+        if role == Qt.ItemDataRole.DisplayRole:
+            snippet = " ".join(r.content.split())
+            return (r.file or "", r.line_number or "", r.section or "", snippet, explain(r))[col]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if col == 4:
+                return "\n".join(f"{k}: {v:.4f}" for k, v in r.scores.items()) + f"\nscore: {r.score:.4f}"
+            return r.content if col == 3 else None
+        if role == Qt.ItemDataRole.TextAlignmentRole and col == 1:
+            return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+        return None
+
+
+class SearchView(QWidget):
+    """Search the project's memory through its backend and open a result at its line."""
+
+    openAtLine = Signal(str, int)  # project-relative path, 1-based line
+
+    def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.session = session
+        self.search_op: Operation | None = None
+        self.rebuild_op: Operation | None = None
+        self.limit = 50
+        self.query = QLineEdit(self)
+        self.query.setPlaceholderText("Search the memory, archive, insights…")
+        self.query.setClearButtonEnabled(True)
+        self.mode = QComboBox(self)
+        for label, value in MODES:
+            self.mode.addItem(label, value)
+        self.search_button = QPushButton("Search", self)
+        self.rebuild_button = QPushButton("Rebuild index", self)
+        self.rebuild_button.setToolTip("Rebuild every search index from the memory and check each entry is found")
+        self.note = QLabel(self)
+        self.note.setWordWrap(True)
+        self.status = QLabel(self)
+        self.model = SearchResultsModel(self)
+        self.table = QTableView(self)
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
+        self.table.setWordWrap(False)
+        self.table.verticalHeader().hide()
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+
+        bar = QHBoxLayout()
+        bar.addWidget(self.query, 1)
+        bar.addWidget(self.mode)
+        bar.addWidget(self.search_button)
+        bar.addWidget(self.rebuild_button)
+        layout = QVBoxLayout(self)
+        layout.addLayout(bar)
+        layout.addWidget(self.note)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.status)
+
+        self.query.returnPressed.connect(self.run_search)
+        self.search_button.clicked.connect(self.run_search)
+        self.mode.currentIndexChanged.connect(lambda _i: self.run_search() if self.query.text().strip() else None)
+        self.rebuild_button.clicked.connect(self.toggle_rebuild)
+        self.table.activated.connect(self._open)
+        session.backendChanged.connect(lambda _b: self.refresh())
+        session.memoryReplaced.connect(lambda _s: self.run_search() if self.query.text().strip() else None)
+        self.refresh()
+
+    # -- state ----------------------------------------------------------------------------------
+    @property
+    def can_search(self) -> bool:
+        """Whether the session's backend can search."""
+        return self.session.backend.has_capability("search")
+
+    def refresh(self) -> None:
+        """Re-read what the backend can do; search again when there is a query."""
+        able = self.can_search
+        for w in (self.query, self.mode, self.search_button, self.rebuild_button, self.table):
+            w.setEnabled(able)
+        if not able:
+            self.model.set_results([])
+            self.note.setText(f'The "{self.session.backend.name}" backend cannot search. Choose the SQLite or '
+                              "Hybrid backend to search the memory.")
+            return
+        self.note.setText(self.session.backend.status_note() or "")
+        if self.query.text().strip():
+            self.run_search()
+
+    def set_query(self, text: str, mode: str | None = None) -> None:
+        """Fill the query (and mode) and search."""
+        if mode is not None:
+            self.mode.blockSignals(True)
+            self.mode.setCurrentIndex(max(0, self.mode.findData(mode)))
+            self.mode.blockSignals(False)
+        self.query.setText(text)
+        self.run_search()
+
+    @property
+    def busy(self) -> bool:
+        """Whether a search or rebuild is running."""
+        return any(op is not None and op.running for op in (self.search_op, self.rebuild_op))
+
+    # -- searching ------------------------------------------------------------------------------
+    def run_search(self) -> None:
+        """Search on a worker thread (cancelling a search still in flight)."""
+        text = self.query.text().strip()
+        if not text or not self.can_search:
+            self.model.set_results([])
+            self.status.setText("")
+            return
+        if self.search_op is not None:
+            self.search_op.cancel()
+        mode = self.mode.currentData()
+        backend = self.session.backend
+        options = MemorySearchOptions(limit=self.limit, mode=mode)
+        self.status.setText("Searching…")
+
+        def work(_token: CancelToken) -> tuple[list[MemorySearchResult], str | None]:
+            results = backend.search(text, options)
+            note_fn = getattr(backend, "search_note", None)
+            return results, note_fn(mode) if callable(note_fn) else None
+
+        self.search_op = run_in_background(work, self._on_results, self._on_search_error, parent=self)
+
+    def _on_results(self, outcome: tuple[list[MemorySearchResult], str | None]) -> None:
+        results, note = outcome
+        self.search_op = None
+        self.model.set_results(results)
+        self.note.setText(note or self.session.backend.status_note() or "")
+        count = len(results)
+        self.status.setText("No results." if not count else f"{count} result{'s' if count != 1 else ''}.")
+        self.table.resizeColumnToContents(0)
+        self.table.resizeColumnToContents(1)
+
+    def _on_search_error(self, exc: BaseException) -> None:
+        self.search_op = None
+        self.model.set_results([])
+        self.status.setText(f"Search failed: {exc}")
+
+    def _open(self, index: QModelIndex) -> None:
+        result = self.model.results[index.row()]
+        if result.file and result.line_number:
+            self.openAtLine.emit(result.file, int(result.line_number))
+
+    def open_row(self, row: int) -> None:
+        """Open result ``row`` (as activating it does)."""
+        self._open(self.model.index(row, 0))
+
+    # -- rebuilding -----------------------------------------------------------------------------
+    def toggle_rebuild(self) -> None:
+        """Start a rebuild with verification, or cancel the one running."""
+        if self.rebuild_op is not None and self.rebuild_op.running:
+            self.rebuild_op.cancel()
+            self.rebuild_op = None
+            self.rebuild_button.setText("Rebuild index")
+            self.status.setText("Rebuild cancelled.")
+            return
+        backend = self.session.backend
+        self.rebuild_button.setText("Cancel rebuild")
+        self.status.setText("Rebuilding the index…")
+        self.rebuild_op = run_in_background(
+            lambda token: reindex(backend, verify=True, progress=token.progress, cancelled=lambda: token.cancelled),
+            self._on_rebuilt, self._on_rebuild_error,
+            on_progress=lambda p, msg: self.status.setText(f"Rebuilding… {p}% {msg}"), parent=self)
+
+    def _on_rebuilt(self, report: ReindexReport) -> None:
+        self.rebuild_op = None
+        self.rebuild_button.setText("Rebuild index")
+        if not report.ok:
+            self.status.setText(f"Rebuilt, but {len(report.problems)} problem(s) remain: {report.problems[0]}")
+        else:
+            self.status.setText(f"Index rebuilt: {report.entries} entries in {report.files} file(s), "
+                                f"{report.seconds:.1f} s; every entry verified.")
+        if self.query.text().strip():
+            self.run_search()
+
+    def _on_rebuild_error(self, exc: BaseException) -> None:
+        self.rebuild_op = None
+        self.rebuild_button.setText("Rebuild index")
+        self.status.setText(f"Rebuild failed: {exc}")

@@ -1,0 +1,161 @@
+"""Side-by-side diff: two read-only panes that scroll together, a change summary and change navigation.
+
+``set_busy(message)`` shows a message instead of the panes (``Computing diff…``); ``set_diff(result)``
+shows a :class:`core.diff.DiffResult`.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QSplitter,
+    QStackedWidget,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.diff import DiffResult
+from gui.widgets.colors import css, help_colour
+from gui.widgets.diff_pane import LEFT, RIGHT, DiffPane
+from gui.widgets.line_detail import LineDetail
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+class SideBySideDiff(QWidget):
+    """Before (left) and after (right), aligned row by row."""
+
+    def __init__(self, left_title: str = "Current", right_title: str = "Proposed",
+                 parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.result: DiffResult | None = None
+        self.left = DiffPane(LEFT, self)
+        self.right = DiffPane(RIGHT, self)
+        self.left_title = QLabel(f"<b>{left_title}</b>", self)
+        self.right_title = QLabel(f"<b>{right_title}</b>", self)
+        self.summary = QLabel(self)
+        self.previous_button = QToolButton(self)
+        self.previous_button.setText("↑ Previous change")
+        self.next_button = QToolButton(self)
+        self.next_button.setText("↓ Next change")
+        self.detail = LineDetail(self)
+        self.message = QLabel(self)
+        self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.message.setWordWrap(True)
+        pal = self.message.palette()
+        pal.setColor(self.message.foregroundRole(), help_colour())
+        self.message.setPalette(pal)
+
+        top = QHBoxLayout()
+        top.addWidget(self.summary, 1)
+        top.addWidget(self.previous_button)
+        top.addWidget(self.next_button)
+        splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        for title, pane in ((self.left_title, self.left), (self.right_title, self.right)):
+            box = QWidget(splitter)
+            col = QVBoxLayout(box)
+            col.setContentsMargins(0, 0, 0, 0)
+            col.setSpacing(2)
+            col.addWidget(title)
+            col.addWidget(pane, 1)
+            splitter.addWidget(box)
+        self.stack = QStackedWidget(self)
+        self.stack.addWidget(self.message)
+        self.stack.addWidget(splitter)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.addLayout(top)
+        layout.addWidget(self.stack, 1)
+        layout.addWidget(self.detail)
+
+        for a, b in ((self.left, self.right), (self.right, self.left)):
+            a.verticalScrollBar().valueChanged.connect(b.verticalScrollBar().setValue)
+            a.horizontalScrollBar().valueChanged.connect(b.horizontalScrollBar().setValue)
+        for pane in (self.left, self.right):
+            pane.cursorPositionChanged.connect(lambda pane=pane: self.show_row(pane.textCursor().blockNumber()))
+        self.next_button.clicked.connect(self.next_change)
+        self.previous_button.clicked.connect(self.previous_change)
+        self.set_busy("No prune candidate loaded.")
+
+    @property
+    def busy(self) -> bool:
+        """True while a message is shown instead of the panes."""
+        return self.stack.currentIndex() == 0
+
+    def set_busy(self, message: str) -> None:
+        """Show ``message`` in place of the panes (and drop the shown diff)."""
+        self.result = None
+        self.left.clear_rows()
+        self.right.clear_rows()
+        self.message.setText(message)
+        self.summary.clear()
+        self.detail.set_row(None)
+        self.stack.setCurrentIndex(0)
+        self.previous_button.setEnabled(False)
+        self.next_button.setEnabled(False)
+
+    def set_diff(self, result: DiffResult) -> None:
+        """Show ``result`` with both panes at the first change."""
+        self.result = result
+        self.left.set_rows(result.rows)
+        self.right.set_rows(result.rows)
+        self.stack.setCurrentIndex(1)
+        has_changes = bool(result.hunk_starts())
+        self.previous_button.setEnabled(has_changes)
+        self.next_button.setEnabled(has_changes)
+        if result.identical:
+            self.summary.setText("No differences: the proposal equals the current memory.")
+        else:
+            self.summary.setText(
+                f"<span style='color:{css('error-fg')}'>−{result.removed:,} removed</span> · "
+                f"<span style='color:{css('ok-fg')}'>+{result.added:,} added</span> · "
+                f"{_plural(result.changed, 'changed line')} · {_plural(len(result.hunk_starts()), 'change')}")
+            self.go_to_row(result.hunk_starts()[0])
+
+    def current_row(self) -> int:
+        """The row at the top of the panes."""
+        return self.left.verticalScrollBar().value()
+
+    def next_change(self) -> None:
+        """Scroll to the next run of changed rows."""
+        if self.result is None:
+            return
+        here = self.current_row() + 3
+        starts = self.result.hunk_starts()
+        target = next((s for s in starts if s > here), starts[0] if starts else None)
+        if target is not None:
+            self.go_to_row(target)
+
+    def previous_change(self) -> None:
+        """Scroll to the previous run of changed rows."""
+        if self.result is None:
+            return
+        here = self.current_row() + 3
+        starts = self.result.hunk_starts()
+        target = next((s for s in reversed(starts) if s < here), starts[-1] if starts else None)
+        if target is not None:
+            self.go_to_row(target)
+
+    def show_row(self, row: int) -> None:
+        """Show row ``row`` in full in the detail strip under the panes."""
+        if self.result is not None and 0 <= row < len(self.result.rows):
+            self.detail.set_row(self.result.rows[row])
+
+    def go_to_row(self, row: int) -> None:
+        """Scroll both panes to ``row``, sideways to its first changed word, and show it in full."""
+        self.left.scroll_to_row(row)
+        self.show_row(row)
+        if self.result is None:
+            return
+        diff_row = self.result.rows[row]
+        starts = [self.left.fontMetrics().horizontalAdvance(text[:spans[0][0]])
+                  for text, spans in ((diff_row.left, diff_row.left_spans), (diff_row.right, diff_row.right_spans))
+                  if text and spans]
+        x, pane = min(starts, default=0), self.left
+        width = pane.viewport().width()
+        pane.horizontalScrollBar().setValue(0 if x < width * 0.8 else int(x - width / 3))

@@ -1,0 +1,179 @@
+"""Reviewing proposals: accept or reject each insight, apply or reject the prune, and the stale rule."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import UTC, datetime
+
+import pytest
+
+from core import history
+from core.extraction import run_extraction
+from core.insights import parse_insights_markdown, read_insights_memory
+from core.proposals import (
+    PROPOSALS_DIR,
+    ProposalError,
+    accept_insights,
+    apply_prune,
+    is_stale,
+    list_proposals,
+    load_proposal,
+    reject_insights,
+    reject_prune,
+)
+from core.providers import ProviderRequest, rule_based_reply
+from tests.core.chat_server import (  # noqa: F401 (fixtures)
+    GOOD_REPLY,
+    REPO,
+    audit_state,
+    snapshot,
+    tidepool_fixture,
+    user_config_dir_fixture,
+)
+
+NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
+
+
+class Canned:
+    """A provider answering with the sample project's extraction reply."""
+
+    name = "canned"
+
+    def __init__(self, reply: str = GOOD_REPLY) -> None:
+        self.reply = reply
+
+    def complete(self, request: ProviderRequest, *, cancel, progress) -> str:
+        return self.reply
+
+
+@pytest.fixture
+def proposal_id(tidepool) -> str:
+    run = run_extraction(tidepool, Canned(), now=NOW)
+    assert run.ok, run.message
+    return run.proposal_id
+
+
+def bullets(root) -> list[str]:
+    return [b.content for s in parse_insights_markdown(read_insights_memory(root)) for b in s.bullets]
+
+
+def test_accept_some_and_reject_others(tidepool, proposal_id):
+    memory_before = snapshot(tidepool)["memory.md"]
+    insights_before = read_insights_memory(tidepool)
+    review = accept_insights(tidepool, proposal_id, [1, 2], now=NOW)
+    assert review.added == 2 and "Merged 2 insights" in review.message
+    after = bullets(tidepool)
+    assert any(b.startswith("Deduplicate enqueues") for b in after)
+    assert any(b.startswith("Handlers signal failure") for b in after)
+    assert not any(b.startswith("Vitest runs files") for b in after)
+    assert "## Last Updated: 2026-12-01" in read_insights_memory(tidepool)
+    assert [v.source for v in history.list_versions(tidepool, ".fusion/memory-insights.md")] == ["insights-merge"]
+    [version] = history.list_versions(tidepool, ".fusion/memory-insights.md")
+    assert history.get_version(tidepool, version.id)[1] == insights_before
+
+    reject_insights(tidepool, proposal_id, [3])
+    proposal = load_proposal(tidepool, proposal_id)
+    assert [i.status for i in proposal.insights] == ["accepted", "accepted", "rejected", "pending", "pending"]
+    accept_insights(tidepool, proposal_id, None, now=NOW)  # the remaining pending ones
+    proposal = load_proposal(tidepool, proposal_id)
+    assert [i.status for i in proposal.insights] == ["accepted", "accepted", "rejected", "accepted", "accepted"]
+    assert proposal.prune_status == "pending" and proposal.is_pending
+    assert snapshot(tidepool)["memory.md"] == memory_before  # reviewing insights never touches the memory
+    assert audit_state(tidepool)["extraction"]["success"] is True
+
+
+def test_accepting_twice_adds_nothing_and_rejecting_an_accepted_insight_is_refused(tidepool, proposal_id):
+    accept_insights(tidepool, proposal_id, [1])
+    text = read_insights_memory(tidepool)
+    assert accept_insights(tidepool, proposal_id, [1]).added == 0
+    assert read_insights_memory(tidepool) == text
+    with pytest.raises(ProposalError) as err:
+        reject_insights(tidepool, proposal_id, [1])
+    assert err.value.code == "ALREADY_APPLIED" and "already merged" in err.value.message
+    with pytest.raises(ProposalError) as err:
+        accept_insights(tidepool, proposal_id, [9])
+    assert "has no insight 9" in err.value.message
+
+
+def test_apply_prune_writes_it_keeps_history_and_records_the_audit(tidepool, proposal_id):
+    old = (tidepool / ".fusion" / "memory.md").read_text()
+    review = apply_prune(tidepool, proposal_id, now=NOW)
+    assert review.applied and review.message.startswith("Pruned: ")
+    new = (tidepool / ".fusion" / "memory.md").read_text()
+    assert new == json.loads(GOOD_REPLY)["prunedMemory"].strip() + "\n"
+    versions = history.list_versions(tidepool, ".fusion/memory.md")
+    assert versions[0].source == "prune" and history.get_version(tidepool, versions[0].id)[1] == old
+    assert load_proposal(tidepool, proposal_id).prune_status == "applied"
+    assert audit_state(tidepool)["pruning"]["applied"] is True
+    again = apply_prune(tidepool, proposal_id)
+    assert not again.applied and "already applied" in again.message
+
+
+def test_prune_is_stale_after_a_direct_write(tidepool, proposal_id):
+    path = tidepool / ".fusion" / "memory.md"
+    path.write_text(path.read_text() + "\n<!-- 2026-12-01 -->\nWritten by hand after the run.\n")
+    changed = path.read_bytes()
+    proposal = load_proposal(tidepool, proposal_id)
+    assert is_stale(tidepool, proposal)
+    review = apply_prune(tidepool, proposal_id)
+    assert not review.applied and "changed after this extraction started" in review.message
+    assert path.read_bytes() == changed
+    assert load_proposal(tidepool, proposal_id).prune_status == "stale"
+    state = audit_state(tidepool)
+    assert state["pruning"]["applied"] is False and "run a new extraction" in state["pruning"]["reason"]
+    assert not apply_prune(tidepool, proposal_id).applied  # stays stale even if the memory is reverted
+
+
+def test_prune_is_stale_after_another_process_appends(tidepool, proposal_id):
+    code = ("import sys; from core.entries import append_memory_entry; "
+            "append_memory_entry(sys.argv[1], 'Appended by another agent')")
+    subprocess.run([sys.executable, "-c", code, str(tidepool)], cwd=REPO, check=True, timeout=60)
+    changed = (tidepool / ".fusion" / "memory.md").read_bytes()
+    assert b"Appended by another agent" in changed
+    review = apply_prune(tidepool, proposal_id)
+    assert not review.applied and review.proposal.prune_status == "stale"
+    assert (tidepool / ".fusion" / "memory.md").read_bytes() == changed
+
+
+def test_reject_prune_leaves_memory_and_blocks_apply(tidepool, proposal_id):
+    before = snapshot(tidepool)
+    review = reject_prune(tidepool, proposal_id, now=NOW)
+    assert "memory is unchanged" in review.message
+    assert load_proposal(tidepool, proposal_id).prune_status == "rejected"
+    assert not apply_prune(tidepool, proposal_id).applied
+    assert snapshot(tidepool) == before
+    assert audit_state(tidepool)["pruning"]["reason"] == "Prune candidate rejected by the operator"
+
+
+def test_list_filters_reviewed_proposals_and_ids_can_be_shortened(tidepool, proposal_id):
+    assert [p.id for p in list_proposals(tidepool)] == [proposal_id]
+    accept_insights(tidepool, proposal_id)
+    reject_prune(tidepool, proposal_id)
+    assert list_proposals(tidepool) == []
+    assert [p.id for p in list_proposals(tidepool, pending_only=False)] == [proposal_id]
+    assert load_proposal(tidepool, proposal_id[:12]).id == proposal_id
+
+
+def test_missing_bad_and_corrupt_ids(tidepool, proposal_id):
+    with pytest.raises(ProposalError) as err:
+        load_proposal(tidepool, "nope")
+    assert err.value.code == "NOT_FOUND"
+    with pytest.raises(ProposalError) as err:
+        load_proposal(tidepool, "../../memory")
+    assert err.value.code == "INVALID_ID"
+    (tidepool / PROPOSALS_DIR / "broken.json").write_text("{", encoding="utf-8")
+    assert [p.id for p in list_proposals(tidepool)] == [proposal_id]
+    with pytest.raises(ProposalError) as err:
+        load_proposal(tidepool, "broken")
+    assert err.value.code == "CORRUPT"
+
+
+def test_offline_proposal_round_trip(tidepool):
+    memory = (tidepool / ".fusion" / "memory.md").read_text()
+    reply = json.dumps(rule_based_reply(memory, read_insights_memory(tidepool), now=NOW))
+    run = run_extraction(tidepool, Canned(reply), now=NOW)
+    accept_insights(tidepool, run.proposal_id, [1, 2])
+    assert apply_prune(tidepool, run.proposal_id).applied
+    assert "TODO for this session" not in (tidepool / ".fusion" / "memory.md").read_text()

@@ -1,0 +1,172 @@
+"""BackendsView: the picker lists every backend with badges, builds forms from models, persists choices."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Literal
+
+import pytest
+from pydantic import Field
+from PySide6.QtCore import Qt
+
+from core.backends import BackendSettings, FileMemoryBackend, default_registry
+from gui.app import guard_pyside_refcount_bug
+from gui.models import BackendListModel
+from gui.resources import read_text
+from gui.session import ProjectSession
+from gui.views.backends_view import BackendsView
+
+pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
+guard_pyside_refcount_bug()  # PySide6 6.12 on Python 3.11 drops a None reference per void call
+CONFIG = ".fusion/config.json"
+
+
+class TunedSettings(BackendSettings):
+    path: str = Field(".fusion/memdesk/tuned.db", title="Database file", description="Relative to the project.")
+    limit: int = Field(20, ge=1, le=500, title="Result limit", description="Most hits returned.")
+    mode: Literal["keyword", "semantic"] = Field("keyword", title="Search mode")
+    mirror: bool = Field(True, title="Mirror to file")
+    flush_ms: int = Field(60_000, ge=1_000, title="Flush interval", json_schema_extra={"unit": "ms"})
+
+
+class TunedBackend(FileMemoryBackend):
+    id = "tuned"
+    name = "Tuned File"
+    version = "2.1.0"
+    description = "A file backend with settings, for the picker tests."
+    capabilities = frozenset({"read", "write", "search"})
+    settings_model = TunedSettings
+
+    def status_note(self) -> str | None:
+        return "keyword-only"
+
+
+def make_view(qtbot, root: Path, registry=None) -> BackendsView:
+    view = BackendsView(ProjectSession(root, registry=registry))
+    qtbot.addWidget(view)
+    view.resize(1280, 800)
+    view.show()
+    return view
+
+
+def registry_with_tuned():
+    registry = default_registry()
+    registry.register(TunedBackend)
+    return registry
+
+
+def test_lists_file_and_readonly_with_badges_and_marks_the_active_one(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    ids = [info.id for info in view.model.infos]
+    assert ids[:2] == ["file", "readonly"]
+    file_row, ro_row = view.model.row_of("file"), view.model.row_of("readonly")
+    assert view.model.index(file_row).data(BackendListModel.ActiveRole) is True
+    assert view.model.index(ro_row).data(BackendListModel.ActiveRole) is False
+    assert view.selected().id == "file"
+    assert view.badges.present() == ["read", "write"]
+    assert "In use" in view.state.text()
+    view.select(ro_row)
+    assert view.title.text() == "Read-Only"
+    assert view.badges.present() == ["read"]
+    assert view.badges.chips["write"].property("present") is False
+    assert "refuses every write" in view.description.text()
+    assert not view.state.isVisible()
+    assert view.no_settings.isVisible()
+    assert not view.banner.isVisible()
+
+
+def test_switching_persists_memory_backend_and_the_legacy_key(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    seen = []
+    view.backendChosen.connect(seen.append)
+    view.select(view.model.row_of("readonly"))
+    qtbot.mouseClick(view.use_button, Qt.MouseButton.LeftButton)
+    settings = json.loads((sample_project / CONFIG).read_text())["settings"]
+    assert settings["memoryBackend"] == "readonly"
+    assert settings["memoryBackendType"] == "readonly"
+    assert settings["memoryBackendConfig"] == {}
+    assert settings["worktreeNaming"] == "task-id"
+    assert view.session.backend.id == "readonly"
+    assert seen == ["readonly"]
+    assert view.model.index(view.model.row_of("readonly")).data(BackendListModel.ActiveRole) is True
+    assert "Read-Only" in view.status.text()
+
+
+def test_form_is_generated_from_the_backend_settings_model(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project, registry_with_tuned())
+    view.select(view.model.row_of("tuned"))
+    assert view.note.text() == "keyword-only"
+    assert view.badges.present() == ["read", "write", "search"]
+    form = view.form
+    assert form is not None and form.keys() == ["path", "limit", "mode", "mirror", "flush_ms"]
+    assert form.labels["limit"].text() == "Result limit"
+    assert form.editor("limit").spin.maximum() == 500
+    assert form.editor("mode").combo.count() == 2
+    assert (form.editor("flush_ms").number.value(), form.editor("flush_ms").unit.currentText()) == (1, "minutes")
+    form.editor("mode").combo.setCurrentIndex(1)
+    form.editor("mode").changed.emit()
+    form.editor("mirror").box.click()
+    form.editor("flush_ms").set_duration(5, "minutes")
+    qtbot.mouseClick(view.use_button, Qt.MouseButton.LeftButton)
+    settings = json.loads((sample_project / CONFIG).read_text())["settings"]
+    assert settings["memoryBackend"] == "tuned"
+    assert settings["memoryBackendConfig"] == {"path": ".fusion/memdesk/tuned.db", "limit": 20, "mode": "semantic",
+                                               "mirror": False, "flush_ms": 300_000}
+    assert view.session.backend.id == "tuned"
+    assert view.use_button.text() == "Save settings"
+    assert view.form.editor("mode").value() == "semantic"
+
+
+def test_invalid_backend_setting_is_marked_and_not_saved(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project, registry_with_tuned())
+    before = (sample_project / CONFIG).read_bytes()
+    view.select(view.model.row_of("tuned"))
+    view.form.editor("flush_ms").set_duration(0, "seconds")
+    assert "greater than or equal to 1000" in view.form.field_error("flush_ms")
+    assert view.use_selected() is False
+    assert (sample_project / CONFIG).read_bytes() == before
+    qtbot.mouseClick(view.revert_button, Qt.MouseButton.LeftButton)
+    assert view.form.field_error("flush_ms") == ""
+
+
+def test_fallback_banner_for_an_unknown_configured_backend(qtbot, sample_project: Path) -> None:
+    path = sample_project / CONFIG
+    doc = json.loads(path.read_text())
+    doc["settings"].update(memoryBackend="qdrant", memoryBackendType="qdrant")
+    path.write_text(json.dumps(doc))
+    view = make_view(qtbot, sample_project)
+    assert view.banner.isVisible()
+    assert '"qdrant"' in view.banner.text()
+    assert 'using the "File System" backend (file)' in view.banner.text()
+    assert view.selected().id == "file"
+    qtbot.mouseClick(view.use_button, Qt.MouseButton.LeftButton)
+    assert json.loads(path.read_text())["settings"]["memoryBackend"] == "file"
+    assert not view.banner.isVisible()
+
+
+def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
+    view = make_view(qtbot, sample_project)
+    sqlite = view.model.row_of("sqlite")
+    view.select(sqlite if sqlite >= 0 else view.model.row_of("readonly"))
+    save_screenshot(qtbot, view, "backends")
+
+
+@pytest.fixture
+def app_style(qapp):
+    """The application's style sheet, as the main window runs with it (screenshots only)."""
+    qapp.setStyleSheet(read_text("style.qss"))
+    yield
+    qapp.setStyleSheet("")
+
+
+def save_screenshot(qtbot, view, name: str) -> None:
+    """Save the view to ``$MEMDESK_SCREENSHOTS/<name>.png`` when that variable is set."""
+    qtbot.wait(100)  # let pending layout requests run
+    folder = os.environ.get("MEMDESK_SCREENSHOTS")
+    image = view.grab()
+    assert not image.isNull() and image.width() == 1280
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        assert image.save(str(Path(folder) / f"{name}.png"))

@@ -1,0 +1,131 @@
+"""HistoryView: lists versions, shows the diff against now, restores (and the restore is recorded)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from core import fileio, history
+from core.backends import MemoryBackendRegistry
+from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
+from core.backends.sqlite import SqliteMemoryBackend
+from gui.session import ProjectSession
+from gui.views.history_view import ALL_FILES, HistoryView
+
+pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
+MEMORY = ".fusion/memory.md"
+
+
+def registry() -> MemoryBackendRegistry:
+    reg = MemoryBackendRegistry()
+    for cls in (FileMemoryBackend, ReadOnlyMemoryBackend, SqliteMemoryBackend):
+        reg.register(cls)
+    return reg
+
+
+class Confirm:
+    """Stands in for the confirmation dialog; remembers the question."""
+
+    def __init__(self, answer: bool) -> None:
+        self.answer = answer
+        self.asked: list[str] = []
+
+    def __call__(self, _parent, text: str) -> bool:
+        self.asked.append(text)
+        return self.answer
+
+
+def make(qtbot, root: Path, answer: bool = True) -> HistoryView:
+    session = ProjectSession(root, registry())
+    view = HistoryView(session, confirm=Confirm(answer))
+    qtbot.addWidget(view)
+    return view
+
+
+def wait_diff(qtbot, view: HistoryView) -> str:
+    qtbot.waitUntil(lambda: view.diff_op is None and view.diff.toPlainText() != "Computing the diff…",
+                    timeout=10_000)
+    return view.diff.toPlainText()
+
+
+def edit(view: HistoryView, new_text: str, source: str = "editor") -> None:
+    _text, digest = view.session.read_memory()
+    assert view.session.write_memory(new_text, digest, source=source).success
+    view.session.memoryReplaced.emit(source)
+
+
+def test_empty_history(qtbot, project: Path):
+    view = make(qtbot, project)
+    assert view.model.rowCount() == 0 and not view.restore_button.isEnabled()
+    assert "No versions stored yet" in view.diff.toPlainText()
+
+
+def test_lists_versions_and_diffs_against_now(qtbot, sample_project: Path):
+    view = make(qtbot, sample_project)
+    original = (sample_project / MEMORY).read_text()
+    edit(view, original.replace("Node 20 LTS", "Node 22 LTS"))
+    assert view.model.rowCount() == 1
+    assert view.model.data(view.model.index(0, 1)) == "editor"
+    assert view.model.data(view.model.index(0, 3)) == MEMORY
+    diff = wait_diff(qtbot, view)
+    assert "-- Node 20 LTS" in diff and "+- Node 22 LTS" in diff
+    fileio.replace_text(sample_project, ".fusion/memory-insights.md", "# Memory Insights\n", source="insights-merge")
+    view.refresh()
+    assert [view.files.itemText(i) for i in range(view.files.count())] == [
+        ALL_FILES, ".fusion/memory-insights.md", MEMORY]
+    view.files.setCurrentText(".fusion/memory-insights.md")
+    assert view.model.rowCount() == 1 and view.model.data(view.model.index(0, 1)) == "insights-merge"
+    assert "-## Last Updated: 2026-11-20" in wait_diff(qtbot, view)
+
+
+def test_restore_is_confirmed_recorded_and_announced(qtbot, sample_project: Path):
+    view = make(qtbot, sample_project)
+    original = (sample_project / MEMORY).read_text()
+    edit(view, "# Project Memory\n\n- everything else was deleted\n")
+    view.table.selectRow(0)
+    with qtbot.waitSignal(view.restored, timeout=2000) as restored, \
+            qtbot.waitSignal(view.session.memoryReplaced, timeout=2000):
+        qtbot.mouseClick(view.restore_button, Qt.MouseButton.LeftButton)
+    assert restored.args == [MEMORY]
+    assert (sample_project / MEMORY).read_text() == original
+    assert "The content it replaces is kept" in view.confirm.asked[0]  # type: ignore[attr-defined]
+    versions = history.list_versions(sample_project, MEMORY)
+    assert versions[0].source == "restore"
+    assert history.get_version(sample_project, versions[0].id)[1] == "# Project Memory\n\n- everything else was deleted\n"
+    assert view.model.rowCount() == 2
+    assert view.status.text().startswith("Restored version")
+
+
+def test_declined_restore_changes_nothing(qtbot, sample_project: Path):
+    view = make(qtbot, sample_project, answer=False)
+    edit(view, "- changed\n")
+    assert not view.restore_selected()
+    assert (sample_project / MEMORY).read_text() == "- changed\n"
+
+
+def test_failed_restore_says_why(qtbot, sample_project: Path):
+    view = make(qtbot, sample_project)
+    edit(view, "- changed\n")
+    view.session.switch_backend("readonly")  # (the settings save adds a version of config.json)
+    view.files.setCurrentText(MEMORY)
+    view.table.selectRow(0)
+    assert not view.restore_selected()
+    assert "was not restored" in view.status.text()
+    assert (sample_project / MEMORY).read_text() == "- changed\n"
+
+
+def test_restore_goes_through_a_database_backend(qtbot, project: Path):
+    (project / ".fusion").mkdir()
+    (project / ".fusion" / "config.json").write_text(json.dumps(
+        {"memoryBackend": "sqlite", "memoryBackendConfig": {"mirror": False}}))
+    view = make(qtbot, project)
+    assert view.session.backend.id == "sqlite"
+    edit(view, "- first\n")
+    edit(view, "- second\n")
+    view.table.selectRow(0)  # the newest: "- first" (the scaffold the session created is older)
+    assert view.restore_selected()
+    assert view.session.read_memory()[0] == "- first\n"
+    assert (project / MEMORY).read_text() != "- first\n"  # the database got it, not the (unmirrored) file

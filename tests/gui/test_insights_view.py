@@ -1,0 +1,187 @@
+"""InsightsView: the sample insights grouped with counts, the raw editor, importing a reply and merging."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt
+
+from core.insights import MEMORY_INSIGHTS_PATH, parse_insights_markdown
+from gui.app import guard_pyside_refcount_bug
+from gui.resources import read_text
+from gui.session import ProjectSession
+from gui.views.insights_view import InsightsView
+
+pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
+guard_pyside_refcount_bug()  # PySide6 6.12 on Python 3.11 drops a None reference per void call
+REPLY = ".fusion/extraction-reply.json"
+
+
+def make_view(qtbot, root: Path) -> InsightsView:
+    view = InsightsView(ProjectSession(root))
+    qtbot.addWidget(view)
+    view.resize(1280, 800)
+    view.show()
+    return view
+
+
+def bullet_count(root: Path) -> int:
+    return sum(len(s.bullets) for s in parse_insights_markdown((root / MEMORY_INSIGHTS_PATH).read_text()))
+
+
+def section_rows(view: InsightsView) -> dict[str, int]:
+    model = view.file_panel.model
+    return {model.index(r, 0).data(): model.rowCount(model.index(r, 0)) for r in range(model.rowCount())}
+
+
+def test_insights_are_grouped_by_category_with_counts(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    assert section_rows(view) == {"Patterns (4)": 4, "Principles (4)": 4, "Conventions (4)": 4,
+                                  "Pitfalls (5)": 5, "Context (4)": 4}
+    assert "21 insights" in view.file_panel.summary.text()
+    assert "2026-11-20" in view.file_panel.summary.text()
+    model = view.file_panel.model
+    patterns = model.index(0, 0)
+    assert model.index(0, 1, patterns).data() == "TP-31"
+    assert model.index(0, 0, patterns).data().startswith("Claim work with a single")
+    assert "(source:" not in model.index(0, 0, patterns).data()
+    assert all("<!--" not in model.index(r, 0, model.index(s, 0)).data()
+               for s in range(model.rowCount()) for r in range(model.rowCount(model.index(s, 0))))
+
+
+def test_a_multi_line_bullet_is_kept_whole(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    model = view.file_panel.model
+    principles = model.index(1, 0)
+    migration = model.index(2, 0, principles).data()
+    assert migration.startswith("Migrations must stay backward compatible")
+    assert migration.endswith("until the rollout finishes")
+    assert "new pods start and the old pods keep serving" in migration
+    assert model.index(2, 1, principles).data() == ""
+
+
+def test_import_reply_lists_six_proposals_one_already_present(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    proposals = []
+    view.session.proposalChanged.connect(proposals.append)
+    assert view.import_reply(sample_project / REPLY)
+    model = view.proposals.model
+    assert model.rowCount() == 6
+    flagged = [p for p in model.proposals if p.duplicate]
+    assert len(flagged) == 1 and "database clock" in flagged[0].insight.content
+    row = model.proposals.index(flagged[0])
+    assert model.index(row, 4).data() == "already present"
+    assert proposals and proposals[-1].pruned_memory is not None
+    assert "Imported 6 proposed insights (1 already present) and a prune candidate" in view.proposals.status.text()
+
+
+def test_accept_two_reject_the_rest_merge_adds_exactly_two(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    before = bullet_count(sample_project)
+    view.import_reply(sample_project / REPLY)
+    panel, model = view.proposals, view.proposals.model
+    assert not panel.merge_button.isEnabled()
+    panel.select_row(0)
+    qtbot.mouseClick(panel.accept_button, Qt.MouseButton.LeftButton)
+    model.setData(model.index(3, 0), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    for row in (1, 2, 4, 5):
+        panel.select_row(row)
+        qtbot.mouseClick(panel.reject_button, Qt.MouseButton.LeftButton)
+    assert [p.decision for p in model.proposals] == ["accepted", "rejected", "rejected", "accepted",
+                                                      "rejected", "rejected"]
+    assert model.index(0, 0).data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
+    assert panel.merge_button.text() == "Merge accepted (2)"
+    qtbot.mouseClick(panel.merge_button, Qt.MouseButton.LeftButton)
+    assert bullet_count(sample_project) == before + 2
+    text = (sample_project / MEMORY_INSIGHTS_PATH).read_text()
+    assert "ON CONFLICT (queue, idempotency_key)" in text and "(source: TP-88)" in text
+    assert "pg_try_advisory_lock(4242)" in text
+    assert "RetryableError" not in text
+    assert [p.decision for p in model.proposals][:1] == ["merged"]
+    assert "Patterns (5)" in section_rows(view) and "Pitfalls (6)" in section_rows(view)
+    assert "Merged 2 insights" in panel.status.text()
+    assert not panel.merge_button.isEnabled()
+
+
+def test_a_bad_reply_says_why_and_changes_nothing(qtbot, sample_project: Path, tmp_path: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    view.import_reply(sample_project / REPLY)
+    bad = tmp_path / "reply.txt"
+    bad.write_text("Sorry, I could not produce the JSON this time.")
+    assert view.import_reply(bad) is False
+    assert view.banner.isVisible() and "Could not import reply.txt" in view.banner.text()
+    assert view.proposals.model.rowCount() == 6
+    assert view.session.proposal is not None and len(view.session.proposal.insights) == 6
+    assert view.import_reply(tmp_path / "missing.json") is False
+
+
+def test_raw_edit_saves_through_the_file_and_updates_the_groups(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    panel = view.file_panel
+    panel.tabs.setCurrentIndex(1)
+    assert not panel.save_button.isEnabled()
+    cursor = panel.raw.textCursor()
+    cursor.setPosition(panel.raw.toPlainText().index("## Principles"))
+    panel.raw.setTextCursor(cursor)
+    qtbot.keyClicks(panel.raw, "- Batch enqueues in one transaction (source: TP-9)")
+    qtbot.keyClick(panel.raw, Qt.Key.Key_Return)
+    qtbot.keyClick(panel.raw, Qt.Key.Key_Return)
+    assert panel.save_button.isEnabled()
+    qtbot.mouseClick(panel.save_button, Qt.MouseButton.LeftButton)
+    text = (sample_project / MEMORY_INSIGHTS_PATH).read_text()
+    assert "- Batch enqueues in one transaction (source: TP-9)\n\n## Principles" in text
+    assert "Patterns (5)" in section_rows(view)
+    assert not panel.save_button.isEnabled()
+
+
+def test_raw_save_refuses_when_the_file_changed_on_disk(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    panel = view.file_panel
+    qtbot.keyClicks(panel.raw, "my edit ")
+    path = sample_project / MEMORY_INSIGHTS_PATH
+    path.write_text(path.read_text().replace("## Context", "## Context\n- written by an agent"))
+    on_disk = path.read_bytes()
+    view.refresh()  # as a watcher would; the edit in progress is kept
+    assert panel.raw.toPlainText().startswith("my edit ")
+    qtbot.mouseClick(panel.save_button, Qt.MouseButton.LeftButton)
+    assert path.read_bytes() == on_disk
+    assert "changed on disk" in view.banner.text()
+    assert panel.raw.toPlainText().startswith("my edit ")
+    qtbot.mouseClick(panel.reload_button, Qt.MouseButton.LeftButton)
+    assert panel.raw.toPlainText() == on_disk.decode()
+
+
+def test_missing_insights_file(qtbot, project: Path) -> None:
+    view = make_view(qtbot, project)
+    assert view.file_panel.model.rowCount() == 0
+    assert "No insights file yet" in view.file_panel.summary.text()
+
+
+def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
+    view = make_view(qtbot, sample_project)
+    view.import_reply(sample_project / REPLY)
+    view.proposals.set_row_decision(0, "accepted")
+    view.proposals.set_row_decision(2, "rejected")
+    save_screenshot(qtbot, view, "insights")
+
+
+@pytest.fixture
+def app_style(qapp):
+    """The application's style sheet, as the main window runs with it (screenshots only)."""
+    qapp.setStyleSheet(read_text("style.qss"))
+    yield
+    qapp.setStyleSheet("")
+
+
+def save_screenshot(qtbot, view, name: str) -> None:
+    """Save the view to ``$MEMDESK_SCREENSHOTS/<name>.png`` when that variable is set."""
+    qtbot.wait(100)  # let pending layout requests run
+    folder = os.environ.get("MEMDESK_SCREENSHOTS")
+    image = view.grab()
+    assert not image.isNull() and image.width() == 1280
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        assert image.save(str(Path(folder) / f"{name}.png"))
+

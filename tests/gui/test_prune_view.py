@@ -1,0 +1,212 @@
+"""PruneView: the diff of the sample reply's prune, its validation, Apply and Reject as an operator does them."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt, QThreadPool
+
+from core import history
+from core.insights import MEMORY_AUDIT_PATH, MEMORY_AUDIT_STATE_PATH, MEMORY_WORKING_PATH
+from core.insights import parse_insight_extraction_response as parse_reply
+from gui.app import guard_pyside_refcount_bug
+from gui.resources import read_text
+from gui.session import ProjectSession
+from gui.views.prune_view import PruneView
+
+pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
+guard_pyside_refcount_bug()  # PySide6 6.12 on Python 3.11 drops a None reference per void call
+
+
+@pytest.fixture(autouse=True)
+def _drain_workers(qapp):
+    yield
+    QThreadPool.globalInstance().waitForDone(5000)
+
+REPLY = ".fusion/extraction-reply.json"
+
+
+def make_view(qtbot, root: Path) -> PruneView:
+    view = PruneView(ProjectSession(root))
+    qtbot.addWidget(view)
+    view.resize(1280, 800)
+    view.show()
+    return view
+
+
+def wait_for_diff(qtbot, view: PruneView) -> None:
+    qtbot.waitUntil(lambda: view.preview is not None, timeout=10_000)
+
+
+def load_reply(qtbot, view: PruneView) -> None:
+    view.session.set_proposal(parse_reply((view.session.root / REPLY).read_text()))
+    wait_for_diff(qtbot, view)
+
+
+def test_shows_the_diff_and_validation_of_the_proposed_prune(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    assert view.diff.busy and not view.apply_button.isEnabled()
+    view.session.set_proposal(parse_reply((sample_project / REPLY).read_text()))
+    assert view.diff.message.text() == "Computing diff…"
+    wait_for_diff(qtbot, view)
+    assert not view.diff.busy
+    result = view.diff.result
+    assert result.removed == 19 and result.added == 0
+    left, right = view.diff.left, view.diff.right
+    assert left.blockCount() == right.blockCount() == len(result.rows)
+    row = next(i for i, r in enumerate(result.rows) if r.kind == "delete" and "TP-388" in r.left)
+    assert left.line_kind(row) == "delete" and right.line_kind(row) == "filler"
+    assert "✓ Valid" in view.validation_label.text()
+    for name in ("Architecture", "Conventions", "Pitfalls"):
+        assert f"✓ {name}" in view.sections_label.text()
+    memory = (sample_project / MEMORY_WORKING_PATH).read_text()
+    assert f"{len(memory):,} → " in view.sizes_label.text()
+    assert view.apply_button.isEnabled()
+
+
+def test_scrolling_one_pane_scrolls_the_other(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    load_reply(qtbot, view)
+    view.diff.left.verticalScrollBar().setValue(40)
+    assert view.diff.right.verticalScrollBar().value() == 40
+    view.diff.right.horizontalScrollBar().setValue(30)
+    assert view.diff.left.horizontalScrollBar().value() == 30
+    view.diff.left.verticalScrollBar().setValue(0)
+    first, second = view.diff.result.hunk_starts()[:2]
+    qtbot.mouseClick(view.diff.next_button, Qt.MouseButton.LeftButton)
+    assert view.diff.current_row() == first - 3
+    qtbot.mouseClick(view.diff.next_button, Qt.MouseButton.LeftButton)
+    assert view.diff.current_row() == second - 3
+    qtbot.mouseClick(view.diff.previous_button, Qt.MouseButton.LeftButton)
+    assert view.diff.current_row() == first - 3
+
+
+def test_changed_words_are_highlighted_inside_changed_lines(qtbot, sample_project: Path, tmp_path: Path) -> None:
+    memory = (sample_project / MEMORY_WORKING_PATH).read_text()
+    candidate = memory.replace("single transaction", "single short transaction", 1)
+    path = tmp_path / "candidate.md"
+    path.write_text(candidate)
+    view = make_view(qtbot, sample_project)
+    assert view.load_candidate_file(path)
+    wait_for_diff(qtbot, view)
+    row = next(i for i, r in enumerate(view.diff.result.rows) if r.kind == "replace")
+    changed = view.diff.result.rows[row]
+    assert [changed.right[a:b] for a, b in changed.right_spans] == ["short"]
+    assert view.diff.right.line_kind(row) == "replace"
+    assert "candidate.md" in view.source_label.text()
+
+
+def test_apply_writes_the_prune_keeps_history_and_records_the_audit(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    old = (sample_project / MEMORY_WORKING_PATH).read_text()
+    load_reply(qtbot, view)
+    replaced, audits = [], []
+    view.session.memoryReplaced.connect(replaced.append)
+    view.session.auditChanged.connect(lambda: audits.append(1))
+    qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+    new = (sample_project / MEMORY_WORKING_PATH).read_text()
+    candidate = parse_reply((sample_project / REPLY).read_text()).pruned_memory
+    assert new == candidate.strip() + "\n"
+    assert new.endswith("-->\n") or new.endswith("\n") and not new.endswith("\n\n")
+    versions = history.list_versions(sample_project, MEMORY_WORKING_PATH)
+    assert versions[0].source == "prune" and history.get_version(sample_project, versions[0].id)[1] == old
+    state = json.loads((sample_project / MEMORY_AUDIT_STATE_PATH).read_text())
+    assert state["pruning"]["applied"] is True and state["pruning"]["newSize"] == len(new)
+    assert (sample_project / MEMORY_AUDIT_PATH).exists()
+    assert replaced == ["prune"] and audits == [1]
+    assert "Applied." in view.outcome_label.text()
+    assert view.session.proposal.pruned_memory is None and len(view.session.proposal.insights) == 6
+    assert view.candidate is None and not view.apply_button.isEnabled()
+
+
+def test_invalid_candidate_has_apply_disabled(qtbot, sample_project: Path, tmp_path: Path) -> None:
+    memory = (sample_project / MEMORY_WORKING_PATH).read_text()
+    candidate = memory.replace("## Architecture", "## Design").replace("## Pitfalls", "## Gotchas")
+    path = tmp_path / "bad.md"
+    path.write_text(candidate)
+    view = make_view(qtbot, sample_project)
+    view.load_candidate_file(path)
+    wait_for_diff(qtbot, view)
+    assert "✗ Invalid" in view.validation_label.text()
+    assert "✗ Architecture" in view.sections_label.text() and "✗ Pitfalls" in view.sections_label.text()
+    assert "✓ Conventions" in view.sections_label.text()
+    assert not view.apply_button.isEnabled()
+    assert view.apply() is None
+    assert (sample_project / MEMORY_WORKING_PATH).read_text() == memory
+
+
+def test_reject_leaves_memory_byte_identical_and_clears_the_proposal(qtbot, sample_project: Path) -> None:
+    before = (sample_project / MEMORY_WORKING_PATH).read_bytes()
+    view = make_view(qtbot, sample_project)
+    load_reply(qtbot, view)
+    qtbot.keyClicks(view.reason_edit, "keeps too little context")
+    qtbot.mouseClick(view.reject_button, Qt.MouseButton.LeftButton)
+    assert (sample_project / MEMORY_WORKING_PATH).read_bytes() == before
+    state = json.loads((sample_project / MEMORY_AUDIT_STATE_PATH).read_text())
+    assert state["pruning"]["reason"] == "Rejected by the operator: keeps too little context"
+    assert view.session.proposal.pruned_memory is None
+    assert view.candidate is None and view.diff.busy and not view.reject_button.isEnabled()
+    assert history.list_versions(sample_project, MEMORY_WORKING_PATH) == []
+
+
+def test_memory_changed_since_the_diff_is_not_overwritten(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    load_reply(qtbot, view)
+    path = sample_project / MEMORY_WORKING_PATH
+    path.write_text(path.read_text() + "\n\n<!-- 2026-11-29 -->\nan agent appended this\n")
+    changed = path.read_bytes()
+    view.apply()
+    assert path.read_bytes() == changed
+    assert "CONFLICT" in view.banner.text()
+    wait_for_diff(qtbot, view)
+    assert any(r.left == "an agent appended this" for r in view.diff.result.rows)
+
+
+def test_bad_candidate_file_says_why(qtbot, sample_project: Path, tmp_path: Path) -> None:
+    path = tmp_path / "reply.json"
+    path.write_text('{"summary": "x", "insights": []}')
+    view = make_view(qtbot, sample_project)
+    assert view.load_candidate_file(path) is False
+    assert "without a prunedMemory" in view.banner.text()
+    path.write_text("{ not json")
+    assert view.load_candidate_file(path) is False
+    assert "not an extraction reply" in view.banner.text()
+    assert view.candidate is None
+
+
+def test_readonly_backend_cannot_apply(qtbot, sample_project: Path) -> None:
+    session = ProjectSession(sample_project)
+    session.switch_backend("readonly")
+    view = PruneView(session)
+    qtbot.addWidget(view)
+    load_reply(qtbot, view)
+    assert not view.apply_button.isEnabled()
+    assert "cannot write" in view.apply_button.toolTip()
+
+
+def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
+    view = make_view(qtbot, sample_project)
+    load_reply(qtbot, view)
+    save_screenshot(qtbot, view, "prune")
+
+
+@pytest.fixture
+def app_style(qapp):
+    """The application's style sheet, as the main window runs with it (screenshots only)."""
+    qapp.setStyleSheet(read_text("style.qss"))
+    yield
+    qapp.setStyleSheet("")
+
+
+def save_screenshot(qtbot, view, name: str) -> None:
+    """Save the view to ``$MEMDESK_SCREENSHOTS/<name>.png`` when that variable is set."""
+    qtbot.wait(100)  # let pending layout requests run
+    folder = os.environ.get("MEMDESK_SCREENSHOTS")
+    image = view.grab()
+    assert not image.isNull() and image.width() == 1280
+    if folder:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        assert image.save(str(Path(folder) / f"{name}.png"))
