@@ -72,7 +72,7 @@ def _project(path: str | None) -> Path:
 
 
 def _run_gui(ns: argparse.Namespace) -> int:
-    from gui.app import create_app
+    from gui.app import create_app, freeze_heap
 
     app = create_app([sys.argv[0]])
     from gui.main_window import MainWindow
@@ -100,6 +100,7 @@ def _run_gui(ns: argparse.Namespace) -> int:
     app.processEvents()  # paint the window before the project (and core) loads
     if window.open_project(_project(ns.path)) and ns.view in window.view_keys():
         window.show_view(ns.view)
+    freeze_heap()
     return app.exec()
 
 

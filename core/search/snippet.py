@@ -10,12 +10,12 @@ exactly (unicode61), or as substrings (trigram). Which entries match is decided 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 MARKS = ("«", "»")
-WIDTH = 24
+WIDTH_CHARS = 180
 _WORD = re.compile(r"\w+", re.UNICODE)
-_SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly", "er", "ers")
+_SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly", "ers", "er")
 
 
 def _stem(word: str) -> str:
@@ -26,42 +26,48 @@ def _stem(word: str) -> str:
     return w
 
 
-def _matcher(terms: Iterable[str], tokenizer: str):
-    words = {w.lower() for t in terms for w in _WORD.findall(t)}
+def _hits(flat: str, words: set[str], tokenizer: str) -> list[tuple[int, int]]:
+    """Character spans of the words of ``flat`` that match a query word."""
+    if not words:
+        return []
     if tokenizer == "trigram":
-        return lambda token: any(w in token.lower() for w in words if len(w) >= 3)
+        pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True) if len(w) >= 3)
+                             or r"(?!x)x", re.IGNORECASE)
+        return [m.span() for m in pattern.finditer(flat)]
+    check: Callable[[str], bool]
     if tokenizer == "unicode61":
-        return lambda token: token.lower() in words
-    stems = {_stem(w) for w in words}
-    heads = {w[:3] for w in stems}  # a cheap first test: stemming every word of an entry is the slow part
-    return lambda token: token[:3].lower() in heads and _stem(token) in stems
+        heads, check = words, (lambda tok: tok.lower() in words)
+    else:
+        stems = {_stem(w) for w in words}
+        heads, check = {s[:3] for s in stems}, (lambda tok: _stem(tok) in stems)
+    # Only words starting like a query word are stemmed (stemming every word is the slow part).
+    pattern = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in sorted(heads)) + r")\w*", re.IGNORECASE)
+    return [m.span() for m in pattern.finditer(flat) if check(m.group())]
 
 
-def make_snippet(text: str, terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH) -> str:
-    """Return up to ``width`` words of ``text`` around the most query words, the words marked."""
+def make_snippet(text: str, terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS) -> str:
+    """Return about ``width`` characters of ``text`` around the most query words, the words marked."""
     flat = " ".join(text.split())
-    tokens = list(_WORD.finditer(flat))
-    if not tokens:
-        return flat[:200]
-    matches = _matcher(terms, tokenizer)
-    hit = [matches(m.group()) for m in tokens]
-    positions = [i for i, h in enumerate(hit) if h]
+    spans = _hits(flat, {w.lower() for t in terms for w in _WORD.findall(t)}, tokenizer)
     start = 0
-    if positions:
+    if spans:
         best, j = -1, 0
-        for i, p in enumerate(positions):  # the window starting at a hit that covers the most hits
-            while j < len(positions) and positions[j] < p + width:
+        for i, (s, _e) in enumerate(spans):  # the window opening at a hit that covers the most hits
+            while j < len(spans) and spans[j][1] <= s + width:
                 j += 1
             if j - i > best:
-                best, start = j - i, max(0, min(p - 2, len(tokens) - width))
-    end = min(len(tokens), start + width)
-    first = 0 if start == 0 else tokens[start].start()
-    last = len(flat) if end == len(tokens) else tokens[end - 1].end()
-    out, cursor = [], first
-    for i in range(start, end):
-        if hit[i]:
-            m = tokens[i]
-            out += [flat[cursor:m.start()], MARKS[0], m.group(), MARKS[1]]
-            cursor = m.end()
-    out.append(flat[cursor:last])
-    return ("…" if first > 0 else "") + "".join(out) + ("…" if last < len(flat) else "")
+                best, start = j - i, max(0, min(s - 20, len(flat) - width))
+    if start > 0:
+        space = flat.rfind(" ", 0, start + 1)
+        start = space + 1 if space >= 0 else 0
+    end = min(len(flat), start + width)
+    if end < len(flat):
+        space = flat.find(" ", end)
+        end = space if space >= 0 else len(flat)
+    out, cursor = [], start
+    for s, e in spans:
+        if s >= start and e <= end:
+            out += [flat[cursor:s], MARKS[0], flat[s:e], MARKS[1]]
+            cursor = e
+    out.append(flat[cursor:end])
+    return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(flat) else "")

@@ -118,7 +118,9 @@ class MemoryEditor(QWidget):
         self.buffer.load(text, digest)
         self.notice.clear()
         self.apply_read_only()
-        self._on_settled()
+        self._settle.stop()
+        self._show_size(len(text.encode("utf-8")))  # the bytes on disk: no need to ask the document
+        self.preview.schedule()
 
     def apply_read_only(self) -> None:
         """Make the text read-only, with the reason in a banner, when it must not be edited."""
@@ -287,10 +289,13 @@ class MemoryEditor(QWidget):
             size += text.count("\n")
         if self.buffer.style.bom:
             size += 3
-        self.size_label.set_size(size)
-        self.sizeChanged.emit(size)
+        self._show_size(size)
         if self.find_bar.isVisible():
             self._show_count()
+
+    def _show_size(self, size: int) -> None:
+        self.size_label.set_size(size)
+        self.sizeChanged.emit(size)
 
     def shutdown(self) -> None:
         """Stop background work (preview render, conflict diff) before the editor goes away."""

@@ -21,8 +21,8 @@ from gui import resources
 from gui.tasks import Operation, run_in_background
 
 DEBOUNCE_MS = 250
-FULL_PREVIEW_CHARS = 48 * 1024
-WINDOW_CHARS = 24 * 1024
+FULL_PREVIEW_CHARS = 24 * 1024
+WINDOW_CHARS = 12 * 1024
 EXTENSIONS = ("extra", "sane_lists")
 
 _DATED = re.compile(r"^<!-- (\d{4}-\d{2}-\d{2}) -->$", re.MULTILINE)

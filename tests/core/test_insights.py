@@ -339,7 +339,8 @@ def test_parse_200kb_reply_is_fast(text: str) -> None:
         parse_insight_extraction_response(text)
     except InsightParseError:
         pass
-    assert time.perf_counter() - started < 1.0
+    # Fusion's regex takes minutes on the first case; the bound leaves room for a loaded machine.
+    assert time.perf_counter() - started < 3.0
 
 
 # ── trigger rule ─────────────────────────────────────────────────────────────────────────────

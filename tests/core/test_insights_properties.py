@@ -51,7 +51,7 @@ json_alphabet = st.sampled_from(list('{}[]":,` \n\tjson0123456789abcnulltrue\\')
 
 
 @given(st.text())
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 def test_parse_raises_only_parse_errors(text: str) -> None:
     try:
         result = parse_insight_extraction_response(text)
@@ -62,7 +62,7 @@ def test_parse_raises_only_parse_errors(text: str) -> None:
 
 
 @given(st.lists(json_alphabet, max_size=60).map("".join))
-@settings(max_examples=300)
+@settings(max_examples=300, deadline=None)
 def test_parse_raises_only_parse_errors_on_json_like_text(text: str) -> None:
     try:
         parse_insight_extraction_response(text)
@@ -74,6 +74,7 @@ def test_parse_raises_only_parse_errors_on_json_like_text(text: str) -> None:
 @example("```json```")
 @example("````")
 @example("```json \n {} \n ``` trailing ```")
+@settings(deadline=None)
 def test_fence_strip_matches_fusions_regex(text: str) -> None:
     match = FUSION_FENCE.search(text)
     ours = _strip_fence(text)
@@ -83,7 +84,7 @@ def test_fence_strip_matches_fusions_regex(text: str) -> None:
 
 
 @given(existing_text, insights)
-@settings(max_examples=300, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_merge_never_raises_and_is_idempotent(existing: str, batch: list[MemoryInsight]) -> None:
     once = merge_insights(existing, batch, today="2024-06-15")
     assert merge_insights(once, batch, today="2099-12-31") == once
@@ -92,7 +93,7 @@ def test_merge_never_raises_and_is_idempotent(existing: str, batch: list[MemoryI
 
 
 @given(existing_text, insights)
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 def test_every_merged_insight_is_then_a_duplicate(existing: str, batch: list[MemoryInsight]) -> None:
     once = merge_insights(existing, batch, today="2024-06-15")
     index = BulletIndex(once)
@@ -113,7 +114,7 @@ pieces = st.sampled_from(["-", " ", "\n", "\t", "a", "b", "B", "(source: ", ")",
 
 
 @given(st.lists(pieces, max_size=30).map("".join), st.lists(pieces, min_size=1, max_size=8).map("".join))
-@settings(max_examples=500)
+@settings(max_examples=300, deadline=None)
 def test_bullet_index_matches_the_reference_rule(text: str, content: str) -> None:
     assert BulletIndex(text).contains(content) == reference_contains(text, content)
 
@@ -126,6 +127,7 @@ any_object = st.recursive(
 
 
 @given(any_object)
+@settings(deadline=None)
 def test_validate_prune_candidate_never_raises(candidate: object) -> None:
     result = validate_prune_candidate(candidate)
     assert result.valid == (len(result.found_sections) >= 2)
@@ -133,6 +135,7 @@ def test_validate_prune_candidate_never_raises(candidate: object) -> None:
 
 
 @given(st.text(string.printable + "é\u00a0\u2028", max_size=300))
+@settings(deadline=None)
 def test_validate_prune_candidate_on_text(candidate: str) -> None:
     result = validate_prune_candidate(candidate)
     assert result.valid is (result.has_required_sections and bool(candidate.strip()))

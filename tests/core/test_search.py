@@ -196,3 +196,17 @@ def test_hybrid_removes_exact_duplicates_and_explains(tmp_path: Path):
         assert semantic and all("vector" in r.scores for r in semantic)
     finally:
         b.shutdown()
+
+
+def test_snippets_mark_the_query_words():
+    from core.search.snippet import make_snippet
+
+    text = "- **Dequeue (TP-31)**: workers claim the oldest job; never claim with a plain SELECT."
+    assert make_snippet(text, ["claiming", "jobs"]) == (
+        "- **Dequeue (TP-31)**: workers «claim» the oldest «job»; never «claim» with a plain SELECT.")
+    assert make_snippet(text, ["claiming"], "unicode61").count("«") == 0
+    assert make_snippet("PgBouncer", ["ounc"], "trigram") == "PgB«ounc»er"
+    long = " ".join(f"w{i}" for i in range(200)) + " needle"
+    snip = make_snippet(long, ["needle"], "unicode61", width=40)
+    assert snip.startswith("…") and snip.endswith("«needle»") and len(snip) < 60
+    assert make_snippet("no match here", ["zebra"]) == "no match here"
