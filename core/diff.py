@@ -15,7 +15,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from typing import Literal
+from typing import Literal, NamedTuple
 
 RowKind = Literal["equal", "delete", "insert", "replace"]
 Opcode = tuple[str, int, int, int, int]
@@ -29,12 +29,12 @@ MAX_WORD_DIFF_LINE = 4_000
 _TOKEN_RE = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
 
 
-@dataclass(frozen=True, slots=True)
-class DiffRow:
+class DiffRow(NamedTuple):
     """One row of the side-by-side view; a side is ``None`` where the other side has a line alone.
 
     ``left_no``/``right_no`` are 1-based line numbers; the spans are ``(start, end)`` character
-    ranges of changed words inside a ``replace`` row.
+    ranges of changed words inside a ``replace`` row. A named tuple: a 1 MiB diff has ~13,000 rows,
+    and tuples are several times cheaper to build than frozen dataclasses.
     """
 
     kind: RowKind

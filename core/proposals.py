@@ -14,6 +14,7 @@ import json
 import logging
 import re
 import uuid
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -192,7 +193,6 @@ def record_audit(root: Path | str, *, extraction: MemoryExtractionMetadata | Non
         log.warning("could not write the memory audit: %s", exc)
 
 
-
 def _read(root: Path | str, proposal_id: str) -> tuple[Proposal, str]:
     if not _ID_RE.match(proposal_id or ""):
         raise ProposalError(f"{proposal_id!r} is not a proposal id", "INVALID_ID")
@@ -226,34 +226,13 @@ def _resolve_id(root: Path | str, proposal_id: str) -> str:
     return matches[0] if matches else proposal_id
 
 
-def save_new_proposal(
-    root: Path | str,
-    *,
-    provider: str,
-    summary: str,
-    insights: list[MemoryInsight] | tuple[MemoryInsight, ...],
-    pruned_memory: str | None,
-    memory_hash_at_start: str,
-    prune_status: str,
-    prune_message: str,
-    duplicate_count: int = 0,
-    origin: str = "manual",
-    now: datetime | None = None,
-) -> Proposal:
-    """Store a new pending proposal and return it."""
-    proposal = Proposal(
-        id=new_proposal_id(now),
-        created_at=iso_timestamp(now),
-        provider=provider,
-        origin=origin,
-        summary=summary,
-        insights=tuple(ProposedInsight(n, insight, "pending") for n, insight in enumerate(insights, start=1)),
-        pruned_memory=pruned_memory,
-        memory_hash_at_start=memory_hash_at_start,
-        prune_status=prune_status,
-        prune_message=prune_message,
-        duplicate_count=duplicate_count,
-    )
+def save_new_proposal(root: Path | str, *, provider: str, summary: str, insights: Iterable[MemoryInsight],
+                      pruned_memory: str | None, memory_hash_at_start: str, prune_status: str, prune_message: str,
+                      duplicate_count: int = 0, origin: str = "manual", now: datetime | None = None) -> Proposal:
+    """Store a new proposal whose insights are all pending, and return it."""
+    items = tuple(ProposedInsight(n, insight, "pending") for n, insight in enumerate(insights, start=1))
+    proposal = Proposal(new_proposal_id(now), iso_timestamp(now), provider, origin, summary, items, pruned_memory,
+                        memory_hash_at_start, prune_status, prune_message, duplicate_count)
     return _write(root, proposal, None)
 
 

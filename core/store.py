@@ -47,7 +47,18 @@ class ProjectStore:
         updated = settings_mod.update_settings(self.root, patch)
         if updated.memory_enabled and (previous is None or not previous.memory_enabled):
             self._ensure_memory()
+        if previous is None or _schedule_fields(previous) != _schedule_fields(updated):
+            self._sync_schedule(updated)
         return updated
+
+    def _sync_schedule(self, current: ProjectSettings) -> None:
+        """Keep the stored extraction schedule in step with the settings (non-fatal)."""
+        try:
+            from core.insights import sync_insight_extraction_automation
+
+            sync_insight_extraction_automation(self.root, current)
+        except Exception as exc:
+            log.warning("extraction schedule not updated (non-fatal): %s", exc)
 
     def _ensure_memory(self) -> None:
         try:
@@ -55,3 +66,7 @@ class ProjectStore:
                 log.info("created %s", self.root / ".fusion/memory.md")
         except Exception as exc:  # non-fatal invariant: setup failures never block
             log.warning("memory bootstrap failed (non-fatal): %s", exc)
+
+
+def _schedule_fields(s: ProjectSettings) -> tuple[bool, str]:
+    return s.insight_extraction_enabled, s.insight_extraction_schedule

@@ -102,7 +102,7 @@ class ProviderConfig(BaseModel):
 
 
 def _default_providers() -> dict[str, ProviderConfig]:
-    return {OFFLINE_PROVIDER: ProviderConfig(kind="offline")}
+    return {OFFLINE_PROVIDER: ProviderConfig.model_validate({"kind": "offline"})}
 
 
 class UserConfig(BaseModel):
@@ -124,7 +124,7 @@ class UserConfig(BaseModel):
                 raise ValueError(f"provider name {name!r} must be letters, digits, '.', '_' or '-'")
         offline = self.providers.get(OFFLINE_PROVIDER)
         if offline is None:
-            self.providers[OFFLINE_PROVIDER] = ProviderConfig(kind="offline")
+            self.providers[OFFLINE_PROVIDER] = ProviderConfig.model_validate({"kind": "offline"})
         elif offline.kind != "offline":
             raise ValueError(f"the provider name {OFFLINE_PROVIDER!r} is reserved for the rule-based extractor")
         if self.default_provider not in self.providers:
@@ -170,7 +170,7 @@ def load_user_config() -> UserConfig:
     except MemoryBackendError as exc:
         raise SettingsError(f"cannot read {path}: {exc}") from exc
     if text is None or not text.strip():
-        return UserConfig()
+        return UserConfig.model_validate({})
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

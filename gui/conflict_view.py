@@ -87,6 +87,10 @@ class ConflictView(QWidget):
         self.keep_mine_button.clicked.connect(self.keepMineRequested)
         self.take_disk_button.clicked.connect(self.takeDiskRequested)
         self.merge_button.clicked.connect(self.mergeRequested)
+        # Scroll both sides together: most lines are the same, so they stay side by side.
+        mine_bar, disk_bar = self.mine.verticalScrollBar(), self.disk.verticalScrollBar()
+        mine_bar.valueChanged.connect(lambda v: disk_bar.value() != v and disk_bar.setValue(v))
+        disk_bar.valueChanged.connect(lambda v: mine_bar.value() != v and mine_bar.setValue(v))
 
     def set_texts(self, mine: str, disk: str, headline: str) -> None:
         """Show both versions and why the view opened; tint the differing lines when known."""

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -137,7 +137,6 @@ class MainWindow(QMainWindow):
     def _action(self, name: str, text: str, *keys: QKeySequence | str) -> QAction:
         action = QAction(text, self)
         action.setShortcuts([QKeySequence(k) for k in keys])
-        action.setShortcutContext(Qt.ShortcutContext.WindowShortcut)
         self.addAction(action)
         self.actions_by_name[name] = action
         return action
@@ -241,7 +240,8 @@ class MainWindow(QMainWindow):
         self.status.set_size(self.editor.size_label.size)
         self._watch_memory()
         self.recent.add(session.root)
-        self.status.show_message(f"Opened {session.root}")
+        self.status.show_message(f"Opened {session.root.name}")
+        self.status.setToolTip(str(session.root))
         return True
 
     def _close_project(self) -> None:
@@ -315,27 +315,19 @@ class MainWindow(QMainWindow):
         """The ``--view`` names of the tabs, in order."""
         return ["editor", *(s.key for s in self._specs)]
 
-    def show_view(self, key: str) -> QWidget:
-        """Make the tab named ``key`` current and return its (built) view."""
-        if key == "editor" and self.editor is not None:
-            self.tabs.setCurrentWidget(self.editor)
-            return self.editor
+    def show_view(self, key: str, *, switch: bool = True) -> QWidget:
+        """Return the view of tab ``key`` (built if needed), making it the current tab unless not ``switch``."""
         for index in range(self.tabs.count()):
-            slot = self.tabs.widget(index)
-            if isinstance(slot, _ViewSlot) and slot.spec.key == key:
-                self.tabs.setCurrentIndex(index)
-                return slot.ensure_view()
+            widget = self.tabs.widget(index)
+            if _slot_key(widget) == key or (key == "editor" and widget is self.editor):
+                if switch:
+                    self.tabs.setCurrentIndex(index)
+                return widget.ensure_view() if isinstance(widget, _ViewSlot) else widget
         raise KeyError(f"no view {key!r}; available: {', '.join(self.view_keys())}")
 
     def view(self, key: str) -> QWidget:
         """Return the view of tab ``key``, building it if needed, without switching to it."""
-        for index in range(self.tabs.count()):
-            slot = self.tabs.widget(index)
-            if isinstance(slot, _ViewSlot) and slot.spec.key == key:
-                return slot.ensure_view()
-        if key == "editor" and self.editor is not None:
-            return self.editor
-        raise KeyError(key)
+        return self.show_view(key, switch=False)
 
     def _on_tab_changed(self, index: int) -> None:
         slot = self.tabs.widget(index)
@@ -380,12 +372,9 @@ class MainWindow(QMainWindow):
             self.open_project(folder)
 
 
-def _dropped_folder(mime: object) -> Path | None:
-    urls = mime.urls() if getattr(mime, "hasUrls", lambda: False)() else []  # type: ignore[attr-defined]
-    for url in urls:
-        if url.isLocalFile() and Path(url.toLocalFile()).is_dir():
-            return Path(url.toLocalFile())
-    return None
+def _dropped_folder(mime: QMimeData) -> Path | None:
+    folders = [Path(u.toLocalFile()) for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
+    return next((f for f in folders if f.is_dir()), None)
 
 
 def _slot_key(widget: QWidget | None) -> str | None:

@@ -154,7 +154,7 @@ def display_content(content: str) -> str:
 
 
 @dataclass(frozen=True)
-class Proposal:
+class ReviewItem:
     """A proposed insight under review.
 
     ``decision`` is ``pending``, ``accepted``, ``rejected`` or ``merged`` (written to the file).
@@ -172,9 +172,9 @@ class ProposalTableModel(QAbstractTableModel):
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.proposals: list[Proposal] = []
+        self.proposals: list[ReviewItem] = []
 
-    def set_proposals(self, proposals: Sequence[Proposal]) -> None:
+    def set_proposals(self, proposals: Sequence[ReviewItem]) -> None:
         """Replace the rows."""
         self.beginResetModel()
         self.proposals = list(proposals)
@@ -231,7 +231,7 @@ class ProposalTableModel(QAbstractTableModel):
         return None
 
     @staticmethod
-    def _text(proposal: Proposal, column: int) -> str:
+    def _text(proposal: ReviewItem, column: int) -> str:
         insight = proposal.insight
         if column == 1:
             return insight.category.capitalize()
@@ -253,7 +253,7 @@ class ProposalTableModel(QAbstractTableModel):
         return True
 
 
-def proposal_status(proposal: Proposal) -> str:
+def proposal_status(proposal: ReviewItem) -> str:
     """What the status column says: the decision, and ``already present`` for a duplicate."""
     parts = []
     if proposal.duplicate:

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from core.insights._text import iso_timestamp, js_trim, parse_timestamp, scrub_surrogates, to_utc
+from core.insights.merge import default_insights_template, merge_insights, parse_insights_markdown
 from core.insights.model import (
     DEFAULT_MIN_INTERVAL_MS,
     INSIGHT_CATEGORIES,
@@ -23,10 +24,15 @@ from core.insights.model import (
 )
 from core.settings import ProjectSettings
 
+# merge_insights, default_insights_template and parse_insights_markdown live in merge.py (kept
+# small); they are re-exported here, their place in Fusion's module layout.
 __all__ = [
     "PRUNE_GUIDELINES",
     "build_insight_extraction_prompt",
+    "default_insights_template",
+    "merge_insights",
     "parse_insight_extraction_response",
+    "parse_insights_markdown",
     "should_trigger_extraction",
 ]
 
@@ -104,7 +110,7 @@ def build_insight_extraction_prompt(working_memory: str, existing_insights: str 
 
 def _strip_fence(text: str) -> str | None:
     # Same match as Fusion's /```(?:json)?\s*\n?([\s\S]*?)\n?\s*```/ without the regex, whose
-    # lazy body before \s* backtracks quadratically on a long unclosed fence.
+    # lazy body before \s* backtracks catastrophically on a long unclosed fence (minutes for 5 KB).
     start = text.find("```")
     if start == -1:
         return None

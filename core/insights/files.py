@@ -54,7 +54,7 @@ def write_working_memory(
 
 
 def write_insights_memory(
-    root: Path | str, content: str, *, source: str = "insights-merge"
+    root: Path | str, content: str, *, expected_hash: str | None = None, source: str = "insights-merge"
 ) -> fileio.ReplaceResult:
     """Replace the insights memory, creating ``.fusion/`` and the file when absent."""
-    return fileio.replace_text(root, MEMORY_INSIGHTS_PATH, content, source=source)
+    return fileio.replace_text(root, MEMORY_INSIGHTS_PATH, content, expected_hash=expected_hash, source=source)

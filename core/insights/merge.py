@@ -130,9 +130,9 @@ def merge_insights_detailed(
     for category, insights in by_category.items():
         header = CATEGORY_SECTIONS[category]
         lines = "\n".join(render_bullet(i.content, i.source) for i in insights)
-        index = result.find(header)
-        if index != -1:
-            next_section = result.find("\n## ", index + len(header))
+        position = result.find(header)
+        if position != -1:
+            next_section = result.find("\n## ", position + len(header))
             at = next_section if next_section != -1 else len(result)
             result = result[:at] + "\n" + lines + result[at:]
         else:

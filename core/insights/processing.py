@@ -19,6 +19,7 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
+from core.fileio import content_hash
 from core.insights._text import iso_timestamp, js_trim
 from core.insights.audit import (
     generate_memory_audit,
@@ -75,7 +76,8 @@ def process_insight_extraction_run(
     merged = merge_insights_detailed(existing or "", parsed.insights, today=now)
     written = False
     if merged.added:
-        write_insights_memory(root, merged.text)
+        # Refuse (CONFLICT) rather than overwrite insights accepted elsewhere since the read above.
+        write_insights_memory(root, merged.text, expected_hash=content_hash(existing or ""))
         written = True
     # A failed or unreadable run offers no prune candidate, so nothing is pruned.
     prune = apply_memory_pruning(root, parsed.pruned_memory if success else None)

@@ -10,8 +10,10 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from core.providers.base import (
     CancelCheck,
@@ -39,8 +41,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
         except (ProcessLookupError, PermissionError, OSError):
             pass
     try:
-        proc.communicate(timeout=5)
-    except Exception:  # the pipes may already be closed; the process is gone either way
+        proc.wait(timeout=5)
+    except Exception:  # the process is gone or unkillable; nothing more to do
         pass
 
 
@@ -89,32 +91,44 @@ class CommandProvider:
         cwd = self.cwd if self.cwd is not None else request.project_root
         proc = self._start(cwd)
         started = time.monotonic()
-        progress(0, f"Running {Path(self.argv[0]).name}")
-        stdin: bytes | None = request.prompt.encode("utf-8")
+        program = Path(self.argv[0]).name
+        progress(0, f"Running {program}")
+        outcome: dict[str, Any] = {}
+
+        def talk() -> None:
+            # communicate() cannot resume writing stdin after a timeout, so it runs whole on its own
+            # thread; killing the process group ends it.
+            try:
+                outcome["out"], outcome["err"] = proc.communicate(request.prompt.encode("utf-8"))
+            except BaseException as exc:  # handed to the calling thread
+                outcome["error"] = exc
+
+        thread = threading.Thread(target=talk, name=f"memdesk-{self.name}", daemon=True)
+        thread.start()
         try:
-            while True:
-                try:
-                    out, err = proc.communicate(stdin, timeout=_POLL_S)
+            while thread.is_alive():
+                thread.join(_POLL_S)
+                if not thread.is_alive():
                     break
-                except subprocess.TimeoutExpired:
-                    stdin = None  # already being written; communicate() resumes where it stopped
                 elapsed = time.monotonic() - started
                 if cancel():
                     raise self._error("cancelled", "cancelled")
                 if elapsed >= self.timeout_s:
                     raise self._error(f"no reply from {self.argv[0]!r} within {self.timeout_s:g} s (timeout); "
                                       "the command was stopped", "timeout")
-                progress(min(95, int(100 * elapsed / self.timeout_s)), f"Waiting for {Path(self.argv[0]).name} "
-                         f"({int(elapsed)} s)")
+                progress(min(95, int(100 * elapsed / self.timeout_s)), f"Waiting for {program} ({int(elapsed)} s)")
         except BaseException:
             _kill_group(proc)
+            thread.join(5)
             raise
+        if "error" in outcome:
+            raise self._error(f"talking to {self.argv[0]!r} failed: {outcome['error']}", "server")
         if proc.returncode != 0:
-            detail = _tail(err)
+            detail = _tail(outcome.get("err"))
             raise self._error(f"command {self.argv[0]!r} exited with status {proc.returncode}"
                               + (f": {detail}" if detail else ""), "server")
         try:
-            reply = out.decode("utf-8")
+            reply = outcome["out"].decode("utf-8")
         except UnicodeDecodeError as exc:
             raise self._error(f"the command's output is not valid UTF-8 (byte offset {exc.start})",
                               "bad_reply") from exc

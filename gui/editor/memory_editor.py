@@ -8,11 +8,8 @@ UTF-8. Changes made on disk by others arrive through :meth:`on_disk_changed` (se
 
 from __future__ import annotations
 
-from bisect import bisect_left
-
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QTextCursor
-from PySide6.QtWidgets import QHBoxLayout, QSplitter, QStackedWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from core.fileio import format_size
 from core.textmerge import count_conflicts
@@ -21,9 +18,9 @@ from gui.editor.banner import Banner
 from gui.editor.buffer import EditorBuffer
 from gui.editor.external import ExternalChanges
 from gui.editor.find_bar import FindBar
+from gui.editor.finder import Finder
 from gui.editor.highlighter import MarkdownHighlighter
 from gui.editor.preview import PreviewPane
-from gui.editor.search_text import find_matches
 from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
 from gui.session import ProjectSession
@@ -51,9 +48,12 @@ class MemoryEditor(QWidget):
         self.highlighter = MarkdownHighlighter(self.text_edit.document())
         self.preview = PreviewPane(self)
         self.size_label = SizeLabel(self)
+        self.path_label = QLabel(self)
+        self.path_label.setObjectName("pathLabel")
         self.conflict_view = ConflictView(self)
         self.buffer = EditorBuffer(self.text_edit, self.highlighter)
         self.external = ExternalChanges(self)
+        self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.addWidget(self.text_edit)
         self.splitter.addWidget(self.preview)
@@ -68,7 +68,6 @@ class MemoryEditor(QWidget):
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
-        self._matches: list[tuple[int, int]] | None = None
         self.read_only_reason: str | None = None
         self._read_error: str | None = None
         self.preview.set_text_source(lambda: (self.buffer.text(), self.text_edit.textCursor().blockNumber()))
@@ -79,6 +78,7 @@ class MemoryEditor(QWidget):
         page = QWidget(self)
         footer = QHBoxLayout()
         footer.setContentsMargins(8, 2, 8, 4)
+        footer.addWidget(self.path_label)
         footer.addStretch(1)
         footer.addWidget(self.size_label)
         layout = QVBoxLayout(page)
@@ -97,10 +97,6 @@ class MemoryEditor(QWidget):
         self.text_edit.cursorPositionChanged.connect(self._on_cursor_moved)
         self.text_edit.updateRequest.connect(self.buffer.format_visible)
         self._settle.timeout.connect(self._on_settled)
-        self.find_bar.queryChanged.connect(self._on_query_changed)
-        self.find_bar.nextRequested.connect(self.find_next)
-        self.find_bar.previousRequested.connect(self.find_previous)
-        self.find_bar.closeRequested.connect(self.close_find)
         self.conflict_view.keepMineRequested.connect(self.external.keep_mine)
         self.conflict_view.takeDiskRequested.connect(self.external.take_disk)
         self.conflict_view.mergeRequested.connect(self.external.merge_by_hand)
@@ -116,7 +112,13 @@ class MemoryEditor(QWidget):
         self._read_error = error.message if error is not None and error.code == "READ_FAILED" else None
         self.external.close_conflict()
         self.buffer.load(text, digest)
+        path = self.session.memory_path
+        self.path_label.setText(path.relative_to(self.session.root).as_posix() if path else self.session.backend.name)
+        self.path_label.setToolTip(str(path or ""))
         self.notice.clear()
+        if self.session.settings_error is not None:
+            self.notice.show_message(f"{self.session.settings_error} Default settings are in use until it is fixed.",
+                                     "warning")
         self.apply_read_only()
         self._settle.stop()
         self._show_size(len(text.encode("utf-8")))  # the bytes on disk: no need to ask the document
@@ -216,56 +218,11 @@ class MemoryEditor(QWidget):
     # -- find ----------------------------------------------------------------------------------
     def show_find(self) -> None:
         """Open the find bar (pre-filled with a one-line selection)."""
-        selected = self.text_edit.textCursor().selectedText()
-        self.find_bar.open(selected if selected and "\u2029" not in selected else None)
-        self._matches = None
-        self._show_count()
+        self.finder.open()
 
     def close_find(self) -> None:
         """Close the find bar and return to the text."""
-        self.find_bar.setVisible(False)
-        self.text_edit.setFocus()
-
-    def find_next(self) -> None:
-        """Select the next match after the selection (wrapping)."""
-        self._step(forward=True)
-
-    def find_previous(self) -> None:
-        """Select the match before the selection (wrapping)."""
-        self._step(forward=False)
-
-    def _on_query_changed(self, _query: str) -> None:
-        self._matches = None
-        self._step(forward=True, from_selection_start=True)
-
-    def _current_matches(self) -> list[tuple[int, int]]:
-        if self._matches is None:
-            self._matches = find_matches(self.buffer.text(), self.find_bar.query())
-        return self._matches
-
-    def _step(self, *, forward: bool, from_selection_start: bool = False) -> None:
-        matches = self._current_matches()
-        if not matches:
-            self.find_bar.set_count(0, 0)
-            return
-        cursor = self.text_edit.textCursor()
-        starts = [start for start, _ in matches]
-        if forward:
-            origin = cursor.selectionStart() if from_selection_start else cursor.selectionEnd()
-            index = bisect_left(starts, origin) % len(matches)
-        else:
-            index = (bisect_left(starts, cursor.selectionStart()) - 1) % len(matches)
-        start, length = matches[index]
-        cursor.setPosition(start)
-        cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
-        self.text_edit.setTextCursor(cursor)
-        self.find_bar.set_count(index + 1, len(matches))
-
-    def _show_count(self) -> None:
-        matches = self._current_matches()
-        start = self.text_edit.textCursor().selectionStart()
-        index = next((i for i, (s, _) in enumerate(matches) if s == start), 0)
-        self.find_bar.set_count(index + 1 if matches else 0, len(matches))
+        self.finder.close()
 
     # -- preview, size -------------------------------------------------------------------------
     def toggle_preview(self) -> bool:
@@ -274,7 +231,7 @@ class MemoryEditor(QWidget):
         return not self.preview.isHidden()
 
     def _on_text_changed(self) -> None:
-        self._matches = None
+        self.finder.invalidate()
         self._settle.start()
         self.preview.schedule()
 
@@ -291,7 +248,7 @@ class MemoryEditor(QWidget):
             size += 3
         self._show_size(size)
         if self.find_bar.isVisible():
-            self._show_count()
+            self.finder.refresh_count()
 
     def _show_size(self, size: int) -> None:
         self.size_label.set_size(size)

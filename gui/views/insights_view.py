@@ -23,7 +23,7 @@ from core.insights import (
     read_insights_memory,
 )
 from core.review import AcceptOutcome, accept_insights
-from gui.models import Proposal
+from gui.models import ReviewItem
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.insights_file_panel import InsightsFilePanel
@@ -132,12 +132,12 @@ class InsightsView(QWidget):
         summary = str(getattr(proposal, "summary", "") or "")
         if insights == shown and shown:
             return  # the same proposal (its prune was decided): keep the decisions made so far
-        rows = [Proposal(i, is_duplicate_insight(self.text, i.content)) for i in insights]
+        rows = [ReviewItem(i, is_duplicate_insight(self.text, i.content)) for i in insights]
         self.proposals.set_proposals(rows, summary)
 
     def _reflag_duplicates(self) -> None:
         model = self.proposals.model
-        rows = [Proposal(p.insight, is_duplicate_insight(self.text, p.insight.content), p.decision)
+        rows = [ReviewItem(p.insight, is_duplicate_insight(self.text, p.insight.content), p.decision)
                 for p in model.proposals]
         if rows != model.proposals:
             self.proposals.set_proposals(rows, self.proposals.summary.text())

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from gui.models import Proposal, ProposalTableModel
+from gui.models import ProposalTableModel, ReviewItem
 
 
 class ProposalsPanel(QWidget):
@@ -80,7 +80,7 @@ class ProposalsPanel(QWidget):
         self.table.selectionModel().selectionChanged.connect(lambda *_: self._update_buttons())
         self.set_proposals([], "")
 
-    def set_proposals(self, proposals: list[Proposal], summary: str) -> None:
+    def set_proposals(self, proposals: list[ReviewItem], summary: str) -> None:
         """Show ``proposals`` (with the reply's ``summary``)."""
         self.model.set_proposals(proposals)
         self.summary.setText(summary)

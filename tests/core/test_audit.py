@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from core import fileio
 from core.history import list_versions
 from core.insights import (
     MEMORY_AUDIT_PATH,
@@ -272,6 +273,37 @@ def test_unwritable_outputs_are_logged_not_raised(root: Path, caplog: pytest.Log
     assert not report.extraction.success
     warnings = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
     assert any("audit state" in w for w in warnings) and any("audit report" in w for w in warnings)
+
+
+def test_read_only_folder_simulated_never_raises(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Tests may run as root, whom chmod does not stop: fail the rename as a read-only folder would.
+    def refuse(src: Path, dst: Path) -> None:
+        raise PermissionError(13, "Permission denied", str(dst))
+
+    monkeypatch.setattr(fileio, "_rename", refuse)
+    report = run(root, json.dumps({"summary": "Pruned memory and one insight", "insights": [{"content": "x"}],
+                                   "prunedMemory": "## Architecture\n## Pitfalls"}))
+    assert not report.extraction.success and "Permission denied" in report.extraction.error
+    assert read_insights_memory(root) is None
+    assert (root / MEMORY_WORKING_PATH).read_text(encoding="utf-8") == MEMORY
+    assert not (root / MEMORY_AUDIT_PATH).exists() and not (root / MEMORY_AUDIT_STATE_PATH).exists()
+
+
+def test_insights_changed_meanwhile_is_not_overwritten(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import core.insights.processing as processing
+
+    real_read = processing.read_insights_memory
+
+    def read_then_someone_writes(project: Path) -> str | None:
+        text = real_read(project)
+        (project / MEMORY_INSIGHTS_PATH).write_text("# accepted in the GUI meanwhile\n", encoding="utf-8")
+        return text
+
+    monkeypatch.setattr(processing, "read_insights_memory", read_then_someone_writes)
+    report = run(root)
+    assert not report.extraction.success
+    assert "changed on disk since it was loaded" in report.extraction.error
+    assert (root / MEMORY_INSIGHTS_PATH).read_text(encoding="utf-8") == "# accepted in the GUI meanwhile\n"
 
 
 @pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="needs a non-root POSIX user")

@@ -202,3 +202,12 @@ def test_provider_error_message_reaches_the_run(tidepool):
     run = run_extraction(tidepool, Refusing())
     assert run.message == "refusing: quota exhausted" and run.error_kind == "server"
 
+
+
+def test_unreadable_memory_is_a_failed_run_and_is_not_rewritten(tidepool):
+    path = tidepool / ".fusion" / "memory.md"
+    path.write_bytes(b"## Architecture\n- caf\xe9 latin-1\n")
+    run = run_extraction(tidepool, OfflineProvider())
+    assert run.status == "failed" and "not valid UTF-8" in run.message
+    assert path.read_bytes() == b"## Architecture\n- caf\xe9 latin-1\n"
+    assert audit_state(tidepool)["extraction"]["success"] is False

@@ -339,7 +339,7 @@ def test_parse_200kb_reply_is_fast(text: str) -> None:
         parse_insight_extraction_response(text)
     except InsightParseError:
         pass
-    # Fusion's regex takes minutes on the first case; the bound leaves room for a loaded machine.
+    # Fusion's fence regex needed over 5 minutes on 5 KB of the first case; the bound allows a loaded machine.
     assert time.perf_counter() - started < 3.0
 
 

@@ -142,3 +142,14 @@ def test_other_backends_get_no_path(project):
     assert "## Project Memory" in text and ".fusion/memory.md" not in text
     ctx = resolve_memory_instruction_context({"memoryBackendType": "sqlite"})
     assert ctx.backend_type == "sqlite" and ctx.instruction_path_hint is None and ctx.writable
+
+
+def test_settings_changes_keep_the_extraction_schedule_in_step(project):
+    store = ProjectStore(project)
+    schedules = project / ".fusion/memdesk/automations.json"
+    store.update_settings({"insightExtractionEnabled": True, "insightExtractionSchedule": "15 4 * * *"})
+    data = json.loads(schedules.read_text())
+    text = json.dumps(data)
+    assert "15 4 * * *" in text and "Memory Insight Extraction" in text
+    store.update_settings({"insightExtractionEnabled": False})
+    assert "Memory Insight Extraction" not in schedules.read_text()

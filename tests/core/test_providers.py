@@ -197,7 +197,7 @@ def test_command_timeout_and_cancel_kill_the_whole_group(tmp_path, how):
     started = time.monotonic()
     cancel = (lambda: (tmp_path / "child.pid").exists()) if how == "cancel" else (lambda: False)
     with pytest.raises(ProviderError) as err:
-        CommandProvider("script", argv, 1.0 if how == "timeout" else 30).complete(REQUEST, cancel=cancel)
+        CommandProvider("script", argv, 3.0 if how == "timeout" else 30).complete(REQUEST, cancel=cancel)
     assert err.value.kind == ("timeout" if how == "timeout" else "cancelled")
     assert time.monotonic() - started < 10
     deadline = time.monotonic() + 5

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QGuiApplication, QTextCursor
 
 from core.fileio import MAX_FILE_SIZE
 from gui.app import guard_pyside_refcount_bug
@@ -269,3 +269,25 @@ def test_highlighter_formats_markers(open_editor, project: Path) -> None:
     assert code and code[0].length == len("`code`")
     assert formats(3)[0].length == len("<!-- 2026-01-02 -->")
     assert formats(5)[0].format.fontItalic()  # second line of a comment
+
+
+def test_long_file_lines_get_colours_when_scrolled_into_view(qtbot, open_editor, project: Path) -> None:
+    (project / ".fusion").mkdir()
+    body = "".join(f"## Section {i}\n\n- item `{i}`\n<!-- open\nstill comment -->\n" for i in range(3000))
+    (project / MEMORY).write_text(body, encoding="utf-8")
+    editor = open_editor(project)
+    doc = editor.text_edit.document()
+    last = doc.findBlockByNumber(doc.blockCount() - 3)  # "still comment -->" near the end
+    assert not list(last.layout().formats())  # not formatted while out of view
+    editor.text_edit.moveCursor(QTextCursor.MoveOperation.End)
+    qtbot.waitUntil(lambda: bool(list(last.layout().formats())))
+    assert last.layout().formats()[0].format.fontItalic()  # the comment state carried over 15,000 lines
+    heading = doc.findBlockByNumber(doc.blockCount() - 6)
+    assert heading.text() == "## Section 2999" and heading.layout().formats()[0].format.fontWeight() > 400
+
+
+def test_unreadable_settings_are_reported(open_editor, sample_project: Path) -> None:
+    (sample_project / ".fusion/config.json").write_text("{not json", encoding="utf-8")
+    editor = open_editor(sample_project)
+    assert "config.json is not valid JSON" in editor.notice.text()
+    assert not editor.text_edit.isReadOnly()
