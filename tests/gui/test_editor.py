@@ -12,12 +12,8 @@ from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtGui import QGuiApplication, QTextCursor
 
 from core.fileio import MAX_FILE_SIZE
-from gui.app import guard_pyside_refcount_bug
 from gui.editor.memory_editor import MEMORY_OFF, MemoryEditor
 from gui.session import ProjectSession
-
-guard_pyside_refcount_bug()
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 
 MEMORY = ".fusion/memory.md"
 

@@ -11,12 +11,8 @@ import pytest
 from PySide6.QtCore import QSettings, Qt, QThreadPool
 from PySide6.QtGui import QTextCursor
 
-from gui.app import guard_pyside_refcount_bug
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
-
-guard_pyside_refcount_bug()
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY = ".fusion/memory.md"

@@ -9,12 +9,8 @@ from PySide6.QtCore import QMimeData, QPoint, QSettings, Qt, QThreadPool, QUrl
 from PySide6.QtGui import QDropEvent
 from PySide6.QtWidgets import QApplication, QLabel
 
-from gui.app import guard_pyside_refcount_bug
 from gui.main_window import MainWindow
 from gui.recent import MAX_RECENT, RecentProjects
-
-guard_pyside_refcount_bug()
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 
 MEMORY = ".fusion/memory.md"
 

@@ -11,11 +11,7 @@ import pytest
 from PySide6.QtCore import QThreadPool
 from PySide6.QtGui import QImage
 
-from gui.app import guard_pyside_refcount_bug
 from gui.main import HEADLESS_COMMANDS, main
-
-guard_pyside_refcount_bug()
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 
 REPO = Path(__file__).resolve().parents[2]
 
