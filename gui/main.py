@@ -72,7 +72,7 @@ def _project(path: str | None) -> Path:
 
 
 def _run_gui(ns: argparse.Namespace) -> int:
-    from gui.app import create_app, freeze_heap
+    from gui.app import create_app
 
     app = create_app([sys.argv[0]])
     from gui.main_window import MainWindow
@@ -100,8 +100,17 @@ def _run_gui(ns: argparse.Namespace) -> int:
     app.processEvents()  # paint the window before the project (and core) loads
     if window.open_project(_project(ns.path)) and ns.view in window.view_keys():
         window.show_view(ns.view)
-    freeze_heap()
+    _settle_in()
     return app.exec()
+
+
+def _settle_in() -> None:
+    """Load python-markdown now (the first preview would) and freeze the start-up heap with it."""
+    from gui.app import freeze_heap
+    from gui.editor.preview import render_markdown
+
+    render_markdown("")
+    freeze_heap()
 
 
 if __name__ == "__main__":
