@@ -173,12 +173,14 @@ def replace_text(
     expected_hash: str | None = None,
     source: str = "write",
     backend_id: str = "file",
+    keep_history: bool = True,
 ) -> ReplaceResult:
     """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
 
     ``expected_hash`` is the :func:`content_hash` of the text the caller started from (hash of
     ``""`` for a file that did not exist); when the file changed since, ``CONFLICT`` is raised and
-    nothing is written.
+    nothing is written. ``keep_history=False`` is for files memdesk generates itself (audit
+    reports, schedule state), whose old versions are not worth keeping.
     """
     if not isinstance(content, str):
         raise MemoryBackendError(
@@ -202,7 +204,7 @@ def replace_text(
                 )
             if current == content:
                 return ReplaceResult(path, False, content_hash(content), len(data))
-            if current:
+            if current and keep_history:
                 from core import history  # late import: history imports this module
 
                 history.record_version(root_p, relpath, current, source)

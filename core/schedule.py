@@ -68,7 +68,7 @@ def read_schedule_state(root: Path | str) -> dict[str, Any]:
 
 def _write_state(root: Path | str, state: dict[str, Any]) -> None:
     text = json.dumps(state, indent=2, ensure_ascii=False) + "\n"
-    fileio.replace_text(root, SCHEDULE_STATE_PATH, text, source="schedule")
+    fileio.replace_text(root, SCHEDULE_STATE_PATH, text, source="schedule", keep_history=False)
 
 
 def _cron_due(cron: str, last_run: datetime | None, now: datetime) -> tuple[bool, datetime | None]:

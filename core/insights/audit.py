@@ -271,7 +271,7 @@ def render_memory_audit_markdown(report: MemoryAuditReport) -> str:
 
 def write_memory_audit(root: Path | str, markdown: str) -> fileio.ReplaceResult:
     """Write the audit report to ``.fusion/memory-audit.md`` (creating ``.fusion/``)."""
-    return fileio.replace_text(root, MEMORY_AUDIT_PATH, markdown, source="audit")
+    return fileio.replace_text(root, MEMORY_AUDIT_PATH, markdown, source="audit", keep_history=False)
 
 
 def read_memory_audit_state(root: Path | str) -> dict[str, Any] | None:
@@ -299,4 +299,4 @@ def write_memory_audit_state(
     data = state.to_json() if isinstance(state, MemoryAuditState) else dict(state)
     data.setdefault("updatedAt", iso_timestamp())
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    return fileio.replace_text(root, MEMORY_AUDIT_STATE_PATH, text, source="audit")
+    return fileio.replace_text(root, MEMORY_AUDIT_STATE_PATH, text, source="audit", keep_history=False)

@@ -167,7 +167,8 @@ def read_automations(root: Path | str) -> list[dict[str, Any]]:
 def _save(root: Path | str, schedules: list[dict[str, Any]], loaded_text: str) -> None:
     text = json.dumps(schedules, indent=2, ensure_ascii=False) + "\n"
     fileio.replace_text(
-        root, AUTOMATIONS_PATH, text, expected_hash=fileio.content_hash(loaded_text), source="automation"
+        root, AUTOMATIONS_PATH, text, expected_hash=fileio.content_hash(loaded_text), source="automation",
+        keep_history=False,
     )
 
 

@@ -125,6 +125,27 @@ def _strip_fence(text: str) -> str | None:
     return text[body:end]
 
 
+def _outer_object(text: str) -> str:
+    first = text.find("{")
+    if first != -1:
+        last = text.rfind("}")
+        if last > first:
+            return text[first : last + 1]
+    return text
+
+
+def _json_candidates(text: str) -> list[str]:
+    """Fusion's reading first (fenced body, then its outer braces), then the whole reply's braces.
+
+    The fallback fixes a Fusion bug: a ```json reply whose prunedMemory holds a code fence of its
+    own was cut at that inner fence and rejected.
+    """
+    fenced = _strip_fence(text)
+    first = _outer_object(js_trim(fenced) if fenced is not None else text)
+    whole = _outer_object(text)
+    return [first] if whole == first else [first, whole]
+
+
 def _reject_constant(name: str) -> Any:
     # JSON.parse knows no NaN/Infinity; neither do we.
     raise ValueError(f"invalid JSON constant {name}")
@@ -146,19 +167,16 @@ def parse_insight_extraction_response(response: str, *, now: datetime | None = N
     """
     if not isinstance(response, str):
         raise InsightParseError(_PARSE_ERROR_PREFIX + repr(response)[:200])
-    json_str = js_trim(response)
-    fenced = _strip_fence(json_str)
-    if fenced is not None:
-        json_str = js_trim(fenced)
-    first = json_str.find("{")
-    if first != -1:
-        last = json_str.rfind("}")
-        if last > first:
-            json_str = json_str[first : last + 1]
-    try:
-        parsed = json.loads(json_str, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        raise _parse_error(response) from exc
+    parsed = None
+    for candidate in _json_candidates(js_trim(response)):
+        try:
+            parsed = json.loads(candidate, parse_constant=_reject_constant)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(parsed, dict):
+            break
+    if parsed is None:
+        raise _parse_error(response)
     if not isinstance(parsed, dict):
         raise _parse_error(response)
 

@@ -128,3 +128,9 @@ def test_crlf_is_preserved(project):
     assert "\r\n" in text
     fileio.replace_text(project, REL, text)
     assert path.read_bytes() == b"# Project Memory\r\n\r\n- a\r\n"
+
+
+def test_generated_files_can_skip_history(project):
+    fileio.replace_text(project, ".fusion/memory-audit.md", "one\n", keep_history=False)
+    fileio.replace_text(project, ".fusion/memory-audit.md", "two\n", keep_history=False)
+    assert history.list_versions(project) == []

@@ -452,3 +452,13 @@ def test_prompt_existing_section() -> None:
     section = "\n## Existing Insights (already captured — do not duplicate)\nEXISTING\n"
     assert prompt.startswith(FUSION_HEAD.format(existing=section))
     assert build_insight_extraction_prompt("WM-CONTENT", "") == build_insight_extraction_prompt("WM-CONTENT", None)
+
+
+def test_parse_fenced_reply_whose_pruned_memory_holds_a_code_fence():
+    import json as _json
+
+    from core.insights import parse_insight_extraction_response as _parse
+
+    memory = "# Project Memory\n\n## Architecture\n\n```ts\nconst x = 1;\n```\n\n## Pitfalls\n\n- p\n"
+    reply = "Result:\n```json\n" + _json.dumps({"summary": "s", "insights": [], "prunedMemory": memory}) + "\n```\n"
+    assert _parse(reply).pruned_memory == memory.strip()

@@ -69,3 +69,12 @@ def test_entry_point_does_not_import_qt() -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True,
                          check=True, timeout=60)
     assert out.stdout.strip() == "False"
+
+
+def test_headless_commands_match_the_cli() -> None:
+    import argparse
+
+    from core.cli import build_parser
+
+    subparsers = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(subparsers.choices) == HEADLESS_COMMANDS
