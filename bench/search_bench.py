@@ -10,6 +10,7 @@ and recall@5 of each mode on the labelled set (tests/data/search_labels.json ove
 
 from __future__ import annotations
 
+import os
 import random
 import re
 import shutil
@@ -23,8 +24,8 @@ from pathlib import Path
 from core.backends import MemorySearchOptions
 from core.backends.hybrid import HybridMemoryBackend
 from core.fileio import MAX_FILE_SIZE
-from core.search.embeddings import Embedder, default_embedder, semantic_installed
 from core.search.chunking import chunk_markdown
+from core.search.embeddings import Embedder, default_embedder, semantic_installed
 from core.search.fts import STOPWORDS, query_terms
 from core.search.relevance import load_labels, recall_at_k
 
@@ -171,6 +172,10 @@ def _run(tmp: Path) -> None:
     size = sum((root / f).stat().st_size for f in files)
     written_at = time.monotonic()
     print(f"corpus: {sum(counts.values()):,} entries in {len(files)} files, {size / 1_048_576:.1f} MiB")
+    noise = latency(lambda _q: sum(range(20_000)), [""] * QUERIES)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(f"machine noise floor: a fixed CPU loop takes median {noise[0]:.2f} ms, p95 {noise[1]:.2f} ms "
+          f"(load average {load:.1f} on {os.cpu_count()} CPUs; p95 figures below include such stalls)")
     queries = make_queries(random.Random(11), root, files)
 
     base_rss = rss_kib()

@@ -32,6 +32,7 @@ class _Handler:
         self._relay = relay
 
     def dispatch(self, event: object) -> None:
+        """Called by watchdog on its thread for every event in the folder."""
         if getattr(event, "is_directory", False) or getattr(event, "event_type", "") not in _CHANGE_EVENTS:
             return
         paths = (getattr(event, "src_path", ""), getattr(event, "dest_path", ""))

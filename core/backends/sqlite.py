@@ -11,6 +11,7 @@ working memory's logical path) before every replacement.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -24,7 +25,7 @@ from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptio
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.project_memory import MEMORY_FILE_PATH
 from core.search.db import Database
-from core.search.service import SearchService
+from core.search.service import RACY_NS, SearchService
 
 log = logging.getLogger(__name__)
 
@@ -71,24 +72,32 @@ class SqliteMemoryBackend(MemoryBackend):
         self._db = Database(db_path, self.id)
         with self._db.transaction() as c:
             c.execute("CREATE TABLE IF NOT EXISTS memory(id INTEGER PRIMARY KEY CHECK (id = 1), content TEXT NOT NULL,"
-                      " hash TEXT NOT NULL, updated_at TEXT NOT NULL, mirror_hash TEXT)")
+                      " hash TEXT NOT NULL, updated_at TEXT NOT NULL, updated_ns INTEGER NOT NULL,"
+                      " mirror_hash TEXT)")
         self.search_service = SearchService(self.root, self._db, tokenizer=settings.tokenizer, embedder=None,
                                             working=self._content,
                                             keyword_only_reason="the sqlite backend searches by keyword (FTS5) only")
         if self._row() is None:
             self._import_file(source="import")
+        else:
+            self._sync_mirror()
 
     # -- content ------------------------------------------------------------------------------
-    def _row(self) -> tuple[str, str, str | None] | None:
+    def _row(self) -> tuple[str, str, str | None, int] | None:
         with self._db.lock:
-            return self._db.conn.execute("SELECT content, hash, mirror_hash FROM memory WHERE id = 1").fetchone()
+            return self._db.conn.execute(
+                "SELECT content, hash, mirror_hash, updated_ns FROM memory WHERE id = 1").fetchone()
 
     def _content(self) -> str:
         row = self._row()
         return row[0] if row else ""
 
     def _import_file(self, source: str) -> bool:
-        """Take ``.fusion/memory.md`` into the database when it was changed outside memdesk."""
+        """Take ``.fusion/memory.md`` into the database when it was changed outside memdesk.
+
+        A mirror file older than the database content (left from before the mirror was switched
+        on, say) is not imported: it is rewritten from the database, its old text kept in history.
+        """
         assert self.root is not None
         settings: SqliteSettings = self.settings  # type: ignore[assignment]
         row = self._row()
@@ -104,7 +113,14 @@ class SqliteMemoryBackend(MemoryBackend):
                 self._store("", source, record=False)
             return False
         digest = fileio.content_hash(text)
-        if row is not None and digest in (row[1], row[2]):
+        if row is not None and digest == row[1]:
+            return False
+        # The file is what was last mirrored (the database moved on while the mirror was off), or it
+        # is older than the database by more than the timestamp-granularity window: a stale mirror.
+        if row is not None and (digest == row[2] or
+                                (self.root / MEMORY_FILE_PATH).stat().st_mtime_ns + RACY_NS < row[3]):
+            if not self._db.in_transaction:  # inside a write, the commit rewrites the mirror anyway
+                self._write_mirror(row[0], "mirror-refresh")
             return False
         self._store(text, source, mirror_hash=digest)
         return True
@@ -118,15 +134,23 @@ class SqliteMemoryBackend(MemoryBackend):
                 history.record_version(self.root, MEMORY_FILE_PATH, row[0], source)
             now = datetime.now(UTC).isoformat(timespec="seconds")
             keep_mirror = mirror_hash if mirror_hash is not None else (row[1] if row else None)
-            c.execute("INSERT OR REPLACE INTO memory(id, content, hash, updated_at, mirror_hash) VALUES (1,?,?,?,?)",
-                      (content, fileio.content_hash(content), now, keep_mirror))
+            c.execute("INSERT OR REPLACE INTO memory(id, content, hash, updated_at, updated_ns, mirror_hash) "
+                      "VALUES (1,?,?,?,?,?)", (content, fileio.content_hash(content), now, time.time_ns(), keep_mirror))
             self.search_service.sync_text(MEMORY_FILE_PATH, content)
 
     def sync_external_changes(self) -> None:
         """Import an edit of the mirror file made outside memdesk (no-op with the mirror off)."""
+        self.require_initialized()
+        self._sync_mirror()
+
+    def _sync_mirror(self) -> None:
+        assert self.root is not None
         if self.memory_path is not None:
-            with fileio.file_lock(self.require_initialized(), MEMORY_FILE_PATH):
-                self._import_file(source="mirror-import")
+            with fileio.file_lock(self.root, MEMORY_FILE_PATH):
+                try:
+                    self._import_file(source="mirror-import")
+                except MemoryBackendError as exc:  # the database still answers; the mirror is best effort
+                    log.warning("mirror %s not refreshed: %s", MEMORY_FILE_PATH, exc)
 
     def read(self) -> str:
         """Return the content (importing an outside edit of the mirror file first)."""

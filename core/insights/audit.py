@@ -3,8 +3,9 @@
 A port of Fusion's ``generateMemoryAudit`` / ``renderMemoryAuditMarkdown`` (same check ids, names,
 details, health rules and markdown). Fixes over Fusion (memdesk design, section 3): the
 ``pruning-applied`` check passes when no prune was needed (the AI offered no candidate), so a run is
-not called unhealthy for that; only a rejected or failed prune candidate fails it. Files are read
-whole and sizes are character counts.
+not called unhealthy for that, nor while a prune candidate waits for the operator's review
+(details "Prune awaiting review"); only a rejected, stale or failed prune candidate fails it. Files
+are read whole and sizes are character counts.
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from core.insights.model import (
 from core.insights.prune import REQUIRED_MEMORY_SECTIONS
 
 __all__ = [
+    "PRUNE_AWAITING_REVIEW_REASON",
     "generate_memory_audit",
     "read_memory_audit",
     "read_memory_audit_state",
@@ -61,6 +63,8 @@ _LAST_UPDATED_RE = re.compile("## Last Updated:" + _JS_WS + "*([^\n\r\u2028\u202
 _WEEK_MS = 7 * 24 * 60 * 60 * 1000
 _CRITICAL_CHECKS = ("working-memory-exists", "insights-memory-exists", "recent-extraction")
 _HEALTH_EMOJI = {"healthy": "✅", "warning": "⚠️", "issues": "❌"}
+#: How ``core.extraction`` records a prune stored for review (followed by `` (proposal <id>)``).
+PRUNE_AWAITING_REVIEW_REASON = "Prune candidate awaiting review"
 
 
 def _count_sections(content: str) -> int:
@@ -205,9 +209,13 @@ def generate_memory_audit(
     insights = _insights_memory_checks(root, checks)
     _extraction_checks(last_extraction, moment, checks)
     if pruning_outcome is not None:
-        # Fix: "no prune needed" passes; Fusion failed it and so flagged healthy runs.
-        passed = pruning_outcome.applied or pruning_outcome.not_needed
-        if pruning_outcome.applied:
+        # Fix: "no prune needed" passes; Fusion failed it and so flagged healthy runs. A prune that
+        # waits for review has not failed either.
+        awaiting = not pruning_outcome.applied and pruning_outcome.reason.startswith(PRUNE_AWAITING_REVIEW_REASON)
+        passed = pruning_outcome.applied or pruning_outcome.not_needed or awaiting
+        if awaiting:
+            details = "Prune awaiting review" + pruning_outcome.reason.removeprefix(PRUNE_AWAITING_REVIEW_REASON)
+        elif pruning_outcome.applied:
             delta = pruning_outcome.size_delta
             details = (f"Pruning applied: {pruning_outcome.original_size} → {pruning_outcome.new_size} chars "
                        f"({'+' if delta >= 0 else ''}{delta} chars)")

@@ -23,7 +23,7 @@ from core.search.db import Database
 from core.search.embeddings import Embedder
 from core.search.fts import query_terms
 from core.search.index import DocState, IndexedEntry, KeywordHit, SearchIndex
-from core.search.snippet import make_snippet
+from core.search.snippet import snippet_maker
 
 log = logging.getLogger(__name__)
 
@@ -92,22 +92,28 @@ class SearchService:
     # -- keeping in step ------------------------------------------------------------------------
     def sync_text(self, path: str, text: str) -> None:
         """Index ``text`` as the content of ``path`` now (after a write through the backend)."""
-        state = None if self.working is not None and path == MEMORY_FILE_PATH else stat_file(self.root, path)
-        self.index.sync_document(path, text, content_hash(text), mtime_ns=state.mtime_ns if state else None,
-                                 size=state.size if state else None, provider=self.provider)
+        with self.db.lock:
+            state = None if self.working is not None and path == MEMORY_FILE_PATH else stat_file(self.root, path)
+            self.index.sync_document(path, text, content_hash(text), mtime_ns=state.mtime_ns if state else None,
+                                     size=state.size if state else None, provider=self.provider)
 
     def refresh(self) -> None:
-        """Re-index every searched file that changed on disk and forget the ones that are gone."""
-        states = stat_files(self.root, candidate_files(self.root, include_working=self.working is None))
-        known = self.index.docs()
-        for path, st in states.items():
-            if st is not None:
-                self._refresh_file(path, known.get(path), st)
-        for path in known:
-            if states.get(path) is None and not (self.working is not None and path == MEMORY_FILE_PATH):
-                self.index.remove_document(path)
-        if not self._vectors_checked:
-            self._fill_missing_vectors()
+        """Re-index every searched file that changed on disk and forget the ones that are gone.
+
+        Holds the database lock throughout, so a search on a worker thread and a write on the GUI
+        thread never interleave their checks and syncs.
+        """
+        with self.db.lock:
+            states = stat_files(self.root, candidate_files(self.root, include_working=self.working is None))
+            known = self.index.docs()
+            for path, st in states.items():
+                if st is not None:
+                    self._refresh_file(path, known.get(path), st)
+            for path in known:
+                if states.get(path) is None and not (self.working is not None and path == MEMORY_FILE_PATH):
+                    self.index.remove_document(path)
+            if not self._vectors_checked:
+                self._fill_missing_vectors()
 
     def _refresh_file(self, path: str, doc: DocState | None, st: FileState) -> None:
         if (doc is not None and doc.mtime_ns == st.mtime_ns and doc.size == st.size
@@ -196,11 +202,11 @@ class SearchService:
         scores = keyword_scores(hits)
         page = hits[opts.offset:]
         rows = self.index.entries(h.id for h in page)
-        tok = self.index.tokenizer
+        snippet = snippet_maker(terms, self.index.tokenizer)
         out = []
         for n, h in enumerate(page, start=opts.offset):
             k = scores[h.id]
-            out.append(self._result(rows[h.id], make_snippet(rows[h.id].text, terms, tok), k,
+            out.append(self._result(rows[h.id], snippet(rows[h.id].text), k,
                                     {"keyword": k, "fused": k, "bm25": h.bm25, "all_words": float(n < all_words)}))
         return out
 
@@ -251,9 +257,10 @@ class SearchService:
         dim = mat.shape[1] if len(ids) else 1
         vecs = np.stack([mat[pos[c]] if c in pos else np.zeros(dim, np.float32) for c in order])
         picked = fusion.mmr(order, fused, vecs, opts.offset + opts.limit)[opts.offset:]
+        snippet = snippet_maker(terms, self.index.tokenizer)
         out = []
         for cid, mmr_score in picked:
-            content = make_snippet(rows[cid].text, terms, self.index.tokenizer) if cid in hits else excerpt(rows[cid].text)
+            content = snippet(rows[cid].text) if cid in hits else excerpt(rows[cid].text)
             scores = {"keyword": kw[cid], "vector": vec[cid], "fused": fused[cid], "mmr": mmr_score,
                       "cosine": cosine.get(cid, 0.0)}
             if cid in hits:

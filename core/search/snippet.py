@@ -26,29 +26,43 @@ def _stem(word: str) -> str:
     return w
 
 
-def _hits(flat: str, words: set[str], tokenizer: str) -> list[tuple[int, int]]:
-    """Character spans of the words of ``flat`` that match a query word."""
-    if not words:
-        return []
-    if tokenizer == "trigram":
-        pattern = re.compile("|".join(re.escape(w) for w in sorted(words, key=len, reverse=True) if len(w) >= 3)
-                             or r"(?!x)x", re.IGNORECASE)
-        return [m.span() for m in pattern.finditer(flat)]
-    check: Callable[[str], bool]
-    if tokenizer == "unicode61":
-        heads, check = words, (lambda tok: tok.lower() in words)
-    else:
-        stems = {_stem(w) for w in words}
-        heads, check = {s[:3] for s in stems}, (lambda tok: _stem(tok) in stems)
-    # Only words starting like a query word are stemmed (stemming every word is the slow part).
-    pattern = re.compile(r"\b(?:" + "|".join(re.escape(h) for h in sorted(heads)) + r")\w*", re.IGNORECASE)
-    return [m.span() for m in pattern.finditer(flat) if check(m.group())]
+class _Matcher:
+    """Finds the words of a text that match the query's words (built once per search)."""
+
+    def __init__(self, terms: Iterable[str], tokenizer: str) -> None:
+        words = {w.lower() for t in terms for w in _WORD.findall(t)}
+        self.check: Callable[[str], bool] = lambda _tok: True
+        if tokenizer == "trigram":
+            alts = [re.escape(w) for w in sorted(words, key=len, reverse=True) if len(w) >= 3]
+        elif tokenizer == "unicode61":
+            alts = [re.escape(w) + r"\b" for w in sorted(words)]
+        else:
+            stems = {_stem(w) for w in words}
+            alts = [re.escape(h) + r"\w*" for h in sorted({s[:3] for s in stems})]
+            # Only words starting like a query word get stemmed (stemming every word is the slow part).
+            self.check = lambda tok: _stem(tok) in stems
+        edge = "" if tokenizer == "trigram" else r"\b"  # trigram matches inside words
+        self.pattern = re.compile((edge + "(?:" + "|".join(alts) + ")") if alts else r"(?!x)x", re.IGNORECASE)
+
+    def spans(self, flat: str) -> list[tuple[int, int]]:
+        """Character spans of the matching words of ``flat``."""
+        return [m.span() for m in self.pattern.finditer(flat) if self.check(m.group())]
+
+
+def snippet_maker(terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS) -> Callable[[str], str]:
+    """Return a function making the snippet of a text for these query ``terms``."""
+    matcher = _Matcher(terms, tokenizer)
+    return lambda text: _snippet(text, matcher, width)
 
 
 def make_snippet(text: str, terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS) -> str:
     """Return about ``width`` characters of ``text`` around the most query words, the words marked."""
+    return _snippet(text, _Matcher(terms, tokenizer), width)
+
+
+def _snippet(text: str, matcher: _Matcher, width: int) -> str:
     flat = " ".join(text.split())
-    spans = _hits(flat, {w.lower() for t in terms for w in _WORD.findall(t)}, tokenizer)
+    spans = matcher.spans(flat)
     start = 0
     if spans:
         best, j = -1, 0

@@ -37,7 +37,7 @@ class VectorStore:
         todo: dict[str, str] = {}
         for digest, text in items:
             todo.setdefault(digest, text)
-        have = set()
+        have: set[str] = set()
         hashes = list(todo)
         for i in range(0, len(hashes), 500):
             part = hashes[i:i + 500]

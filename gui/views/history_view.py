@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtGui import QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
@@ -32,6 +32,7 @@ from core.project_memory import MEMORY_FILE_PATH
 from core.search.corpus import read_file
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
+from gui.widgets.colors import colour
 
 COLUMNS = ("Saved", "Source", "Size", "File")
 ALL_FILES = "All files"
@@ -75,6 +76,29 @@ class VersionsModel(QAbstractTableModel):
         return None
 
 
+class DiffHighlighter(QSyntaxHighlighter):
+    """Colours a unified diff with the app's diff colours: removed and added lines, hunk headers."""
+
+    def __init__(self, document: QTextDocument) -> None:
+        super().__init__(document)
+        self.formats: dict[str, QTextCharFormat] = {}
+        for prefix, role, background in (("-", "removed-line", True), ("+", "added-line", True),
+                                         ("@", "info-fg", False)):
+            fmt = QTextCharFormat()
+            if background:
+                fmt.setBackground(colour(role))
+            else:
+                fmt.setForeground(colour(role))
+            self.formats[prefix] = fmt
+
+    def highlightBlock(self, text: str) -> None:  # noqa: N802 (Qt override)
+        if text.startswith(("---", "+++")):
+            return
+        fmt = self.formats.get(text[:1])
+        if fmt is not None:
+            self.setFormat(0, len(text), fmt)
+
+
 def _ask(parent: QWidget, text: str) -> bool:
     answer = QMessageBox.question(parent, "Restore version", text)
     return answer == QMessageBox.StandardButton.Yes
@@ -99,11 +123,16 @@ class HistoryView(QWidget):
         self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
         self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
         self.table.verticalHeader().hide()
-        self.table.horizontalHeader().setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        self.table.setWordWrap(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
         self.diff = QPlainTextEdit(self)
         self.diff.setReadOnly(True)
         self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
         self.diff.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
+        self.highlighter = DiffHighlighter(self.diff.document())
         self.restore_button = QPushButton("Restore this version", self)
         self.status = QLabel(self)
         self.status.setWordWrap(True)

@@ -116,8 +116,9 @@ class SearchView(QWidget):
         self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
         self.table.setWordWrap(False)
         self.table.verticalHeader().hide()
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
         header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
 
         bar = QHBoxLayout()
@@ -203,8 +204,6 @@ class SearchView(QWidget):
         self.note.setText(note or self.session.backend.status_note() or "")
         count = len(results)
         self.status.setText("No results." if not count else f"{count} result{'s' if count != 1 else ''}.")
-        self.table.resizeColumnToContents(0)
-        self.table.resizeColumnToContents(1)
 
     def _on_search_error(self, exc: BaseException) -> None:
         self.search_op = None

@@ -204,6 +204,20 @@ def test_no_prune_needed_is_healthy(root: Path) -> None:
     assert report.health == "healthy"
 
 
+def test_prune_awaiting_review_passes_and_stays_healthy(root: Path) -> None:
+    run(root)  # insights exist, so only the prune check could fail
+    extraction = MemoryExtractionMetadata(RUN_AT, True, 2, 0, 0, "Extracted two durable insights")
+    waiting = PruneOutcome(False, "Prune candidate awaiting review (proposal 20240615T113000-abc123)", 0, 75, 75)
+    report = generate_memory_audit(root, extraction, waiting, now=NOW)
+    assert checks_of(report)["pruning-applied"] == (True, "Prune awaiting review (proposal 20240615T113000-abc123)")
+    assert report.health == "healthy"
+    markdown = render_memory_audit_markdown(report)
+    assert "### ✓ Memory pruning outcome\n**Prune awaiting review (proposal 20240615T113000-abc123)**" in markdown
+    assert "**Health:** ✅ healthy" in markdown
+    stale = PruneOutcome(False, "Prune not applied: the working memory changed", 0, 75, 75)
+    assert checks_of(generate_memory_audit(root, extraction, stale, now=NOW))["pruning-applied"][0] is False
+
+
 # ── failed runs ──────────────────────────────────────────────────────────────────────────────
 
 

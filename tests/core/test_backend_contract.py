@@ -144,9 +144,21 @@ def test_one_mebibyte_limit(kind: str, backend: MemoryBackend, project: Path):
     assert backend.read() == exact
 
 
-def test_stale_expected_hash_is_a_conflict(kind: str, backend: MemoryBackend):
+def assert_refused(backend: MemoryBackend, project: Path, **kwargs) -> None:
+    """The write-refusal variant: READ_ONLY, and nothing on disk or in history changes."""
+    from core import history
+
+    before = on_disk(project)
+    with pytest.raises(MemoryBackendError) as err:
+        backend.write("- refused\n", **kwargs)
+    assert err.value.code == "READ_ONLY"
+    assert on_disk(project) == before and history.list_versions(project) == []
+
+
+def test_stale_expected_hash_is_a_conflict(kind: str, backend: MemoryBackend, project: Path):
     if not writable(kind):
-        pytest.skip("the readonly backend refuses every write (see the other tests)")
+        assert_refused(backend, project, expected_hash=fileio.content_hash(""))
+        return
     backend.write("- one\n")
     loaded = fileio.content_hash(backend.read())
     backend.write("- two\n", expected_hash=loaded)
@@ -158,9 +170,10 @@ def test_stale_expected_hash_is_a_conflict(kind: str, backend: MemoryBackend):
     assert backend.read() == "- three\n"
 
 
-def test_expected_hash_of_empty_content_guards_creation(kind: str, backend: MemoryBackend):
+def test_expected_hash_of_empty_content_guards_creation(kind: str, backend: MemoryBackend, project: Path):
     if not writable(kind):
-        pytest.skip("readonly")
+        assert_refused(backend, project, expected_hash="0" * 64)
+        return
     backend.write("- first\n", expected_hash=fileio.content_hash(""))
     with pytest.raises(MemoryBackendError) as err:
         backend.write("- again\n", expected_hash=fileio.content_hash(""))
@@ -200,7 +213,10 @@ def test_capability_negotiation(kind: str, backend: MemoryBackend):
 
 def test_search_results_follow_the_contract(kind: str, backend: MemoryBackend):
     if not backend.has_capability("search"):
-        pytest.skip("no search capability")
+        with pytest.raises(MemoryBackendError) as err:
+            backend.search("PgBouncer", MemorySearchOptions(mode="keyword"))
+        assert err.value.code == "CAPABILITY_UNSUPPORTED"
+        return
     backend.write("# Project Memory\n\n## Pitfalls\n\n- PgBouncer drops LISTEN in transaction mode\n"
                   "- Clock skew breaks leases\n")
     for mode in ("keyword", "semantic", "hybrid"):
@@ -237,7 +253,8 @@ def test_every_replacing_write_keeps_the_previous_version(kind: str, backend: Me
     from core import history
 
     if not writable(kind):
-        pytest.skip("readonly")
+        assert_refused(backend, project, source="editor")
+        return
     backend.write("- v1\n", source="editor")
     backend.write("- v2\n", source="editor")
     versions = history.list_versions(project, ".fusion/memory.md")

@@ -22,6 +22,8 @@ from core.proposals import (
     load_proposal,
     reject_insights,
     reject_prune,
+    store_imported_reply,
+    store_prune_candidate,
 )
 from core.providers import ProviderRequest, rule_based_reply
 from tests.core.chat_server import (  # noqa: F401 (fixtures)
@@ -177,3 +179,76 @@ def test_offline_proposal_round_trip(tidepool):
     accept_insights(tidepool, run.proposal_id, [1, 2])
     assert apply_prune(tidepool, run.proposal_id).applied
     assert "TODO for this session" not in (tidepool / ".fusion" / "memory.md").read_text()
+
+
+# ── moved from the old in-memory review path (core.review) ──────────────────────────────────────
+
+
+def test_an_insight_added_to_the_file_since_the_run_is_skipped_not_duplicated(tidepool, proposal_id):
+    first = load_proposal(tidepool, proposal_id).insights[0].insight
+    path = tidepool / ".fusion" / "memory-insights.md"
+    path.write_text(path.read_text().replace("## Patterns\n", f"## Patterns\n- {first.content.upper()}\n", 1))
+    before = path.read_bytes()
+    review = accept_insights(tidepool, proposal_id, [1])
+    assert (review.added, review.already_present) == (0, 1) and "1 already there" in review.message
+    assert path.read_bytes() == before
+    assert load_proposal(tidepool, proposal_id).insights[0].status == "accepted"
+
+
+def test_accept_creates_the_insights_file_when_absent(tidepool, proposal_id):
+    path = tidepool / ".fusion" / "memory-insights.md"
+    path.unlink()
+    assert accept_insights(tidepool, proposal_id, [2]).added == 1
+    text = path.read_text()
+    assert text.startswith("# Memory Insights") and "- Handlers signal failure" in text
+
+
+def test_reject_prune_with_a_reason_keeps_the_recorded_extraction(tidepool, proposal_id):
+    extraction = audit_state(tidepool)["extraction"]
+    reject_prune(tidepool, proposal_id, reason="  drops the TP-388 notes we still need ")
+    state = audit_state(tidepool)
+    assert state["extraction"] == extraction
+    assert state["pruning"]["reason"] == "Prune candidate rejected by the operator: drops the TP-388 notes we still need"
+    assert load_proposal(tidepool, proposal_id).prune_message == "Rejected by the operator: drops the TP-388 notes we still need"
+
+
+# ── proposals that do not come from a model call ──────────────────────────────────────────────
+
+
+def test_an_imported_reply_is_stored_as_a_run_stores_it(tidepool):
+    before = snapshot(tidepool)
+    run = store_imported_reply(tidepool, GOOD_REPLY, "extraction-reply.json", now=NOW)
+    assert run.ok and run.prune_status == "pending"
+    proposal = load_proposal(tidepool, run.proposal_id)
+    assert proposal.origin == "import" and proposal.provider == "extraction-reply.json (imported)"
+    assert len(proposal.insights) == 5 and proposal.duplicate_count == 1  # one is already in the file
+    assert snapshot(tidepool) == before
+    assert audit_state(tidepool)["pruning"]["reason"].startswith("Prune candidate awaiting review (proposal ")
+
+
+def test_a_reply_that_is_not_the_json_is_refused_and_nothing_is_written(tidepool):
+    with pytest.raises(ProposalError) as err:
+        store_imported_reply(tidepool, "Sorry, I could not produce the JSON this time.", "reply.txt")
+    assert err.value.code == "BAD_REPLY" and err.value.message.startswith("reply.txt is not an extraction reply")
+    assert list_proposals(tidepool, pending_only=False) == []
+    assert not (tidepool / ".fusion" / "memory-audit-state.json").exists()
+
+
+def test_a_loaded_prune_candidate_is_reviewed_like_any_other(tidepool):
+    memory = tidepool / ".fusion" / "memory.md"
+    candidate = memory.read_text().replace("single transaction", "single short transaction", 1)
+    proposal = store_prune_candidate(tidepool, candidate, "candidate.md", now=NOW)
+    assert proposal.prune_status == "pending" and proposal.insights == () and proposal.is_pending
+    assert apply_prune(tidepool, proposal.id).applied
+    assert memory.read_text() == candidate.strip() + "\n"
+
+
+def test_an_invalid_prune_candidate_changes_nothing(tidepool):
+    memory = tidepool / ".fusion" / "memory.md"
+    before = memory.read_bytes()
+    proposal = store_prune_candidate(tidepool, "# Project Memory\n\n## Context\n", "bad.md")
+    assert proposal.prune_status == "invalid" and "Missing required sections" in proposal.prune_message
+    review = apply_prune(tidepool, proposal.id)
+    assert not review.applied and "Missing required sections" in review.message
+    assert memory.read_bytes() == before
+    assert not reject_prune(tidepool, proposal.id).outcome  # nothing to decide: it can never be applied

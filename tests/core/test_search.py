@@ -210,3 +210,41 @@ def test_snippets_mark_the_query_words():
     snip = make_snippet(long, ["needle"], "unicode61", width=40)
     assert snip.startswith("…") and snip.endswith("«needle»") and len(snip) < 60
     assert make_snippet("no match here", ["zebra"]) == "no match here"
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "hybrid"])
+def test_searching_on_a_thread_while_writing(kind: str, sample_project: Path):
+    import threading
+
+    from core.backends.sqlite import SqliteMemoryBackend
+
+    b = SqliteMemoryBackend() if kind == "sqlite" else keyword_only()
+    b.initialize({}, sample_project)
+    errors: list[BaseException] = []
+    stop = threading.Event()
+
+    def searcher() -> None:
+        while not stop.is_set():
+            try:
+                b.search("lease heartbeat", MemorySearchOptions(mode="keyword"))
+            except BaseException as exc:  # noqa: BLE001 - collected for the assertion
+                errors.append(exc)
+                return
+
+    threads = [threading.Thread(target=searcher) for _ in range(2)]
+    for t in threads:
+        t.start()
+    try:
+        base = b.read()
+        for i in range(30):
+            b.write(base + f"\n- walrus note {i}\n")
+    finally:
+        stop.set()
+        for t in threads:
+            t.join()
+    try:
+        assert errors == []
+        hits = b.search("walrus", MemorySearchOptions(mode="keyword"))
+        assert len(hits) == 1 and "walrus» note 29" in hits[0].content
+    finally:
+        b.shutdown()

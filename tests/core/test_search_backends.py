@@ -144,3 +144,20 @@ def test_unreadable_mirror_does_not_break_reads(sqlite_backend: SqliteMemoryBack
     assert sqlite_backend.read() == "- good\n"
     assert "not importing" in caplog.text
     os.chmod(project / MEMORY, 0o644)
+
+
+def test_switching_the_mirror_on_refreshes_a_stale_file(project: Path):
+    b = SqliteMemoryBackend()
+    b.initialize({}, project)
+    b.write("- old\n")
+    b.shutdown()
+    os.utime(project / MEMORY, ns=(1_000_000_000, 1_000_000_000))  # the mirror left behind long ago
+    b.initialize({"mirror": False}, project)
+    b.write("- newer, written while the mirror was off\n")
+    b.shutdown()
+    b.initialize({"mirror": True}, project)
+    try:
+        assert b.read() == "- newer, written while the mirror was off\n"
+        assert (project / MEMORY).read_text() == "- newer, written while the mirror was off\n"
+    finally:
+        b.shutdown()

@@ -186,3 +186,26 @@ def test_add_view_factory_is_rebuilt_per_project(make_window, sample_project: Pa
     count = window.tabs.count()
     window.add_view("Notes", lambda session: QLabel("replaced"))
     assert window.tabs.count() == count and window.view("notes").text() == "replaced"
+
+
+def test_reload_asks_about_unsaved_edits(qtbot, make_window, sample_project: Path) -> None:
+    window = make_window(sample_project, answer="cancel")
+    qtbot.keyClicks(window.editor.text_edit, "draft ")
+    window.actions_by_name["reload"].trigger()
+    assert window.editor.text().startswith("draft ") and len(window.prompts) == 1
+    window.answer = "discard"
+    window.actions_by_name["reload"].trigger()
+    assert window.editor.text() == (sample_project / MEMORY).read_text(encoding="utf-8")
+    assert not window.isWindowModified()
+
+
+def test_undo_redo_actions_follow_the_editor(qtbot, make_window, sample_project: Path) -> None:
+    window = make_window(sample_project)
+    undo, redo = window.actions_by_name["undo"], window.actions_by_name["redo"]
+    assert not undo.isEnabled() and not redo.isEnabled()
+    qtbot.keyClicks(window.editor.text_edit, "a")
+    assert undo.isEnabled()
+    undo.trigger()
+    assert redo.isEnabled() and not window.isWindowModified()
+    redo.trigger()
+    assert window.editor.text().startswith("a") and window.isWindowModified()

@@ -1,0 +1,217 @@
+"""Where proposals live: one JSON file per proposal under ``.fusion/memdesk/proposals/``.
+
+Each file is written through ``core.fileio.replace_text`` (atomic, with history). This module stores,
+lists and loads proposals, turns a saved AI reply or a prune candidate file into a proposal, and
+records review outcomes in the audit.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from core import fileio
+from core.errors import MemoryBackendError
+from core.insights import (
+    InsightParseError,
+    MemoryAuditState,
+    MemoryExtractionMetadata,
+    MemoryInsight,
+    PruneOutcome,
+    generate_memory_audit,
+    parse_insight_extraction_response,
+    read_memory_audit_state,
+    read_working_memory,
+    render_memory_audit_markdown,
+    validate_prune_candidate,
+    write_memory_audit,
+    write_memory_audit_state,
+)
+from core.insights._text import iso_timestamp, to_utc
+from core.proposals.model import Proposal, ProposalError, ProposedInsight
+
+if TYPE_CHECKING:
+    from core.extraction import ExtractionRun
+
+__all__ = [
+    "PROPOSALS_DIR",
+    "is_stale",
+    "list_proposals",
+    "load_proposal",
+    "new_proposal_id",
+    "proposal_relpath",
+    "record_audit",
+    "save_new_proposal",
+    "store_imported_reply",
+    "store_prune_candidate",
+    "update_proposal",
+]
+
+log = logging.getLogger(__name__)
+
+PROPOSALS_DIR = f"{fileio.MEMDESK_DIR}/proposals"
+_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$")
+T = TypeVar("T")
+
+
+def proposal_relpath(proposal_id: str) -> str:
+    """The proposal file's path relative to the project root."""
+    return f"{PROPOSALS_DIR}/{proposal_id}.json"
+
+
+def new_proposal_id(now: datetime | None = None) -> str:
+    """A sortable, unique id: ``YYYYMMDDTHHMMSS-xxxxxx`` (UTC)."""
+    moment = to_utc(now or datetime.now(UTC))
+    return f"{moment:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def record_audit(root: Path | str, *, extraction: MemoryExtractionMetadata | None = None,
+                 pruning: PruneOutcome | None = None, now: datetime | None = None) -> None:
+    """Write the audit state and markdown, replacing the given records and keeping the others; never raises.
+
+    Only the audit files are written: the insights and the working memory are left as they are.
+    """
+    try:
+        raw = read_memory_audit_state(root)  # a MemoryAuditState, or its JSON object in newer core.insights
+        previous = MemoryAuditState.from_json(raw) if isinstance(raw, dict) else raw
+        extraction = extraction or (previous.extraction if previous else None)
+        pruning = pruning or (previous.pruning if previous else None)
+        report = generate_memory_audit(root, extraction, pruning, now=now)
+        write_memory_audit_state(root, MemoryAuditState(extraction, pruning, report.generated_at))
+        write_memory_audit(root, render_memory_audit_markdown(report))
+    except Exception as exc:  # the audit is a record; failing to write it must not undo the review step
+        log.warning("could not write the memory audit: %s", exc)
+
+
+def _read(root: Path | str, proposal_id: str) -> tuple[Proposal, str]:
+    if not _ID_RE.match(proposal_id or ""):
+        raise ProposalError(f"{proposal_id!r} is not a proposal id", "INVALID_ID")
+    text = fileio.read_text(fileio.resolve_in_root(root, proposal_relpath(proposal_id)))
+    if text is None:
+        raise ProposalError(f"no proposal {proposal_id!r} (see `memdesk proposals list`)", "NOT_FOUND")
+    try:
+        data = json.loads(text)
+        return Proposal.from_json(data), text
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ProposalError(f"proposal {proposal_id} is unreadable: {exc}", "CORRUPT") from exc
+
+
+def _write(root: Path | str, proposal: Proposal, loaded_text: str | None) -> Proposal:
+    text = json.dumps(proposal.to_json(), indent=2, ensure_ascii=False) + "\n"
+    expected = fileio.content_hash(loaded_text or "")
+    fileio.replace_text(root, proposal_relpath(proposal.id), text, expected_hash=expected, source="proposal")
+    return proposal
+
+
+def _resolve_id(root: Path | str, proposal_id: str) -> str:
+    """Accept a unique prefix of an id, as the CLI prints short ids."""
+    if not _ID_RE.match(proposal_id or ""):
+        raise ProposalError(f"{proposal_id!r} is not a proposal id", "INVALID_ID")
+    folder = Path(root) / PROPOSALS_DIR
+    if (folder / f"{proposal_id}.json").exists() or not folder.is_dir():
+        return proposal_id
+    matches = sorted(p.stem for p in folder.glob("*.json") if p.stem.startswith(proposal_id))
+    if len(matches) > 1:
+        raise ProposalError(f"{proposal_id!r} matches {len(matches)} proposals; give more of the id", "AMBIGUOUS")
+    return matches[0] if matches else proposal_id
+
+
+def update_proposal(root: Path | str, proposal_id: str,
+                    change: Callable[[Proposal], tuple[Proposal, T]]) -> T:
+    """Load, change and save a proposal under its file lock; ``change`` returns (proposal, result)."""
+    pid = _resolve_id(root, proposal_id)
+    with fileio.file_lock(root, proposal_relpath(pid)):
+        proposal, text = _read(root, pid)
+        updated, result = change(proposal)
+        if updated != proposal:
+            _write(root, updated, text)
+        return result
+
+
+def save_new_proposal(root: Path | str, *, provider: str, summary: str, insights: Iterable[MemoryInsight],
+                      pruned_memory: str | None, memory_hash_at_start: str, prune_status: str, prune_message: str,
+                      duplicate_count: int = 0, origin: str = "manual", now: datetime | None = None) -> Proposal:
+    """Store a new proposal whose insights are all pending, and return it."""
+    items = tuple(ProposedInsight(n, insight, "pending") for n, insight in enumerate(insights, start=1))
+    proposal = Proposal(new_proposal_id(now), iso_timestamp(now), provider, origin, summary, items, pruned_memory,
+                        memory_hash_at_start, prune_status, prune_message, duplicate_count)
+    return _write(root, proposal, None)
+
+
+def list_proposals(root: Path | str, *, pending_only: bool = True) -> list[Proposal]:
+    """Return the stored proposals, oldest first; ``pending_only`` keeps those with something to review.
+
+    An unreadable proposal file is skipped and logged.
+    """
+    folder = Path(root) / PROPOSALS_DIR
+    out: list[Proposal] = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            proposal = _read(root, path.stem)[0]
+        except (ProposalError, MemoryBackendError) as exc:
+            log.warning("skipping %s: %s", path.name, exc)
+            continue
+        if not pending_only or proposal.is_pending:
+            out.append(proposal)
+    return sorted(out, key=lambda p: (p.created_at, p.id))
+
+
+def load_proposal(root: Path | str, proposal_id: str) -> Proposal:
+    """Load one proposal (a unique id prefix is enough); raise :class:`ProposalError` when missing."""
+    return _read(root, _resolve_id(root, proposal_id))[0]
+
+
+def is_stale(root: Path | str, proposal: Proposal) -> bool:
+    """True when the working memory is no longer the one the proposal's prune was made from."""
+    return fileio.content_hash(read_working_memory(root)) != proposal.memory_hash_at_start
+
+
+class _SavedReply:
+    """A "provider" that answers with a reply saved earlier, so an import is stored as a run's reply is."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name, self.text = name, text
+
+    def complete(self, request: Any, *, cancel: Any = None, progress: Any = None) -> str:
+        """Return the saved reply."""
+        return self.text
+
+
+def store_imported_reply(root: Path | str, text: str, source_name: str, *,
+                         now: datetime | None = None) -> ExtractionRun:
+    """Store a saved AI extraction reply as a proposal for review, exactly as a run stores a model's reply.
+
+    The reply goes through :func:`core.extraction.run_extraction` (insights already in the file left
+    out, prune validated and checked against the memory, audit written), so an imported reply and
+    a live one are reviewed the same way. Text that is not an extraction reply raises
+    :class:`ProposalError` (``BAD_REPLY``) and nothing at all is written.
+    """
+    try:
+        parse_insight_extraction_response(text)
+    except InsightParseError as exc:
+        raise ProposalError(f"{source_name} is not an extraction reply: {exc}", "BAD_REPLY") from exc
+    from core.extraction import run_extraction  # core.extraction imports this package
+
+    return run_extraction(root, _SavedReply(f"{source_name} (imported)", text), now=now, origin="import")
+
+
+def store_prune_candidate(root: Path | str, candidate: str, source_name: str, *,
+                          now: datetime | None = None) -> Proposal:
+    """Store a prune candidate (plain markdown, e.g. edited by hand) as a proposal without insights.
+
+    It is made against the memory as it is now: if the memory changes before it is applied, it is
+    stale like any other prune. A candidate dropping required sections is stored as ``invalid``.
+    """
+    validation = validate_prune_candidate(candidate)
+    status, message = (("pending", "Prune proposed; review it before it is applied") if validation.valid else
+                       ("invalid", f"The proposed prune cannot be applied: {validation.reason}"))
+    return save_new_proposal(
+        root, provider=f"{source_name} (loaded)", summary=f"Prune candidate loaded from {source_name}",
+        insights=(), pruned_memory=candidate, memory_hash_at_start=fileio.content_hash(read_working_memory(root)),
+        prune_status=status, prune_message=message, origin="import", now=now)
