@@ -92,6 +92,24 @@ class ProjectSettings(BaseModel):
         json_schema_extra={"unit": "ms"},
     )
 
+    history_retention_days: StrictInt = Field(
+        90,
+        alias="historyRetentionDays",
+        ge=0,
+        title="Keep history for",
+        description="Days to keep previous versions of memory files (0: no age limit). The newest "
+        "versions below the minimum are kept whatever their age.",
+        json_schema_extra={"unit": "days"},
+    )
+    history_min_versions: StrictInt = Field(
+        20,
+        alias="historyMinVersions",
+        ge=1,
+        title="Always keep",
+        description="Number of most recent versions of each file kept regardless of age.",
+        json_schema_extra={"unit": "versions"},
+    )
+
     @field_validator("insight_extraction_schedule")
     @classmethod
     def _check_cron(cls, value: str) -> str:

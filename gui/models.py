@@ -155,42 +155,60 @@ def display_content(content: str) -> str:
 
 @dataclass(frozen=True)
 class ReviewItem:
-    """A proposed insight under review.
-
-    ``decision`` is ``pending``, ``accepted``, ``rejected`` or ``merged`` (written to the file).
+    """A proposed insight under review: its number in the stored proposal and its stored ``status``
+    (pending, accepted, rejected), whether the insights file already holds it, and the ``choice``
+    the operator made but did not save yet (``""``, ``accepted`` or ``rejected``).
     """
 
+    number: int
     insight: MemoryInsight
+    status: str = "pending"
     duplicate: bool = False
-    decision: str = "pending"
+    choice: str = ""
+
+    @property
+    def state(self) -> str:
+        """``merged`` (accepted and saved), ``accepted`` / ``rejected`` (chosen or saved) or ``pending``."""
+        if self.status == "accepted":
+            return "merged"
+        return self.choice or self.status
+
+    @property
+    def unsaved(self) -> bool:
+        """True when the operator's choice differs from what is stored."""
+        return bool(self.choice) and self.choice != self.status
 
 
 class ProposalTableModel(QAbstractTableModel):
-    """Proposed insights: a check box (accepted) per row, category, content, source and status."""
+    """Proposed insights: a check box (accept) per row, category, content, source and status."""
 
     HEADERS = ("Accept", "Category", "Insight", "Source", "Status")
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.proposals: list[ReviewItem] = []
+        self.items: list[ReviewItem] = []
 
-    def set_proposals(self, proposals: Sequence[ReviewItem]) -> None:
+    def set_items(self, items: Sequence[ReviewItem]) -> None:
         """Replace the rows."""
         self.beginResetModel()
-        self.proposals = list(proposals)
+        self.items = list(items)
         self.endResetModel()
 
-    def set_decision(self, row: int, decision: str) -> None:
-        """Mark row ``row`` ``accepted``, ``rejected`` or ``pending``."""
-        self.proposals[row] = replace(self.proposals[row], decision=decision)
+    def set_choice(self, row: int, choice: str) -> bool:
+        """Choose ``accepted``, ``rejected`` or ``""`` (undecided) for row ``row``; a merged row cannot change."""
+        item = self.items[row]
+        if item.status == "accepted":
+            return False
+        self.items[row] = replace(item, choice="" if choice == item.status else choice)
         self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
+        return True
 
-    def accepted(self) -> list[MemoryInsight]:
-        """The insights marked accepted, in order."""
-        return [p.insight for p in self.proposals if p.decision == "accepted"]
+    def chosen(self, choice: str) -> list[int]:
+        """The numbers of the insights with an unsaved ``choice`` (``accepted`` or ``rejected``)."""
+        return [i.number for i in self.items if i.unsaved and i.choice == choice]
 
     def rowCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
-        return 0 if parent.isValid() else len(self.proposals)
+        return 0 if parent.isValid() else len(self.items)
 
     def columnCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
         return 0 if parent.isValid() else len(self.HEADERS)
@@ -203,36 +221,36 @@ class ProposalTableModel(QAbstractTableModel):
 
     def flags(self, index: QModelIndex) -> Qt.ItemFlag:
         base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if index.column() == 0 and self.proposals[index.row()].decision != "merged":
+        if index.column() == 0 and self.items[index.row()].state != "merged":
             base |= Qt.ItemFlag.ItemIsUserCheckable
         return base
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        proposal = self.proposals[index.row()]
+        item = self.items[index.row()]
         column = index.column()
         if role == Qt.ItemDataRole.CheckStateRole and column == 0:
-            accepted = proposal.decision == "accepted"
-            return Qt.CheckState.Checked if accepted else Qt.CheckState.Unchecked
+            return Qt.CheckState.Checked if item.state in ("accepted", "merged") else Qt.CheckState.Unchecked
         if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
-            return self._text(proposal, column)
-        if role == Qt.ItemDataRole.FontRole and proposal.decision == "rejected":
+            return self._text(item, column)
+        if role == Qt.ItemDataRole.FontRole and (item.state == "rejected" or item.unsaved):
             font = QFont()
-            font.setStrikeOut(True)
+            font.setStrikeOut(item.state == "rejected")
+            font.setItalic(item.unsaved and column == 4)
             return font
         if role == Qt.ItemDataRole.ForegroundRole:
-            if proposal.decision in ("rejected", "merged"):
+            if item.state == "merged" or item.status == "rejected":
                 return QGuiApplication.palette().color(QPalette.ColorRole.PlaceholderText)
-            if proposal.duplicate and column == 4:
+            if item.duplicate and column == 4:
                 return colour("warning-fg")
         if role == USER:
-            return proposal
+            return item
         return None
 
     @staticmethod
-    def _text(proposal: ReviewItem, column: int) -> str:
-        insight = proposal.insight
+    def _text(item: ReviewItem, column: int) -> str:
+        insight = item.insight
         if column == 1:
             return insight.category.capitalize()
         if column == 2:
@@ -240,24 +258,26 @@ class ProposalTableModel(QAbstractTableModel):
         if column == 3:
             return insight.source or ""
         if column == 4:
-            return proposal_status(proposal)
+            return review_status(item)
         return ""
 
     def setData(self, index: QModelIndex, value: Any, role: int = Qt.ItemDataRole.EditRole) -> bool:  # noqa: N802
         if role != Qt.ItemDataRole.CheckStateRole or index.column() != 0:
             return False
-        if self.proposals[index.row()].decision == "merged":
-            return False
         checked = Qt.CheckState(value) == Qt.CheckState.Checked if not isinstance(value, bool) else value
-        self.set_decision(index.row(), "accepted" if checked else "pending")
-        return True
+        return self.set_choice(index.row(), "accepted" if checked else "")
 
 
-def proposal_status(proposal: ReviewItem) -> str:
-    """What the status column says: the decision, and ``already present`` for a duplicate."""
-    parts = []
-    if proposal.duplicate:
-        parts.append("already present")
-    if proposal.decision != "pending":
-        parts.append(proposal.decision)
-    return ", ".join(parts) or "new"
+_STATE_TEXT = {"merged": "merged", "pending": "new"}
+
+
+def review_status(item: ReviewItem) -> str:
+    """What the status column says: ``new``, ``to merge``, ``to reject``, ``merged`` or ``rejected``,
+    after ``already present`` when the insights file holds it already."""
+    if item.unsaved:
+        state = "to merge" if item.choice == "accepted" else "to reject"
+    else:
+        state = _STATE_TEXT.get(item.state, item.state)
+    if item.duplicate and item.state != "merged":
+        return "already present" if state == "new" else f"already present, {state}"
+    return state

@@ -1,7 +1,9 @@
 """``ProjectSession``: the open project as the GUI sees it (settings, backend, adapter), with signals.
 
 Views receive the session, call its methods and listen to its signals; they never build backends
-or read settings files themselves. All disk access happens in ``core``.
+or read settings files themselves. All disk access happens in ``core``. The session also holds the
+stored proposal (:class:`core.proposals.Proposal`) under review, which the insights and prune views
+both follow.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from core import fileio
 from core.adapter import MemoryFileAdapter, WriteOutcome
 from core.backends import MemoryBackend, MemoryBackendRegistry, default_registry, resolve_memory_backend
 from core.errors import SettingsError
+from core.extraction import ExtractionRun
+from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
 from core.store import ProjectStore
 
@@ -31,7 +35,7 @@ class ProjectSession(QObject):
     memoryReplaced = Signal(str)  # a core operation (prune, restore…) replaced the memory; arg: source
     insightsChanged = Signal()
     auditChanged = Signal()
-    proposalChanged = Signal(object)  # InsightExtractionResult | None: what waits for review
+    proposalChanged = Signal(object)  # Proposal | None: the stored proposal under review
     statusMessage = Signal(str)
 
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
@@ -45,13 +49,37 @@ class ProjectSession(QObject):
         self.store.init()
         self.backend: MemoryBackend = resolve_memory_backend(self.settings, self.root, self.registry)
         self.adapter = MemoryFileAdapter(self.backend)
-        #: The extraction result waiting for review (insights to accept, a prune to apply), if any.
-        self.proposal: Any = None
+        #: The stored proposal under review (insights to accept, a prune to apply), if any.
+        self.proposal: Proposal | None = None
 
-    def set_proposal(self, proposal: Any) -> None:
-        """Make ``proposal`` (an ``InsightExtractionResult`` or ``None``) the one under review."""
+    # -- proposals -----------------------------------------------------------------------------
+    def set_proposal(self, proposal: Proposal | None) -> None:
+        """Make ``proposal`` the one under review (``None``: nothing is)."""
         self.proposal = proposal
         self.proposalChanged.emit(proposal)
+
+    def pending_proposals(self) -> list[Proposal]:
+        """The stored proposals with something left to review, oldest first."""
+        return list_proposals(self.root, pending_only=True)
+
+    def load_pending_proposal(self) -> Proposal | None:
+        """Review the newest pending proposal (stored by a run, the CLI or the scheduler), if any."""
+        pending = self.pending_proposals()
+        self.set_proposal(pending[-1] if pending else None)
+        return self.proposal
+
+    def review_proposal(self, proposal_id: str) -> Proposal:
+        """Load the stored proposal ``proposal_id`` and review it (raises ``ProposalError``)."""
+        proposal = load_proposal(self.root, proposal_id)
+        self.set_proposal(proposal)
+        return proposal
+
+    def extraction_finished(self, run: ExtractionRun) -> Proposal | None:
+        """Take a finished run: the audit changed; the proposal it stored becomes the one under review."""
+        self.auditChanged.emit()
+        if run.ok and run.proposal_id:
+            return self.review_proposal(run.proposal_id)
+        return None
 
     # -- settings ------------------------------------------------------------------------------
     def _load_settings(self) -> ProjectSettings:

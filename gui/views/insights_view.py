@@ -1,12 +1,15 @@
-"""Insights: the insights file grouped by category (or raw, to edit), and the proposed insights to review.
+"""Insights: the insights file grouped by category (or raw, to edit), and the stored proposal under review.
 
-Importing a saved AI extraction reply makes it the session's proposal: its insights are listed for
-review (duplicates of existing bullets flagged "already present") and its prune candidate goes to
-the prune view. "Merge accepted" writes only the accepted insights, through ``core.review``.
+The proposal under review is the session's (:class:`core.proposals.Proposal`): one stored by a run
+in the app, by ``memdesk extract`` or the schedule, or by importing a saved AI reply. Its insights
+are listed for review (those the file holds meanwhile are flagged "already present"); its prune
+goes to the prune view. "Merge" saves the decisions through ``core.proposals``: the accepted
+insights are merged into the file, the rejected ones marked rejected.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
@@ -14,16 +17,11 @@ from PySide6.QtWidgets import QFileDialog, QSplitter, QVBoxLayout, QWidget
 
 from core import fileio
 from core.errors import MemoryBackendError
-from core.insights import (
-    MEMORY_INSIGHTS_PATH,
-    InsightParseError,
-    MemoryInsight,
-    is_duplicate_insight,
-    parse_insight_extraction_response,
-    read_insights_memory,
-)
-from core.review import AcceptOutcome, accept_insights
+from core.extraction import ExtractionRun
+from core.insights import MEMORY_INSIGHTS_PATH, is_duplicate_insight, read_insights_memory
+from core.proposals import Proposal, ProposalError, accept_insights, reject_insights, store_imported_reply
 from gui.models import ReviewItem
+from gui.proposal_text import plural, proposal_facts, proposal_label, proposal_origin, run_outcome
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.insights_file_panel import InsightsFilePanel
@@ -33,13 +31,15 @@ from gui.widgets.proposals_panel import ProposalsPanel
 class InsightsView(QWidget):
     """The insights file beside the proposals waiting for review."""
 
-    insightsMerged = Signal(object)  # AcceptOutcome
+    insightsMerged = Signal(object)  # the Proposal after the decisions were saved
+    runExtractionRequested = Signal()
 
     def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
         self.text: str | None = None
         self.raw_base_hash = fileio.content_hash("")
+        self.shown_id: str | None = None
         self.banner = Banner(self)
         self.file_panel = InsightsFilePanel(self)
         self.proposals = ProposalsPanel(self)
@@ -54,6 +54,8 @@ class InsightsView(QWidget):
         self.file_panel.saveRequested.connect(self.save_raw)
         self.file_panel.reloadRequested.connect(lambda: self.refresh(keep_edits=False))
         self.proposals.importRequested.connect(self._choose_reply)
+        self.proposals.runExtractionRequested.connect(self.runExtractionRequested)
+        self.proposals.proposalChosen.connect(self.review)
         self.proposals.mergeRequested.connect(self.merge)
         session.insightsChanged.connect(self.refresh)
         session.proposalChanged.connect(self._show_proposal)
@@ -97,24 +99,117 @@ class InsightsView(QWidget):
         self.session.insightsChanged.emit()  # refreshes this view too
         return True
 
-    # -- proposals -----------------------------------------------------------------------------------
+    # -- the proposal under review -------------------------------------------------------------------
+    def _show_proposal(self, proposal: Proposal | None) -> None:
+        """Show ``proposal``; choices not saved yet are kept while it is the same one."""
+        keep = {i.number: i.choice for i in self.proposals.model.items
+                if self.shown_id is not None and proposal is not None and proposal.id == self.shown_id}
+        self.shown_id = proposal.id if proposal is not None else None
+        self._list_choices(proposal)
+        if proposal is None:
+            self.proposals.set_proposal_text("", "")
+            self.proposals.set_items([])
+            return
+        self.proposals.set_proposal_text(
+            f"<b>Under review:</b> from {proposal_origin(proposal)} · {proposal_facts(proposal)}", proposal.summary)
+        items = [ReviewItem(i.number, i.insight, i.status, is_duplicate_insight(self.text, i.insight.content),
+                            keep.get(i.number, "") if i.status != "accepted" else "")
+                 for i in proposal.insights]
+        self.proposals.set_items(items)
+
+    def _list_choices(self, current: Proposal | None) -> None:
+        try:
+            pending = self.session.pending_proposals()
+        except Exception as exc:  # the picker is a convenience; the proposal under review still shows
+            self.banner.show_message(f"Cannot list the stored proposals: {exc}", "error")
+            pending = []
+        if current is not None and all(p.id != current.id for p in pending):
+            pending.append(current)
+        choices = [(p.id, proposal_label(p)) for p in reversed(pending)]  # newest first
+        self.proposals.set_choices(choices, current.id if current else None)
+
+    def _reflag_duplicates(self) -> None:
+        model = self.proposals.model
+        items = [replace(i, duplicate=is_duplicate_insight(self.text, i.insight.content)) for i in model.items]
+        if items != model.items:
+            self.proposals.set_items(items)
+
+    def review(self, proposal_id: str) -> bool:
+        """Review the stored proposal ``proposal_id`` instead."""
+        try:
+            self.session.review_proposal(proposal_id)
+        except (ProposalError, MemoryBackendError) as exc:
+            self.banner.show_message(f"Cannot open proposal {proposal_id}: {exc}", "error")
+            self._list_choices(self.session.proposal)
+            return False
+        self.banner.clear()
+        return True
+
+    def _show_stored(self, proposal_id: str) -> None:
+        try:
+            self.session.review_proposal(proposal_id)
+        except (ProposalError, MemoryBackendError):
+            self.session.set_proposal(None)
+
+    def merge(self, accepted: list[int], rejected: list[int]) -> Proposal | None:
+        """Save the decisions: merge the ``accepted`` insights into the file, mark the ``rejected`` ones."""
+        proposal = self.session.proposal
+        if proposal is None or not (accepted or rejected):
+            return None
+        added = present = 0
+        try:
+            if accepted:
+                review = accept_insights(self.session.root, proposal.id, accepted)
+                added, present, proposal = review.added, review.already_present, review.proposal
+            if rejected:
+                proposal = reject_insights(self.session.root, proposal.id, rejected).proposal
+        except (ProposalError, MemoryBackendError) as exc:
+            self.banner.show_message(f"Not saved: {exc}", "error")
+            self._show_stored(proposal.id)  # what did get saved
+            return None
+        self.banner.clear()
+        parts = []
+        if accepted:
+            parts.append(f"Merged {plural(added, 'insight')} into {MEMORY_INSIGHTS_PATH}"
+                         + (f" ({present} already present)" if present else ""))
+        if rejected:
+            parts.append(f"rejected {plural(len(rejected), 'insight')}")
+        message = "; ".join(parts) + "."
+        message = message[0].upper() + message[1:]
+        self.session.set_proposal(proposal)
+        if added:
+            self.session.insightsChanged.emit()  # refreshes this view too
+            self.session.auditChanged.emit()
+        self.proposals.status.setText(message)
+        self.session.statusMessage.emit(message)
+        self.insightsMerged.emit(proposal)
+        return proposal
+
+    # -- importing a saved reply ---------------------------------------------------------------------
     def import_reply(self, path: str | Path) -> bool:
-        """Read a saved AI extraction reply and make it the proposal under review; a bad file changes nothing."""
+        """Store a saved AI extraction reply as a proposal and review it; a bad file changes nothing."""
         path = Path(path)
         try:
             text = fileio.read_text(path)
             if text is None:
-                raise FileNotFoundError(f"{path} does not exist")
-            result = parse_insight_extraction_response(text)
-        except (MemoryBackendError, InsightParseError, FileNotFoundError) as exc:
+                raise ProposalError(f"{path} does not exist", "NOT_FOUND")
+            run = store_imported_reply(self.session.root, text, path.name)
+        except (MemoryBackendError, ProposalError) as exc:
             self.banner.show_message(f"Could not import {path.name}: {exc}. Nothing was changed.", "error")
             return False
+        return self._take_import(run, path.name)
+
+    def _take_import(self, run: ExtractionRun, name: str) -> bool:
+        try:
+            proposal = self.session.extraction_finished(run)
+        except (ProposalError, MemoryBackendError) as exc:
+            self.banner.show_message(f"Imported {name}, but its proposal cannot be opened: {exc}", "error")
+            return False
+        if not run.ok:
+            self.banner.show_message(f"Could not import {name}: {run.message}. Only the audit records it.", "error")
+            return False
         self.banner.clear()
-        self.session.set_proposal(result)
-        present = sum(p.duplicate for p in self.proposals.model.proposals)
-        prune = " and a prune candidate (review it in Prune)" if result.pruned_memory is not None else ""
-        message = (f"Imported {len(result.insights)} proposed insights ({present} already present){prune} "
-                   f"from {path.name}.")
+        message = f"Imported {name}: " + run_outcome(run, proposal).removeprefix("Extraction done: ")
         self.proposals.status.setText(message)
         self.session.statusMessage.emit(message)
         return True
@@ -125,40 +220,3 @@ class InsightsView(QWidget):
             "AI replies (*.json *.txt *.md);;All files (*)")
         if path:
             self.import_reply(path)
-
-    def _show_proposal(self, proposal: object) -> None:
-        insights = tuple(getattr(proposal, "insights", ()) or ())
-        shown = tuple(p.insight for p in self.proposals.model.proposals)
-        summary = str(getattr(proposal, "summary", "") or "")
-        if insights == shown and shown:
-            return  # the same proposal (its prune was decided): keep the decisions made so far
-        rows = [ReviewItem(i, is_duplicate_insight(self.text, i.content)) for i in insights]
-        self.proposals.set_proposals(rows, summary)
-
-    def _reflag_duplicates(self) -> None:
-        model = self.proposals.model
-        rows = [ReviewItem(p.insight, is_duplicate_insight(self.text, p.insight.content), p.decision)
-                for p in model.proposals]
-        if rows != model.proposals:
-            self.proposals.set_proposals(rows, self.proposals.summary.text())
-
-    def merge(self, insights: list[MemoryInsight]) -> AcceptOutcome | None:
-        """Merge the accepted ``insights`` into the insights file and mark them merged."""
-        if not insights:
-            return None
-        try:
-            outcome = accept_insights(self.session.root, insights)
-        except MemoryBackendError as exc:
-            self.banner.show_message(f"Not merged: {exc}", "error")
-            return None
-        model = self.proposals.model
-        for row, proposal in enumerate(model.proposals):
-            if proposal.decision == "accepted" and proposal.insight in insights:
-                model.set_decision(row, "merged")
-        skipped = f" ({len(outcome.skipped)} already present)" if outcome.skipped else ""
-        message = f"Merged {outcome.added_count} insights into {MEMORY_INSIGHTS_PATH}{skipped}."
-        self.session.insightsChanged.emit()  # refreshes this view too
-        self.proposals.status.setText(message)
-        self.session.statusMessage.emit(message)
-        self.insightsMerged.emit(outcome)
-        return outcome

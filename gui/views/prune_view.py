@@ -1,13 +1,14 @@
-"""Prune review: the current working memory against the proposed prune, side by side, before anything is written.
+"""Prune review: the current working memory against the stored proposal's prune, side by side.
 
-The diff is computed off the GUI thread. Apply writes the candidate only if the memory still is what
-the diff was computed against (its hash), keeps the old version in history and records the outcome
-in the audit; Reject records the rejection and leaves the memory as it is.
+The prune comes from the session's proposal (:class:`core.proposals.Proposal`); the diff is computed
+off the GUI thread. Apply goes through ``core.proposals.apply_prune``, which writes the candidate only
+if the memory is still the one the extraction read (else it marks the prune stale), keeps the old
+version in history and records the outcome in the audit; Reject records the rejection and leaves
+the memory as it is. A stale or invalid prune shows why and cannot be applied.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,24 +18,28 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPush
 
 from core import fileio
 from core.diff import DiffResult, diff_texts
-from core.insights import (
-    MEMORY_WORKING_PATH,
-    REQUIRED_MEMORY_SECTIONS,
-    InsightExtractionResult,
-    InsightParseError,
-    PruneValidationResult,
-    parse_insight_extraction_response,
-    read_working_memory,
-    validate_prune_candidate,
+from core.errors import MemoryBackendError
+from core.insights import MEMORY_WORKING_PATH, PruneValidationResult, read_working_memory, validate_prune_candidate
+from core.proposals import (
+    Proposal,
+    ProposalError,
+    PruneReview,
+    apply_prune,
+    reject_prune,
+    store_imported_reply,
+    store_prune_candidate,
 )
-from core.review import ReviewedPrune, apply_reviewed_prune, reject_prune
+from gui.proposal_text import STALE_BANNER, proposal_origin
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.widgets.banner import Banner
 from gui.widgets.colors import css
 from gui.widgets.diff_view import SideBySideDiff
+from gui.widgets.prune_facts import PruneFacts
 
-FROM_PROPOSAL = "the extraction reply under review"
+REVIEWABLE = ("pending", "stale", "invalid")
+DECIDED = {"applied": "The prune of this proposal was applied.",
+           "rejected": "The prune of this proposal was rejected; the memory was not changed."}
 
 
 @dataclass(frozen=True)
@@ -59,25 +64,28 @@ def compute_preview(root: Path, candidate: str) -> PrunePreview:
 
 
 class PruneView(QWidget):
-    """Review a proposed prune of the working memory."""
+    """Review the prune of the stored proposal under review."""
 
-    pruneApplied = Signal(object)  # ReviewedPrune
-    pruneRejected = Signal(object)  # ReviewedPrune
+    pruneApplied = Signal(object)  # PruneReview
+    pruneRejected = Signal(object)  # PruneReview
+    runExtractionRequested = Signal()
 
     def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.candidate: str | None = None
-        self.origin = ""
+        self.proposal: Proposal | None = None
         self.preview: PrunePreview | None = None
         self.operation: Operation | None = None
         self.banner = Banner(self)
         self.source_label = QLabel(self)
         self.source_label.setWordWrap(True)
+        self.run_button = QPushButton("Run a new extraction…", self)
         self.load_button = QPushButton("Load candidate file…", self)
-        self.validation_label = QLabel(self)
-        self.sections_label = QLabel(self)
-        self.sizes_label = QLabel(self)
+        self.load_button.setToolTip("Review a prune candidate from a file: an extraction reply, or markdown")
+        self.facts = PruneFacts(self)
+        self.validation_label = self.facts.validation_label
+        self.sections_label = self.facts.sections_label
+        self.sizes_label = self.facts.sizes_label
         self.diff = SideBySideDiff("Current memory (.fusion/memory.md)", "Proposed prune", self)
         self.outcome_label = QLabel(self)
         self.outcome_label.setWordWrap(True)
@@ -89,12 +97,8 @@ class PruneView(QWidget):
 
         header = QHBoxLayout()
         header.addWidget(self.source_label, 1)
+        header.addWidget(self.run_button)
         header.addWidget(self.load_button)
-        facts = QHBoxLayout()
-        for widget in (self.validation_label, self.sections_label, self.sizes_label):
-            facts.addWidget(widget)
-            facts.addSpacing(24)
-        facts.addStretch(1)
         actions = QHBoxLayout()
         actions.addWidget(self.outcome_label, 1)
         actions.addWidget(self.reason_edit)
@@ -103,78 +107,62 @@ class PruneView(QWidget):
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         layout.addLayout(header)
-        layout.addLayout(facts)
+        layout.addWidget(self.facts)
         layout.addWidget(self.diff, 1)
         layout.addLayout(actions)
 
+        self.run_button.clicked.connect(self.runExtractionRequested)
         self.load_button.clicked.connect(self._choose_file)
         self.apply_button.clicked.connect(self.apply)
         self.reject_button.clicked.connect(self.reject)
         session.proposalChanged.connect(self._take_proposal)
         session.memoryReplaced.connect(self._on_memory_replaced)
-        self.refresh()
+        self._take_proposal(session.proposal)
 
-    # -- candidate -----------------------------------------------------------------------------------
+    # -- the proposal --------------------------------------------------------------------------------
+    @property
+    def candidate(self) -> str | None:
+        """The prune under review, or ``None``."""
+        proposal = self.proposal
+        return proposal.pruned_memory if proposal is not None and proposal.prune_status in REVIEWABLE else None
+
+    @property
+    def stale(self) -> bool:
+        """True when the memory is no longer the one the extraction read (stored as stale, or seen so now)."""
+        if self.proposal is None or self.candidate is None:
+            return False
+        if self.proposal.prune_status == "stale":
+            return True
+        return self.preview is not None and self.preview.memory_hash != self.proposal.memory_hash_at_start
+
     def refresh(self) -> None:
-        """Take the prune candidate from the session's proposal if it is new, else recompute the diff."""
-        if self._take_proposal(self.session.proposal):
-            return
-        if self.candidate is not None:
+        """Recompute the diff against the memory as it is now."""
+        self.recompute()
+
+    def _take_proposal(self, proposal: Proposal | None) -> None:
+        before = (self.proposal.id, self.candidate) if self.proposal is not None else None
+        self.proposal = proposal
+        same_prune = self.candidate is not None and before == (proposal.id, self.candidate)
+        if not same_prune:
+            self.banner.clear()
+            self.outcome_label.clear()
             self.recompute()
         else:
             self._update_state()
-
-    def _take_proposal(self, proposal: object) -> bool:
-        """Follow the proposal's prune candidate; True when that changed what is reviewed."""
-        pruned = getattr(proposal, "pruned_memory", None)
-        if pruned is not None and (pruned != self.candidate or self.origin != FROM_PROPOSAL):
-            self.banner.clear()
-            self.set_candidate(pruned, FROM_PROPOSAL)
-            return True
-        if pruned is None and self.origin == FROM_PROPOSAL:
-            self._clear("The extraction reply under review offers no prune.")
-            return True
-        return False
-
-    def load_candidate_file(self, path: str | Path) -> bool:
-        """Load a candidate from a file: an extraction reply (its ``prunedMemory``) or plain markdown."""
-        path = Path(path)
-        try:
-            text = fileio.read_text(path) or ""
-        except Exception as exc:
-            self.banner.show_message(f"Cannot read {path.name}: {exc}", "error")
-            return False
-        candidate = text
-        if path.suffix.lower() == ".json" or text.lstrip().startswith(("{", "```")):
-            try:
-                reply = parse_insight_extraction_response(text)
-            except InsightParseError as exc:
-                self.banner.show_message(f"{path.name} is not an extraction reply: {exc}", "error")
-                return False
-            if reply.pruned_memory is None:
-                self.banner.show_message(f"{path.name} is an extraction reply without a prunedMemory.", "error")
-                return False
-            candidate = reply.pruned_memory
-        self.banner.clear()
-        self.set_candidate(candidate, path.name)
-        return True
-
-    def set_candidate(self, candidate: str, origin: str) -> None:
-        """Review ``candidate`` (from ``origin``, said in the header)."""
-        self.candidate, self.origin = candidate, origin
-        self.outcome_label.clear()
-        self.recompute()
 
     def recompute(self) -> None:
         """Diff the current memory against the candidate on a worker thread."""
         if self.operation is not None:
             self.operation.cancel()
+            self.operation = None
         self.preview = None
-        if self.candidate is None:
+        candidate, root = self.candidate, self.session.root
+        if candidate is None:
+            self.diff.set_busy(self._no_candidate_text())
+            self._update_state()
             return
         self.diff.set_busy("Computing diff…")
         self._update_state()
-        candidate, root = self.candidate, self.session.root
         self.operation = run_in_background(lambda _token: compute_preview(root, candidate),
                                            self._on_preview, self._on_preview_error, parent=self)
 
@@ -190,13 +178,43 @@ class PruneView(QWidget):
         self.banner.show_message(f"Cannot read {MEMORY_WORKING_PATH}: {exc}", "error")
         self._update_state()
 
-    def _clear(self, message: str) -> None:
-        if self.operation is not None:
-            self.operation.cancel()
-            self.operation = None
-        self.candidate, self.origin, self.preview = None, "", None
-        self.diff.set_busy(message)
-        self._update_state()
+    def _no_candidate_text(self) -> str:
+        proposal = self.proposal
+        if proposal is None:
+            return "No prune to review."
+        if proposal.prune_status in DECIDED:
+            return DECIDED[proposal.prune_status]
+        return "There is no prune to review: the reply under review had no prunedMemory."
+
+    def _on_memory_replaced(self, source: str) -> None:
+        if source != "prune" and self.candidate is not None:
+            self.recompute()
+
+    # -- loading a candidate from a file ---------------------------------------------------------------
+    def load_candidate_file(self, path: str | Path) -> bool:
+        """Store a candidate from a file as a proposal and review it: an extraction reply or plain markdown."""
+        path = Path(path)
+        try:
+            text = fileio.read_text(path)
+            if text is None:
+                raise ProposalError(f"{path} does not exist", "NOT_FOUND")
+            if path.suffix.lower() == ".json" or text.lstrip().startswith(("{", "```")):
+                run = store_imported_reply(self.session.root, text, path.name)
+                if run.ok and run.proposal_id is None:
+                    raise ProposalError("the reply offers no prune and nothing new", "NOTHING")
+                proposal = self.session.extraction_finished(run)
+                if not run.ok:
+                    raise ProposalError(run.message, run.error_kind or "failed")
+            else:
+                proposal = store_prune_candidate(self.session.root, text, path.name)
+                self.session.set_proposal(proposal)
+        except (ProposalError, MemoryBackendError) as exc:
+            self.banner.show_message(f"Cannot review {path.name}: {exc}. Nothing was changed.", "error")
+            return False
+        if proposal is not None and not proposal.has_prune:
+            self.banner.show_message(f"{path.name} is an extraction reply without a prunedMemory; its insights "
+                                     "wait for review in Insights.", "warning")
+        return True
 
     def _choose_file(self) -> None:
         path, _filter = QFileDialog.getOpenFileName(
@@ -205,91 +223,92 @@ class PruneView(QWidget):
         if path:
             self.load_candidate_file(path)
 
-    def _on_memory_replaced(self, source: str) -> None:
-        if source != "prune" and self.candidate is not None:
-            self.recompute()
-
     # -- state ---------------------------------------------------------------------------------------
-    def _update_state(self) -> None:
-        preview = self.preview
-        if self.candidate is None:
-            self.source_label.setText("<b>No prune candidate.</b> Import an extraction reply in Insights, "
-                                      "or load a candidate file.")
-        else:
-            self.source_label.setText(f"<b>Prune candidate</b> from {self.origin}")
-        for label in (self.validation_label, self.sections_label, self.sizes_label):
-            label.setVisible(preview is not None)
-        if preview is not None:
-            self._show_validation(preview)
-        can_write = self.session.can_write
-        self.apply_button.setEnabled(preview is not None and preview.validation.valid and can_write)
-        self.apply_button.setToolTip("" if can_write else
-                                     f'The "{self.session.backend.id}" backend cannot write memory.')
-        self.reject_button.setEnabled(self.candidate is not None)
-        self.reason_edit.setEnabled(self.candidate is not None)
+    def apply_refusal(self) -> str | None:
+        """Why Apply is disabled now (``None`` when it is enabled)."""
+        proposal, preview = self.proposal, self.preview
+        if proposal is None or self.candidate is None:
+            return "There is no prune to apply."
+        if self.stale:
+            return STALE_BANNER
+        if proposal.prune_status == "invalid" or (preview is not None and not preview.validation.valid):
+            reason = preview.validation.reason if preview is not None else proposal.prune_message
+            return f"The proposed prune cannot be applied: {reason}"
+        if not self.session.can_write:
+            return f'The "{self.session.backend.id}" backend cannot write memory.'
+        if preview is None:
+            return "The diff is being computed."
+        return None
 
-    def _show_validation(self, preview: PrunePreview) -> None:
-        valid = preview.validation
-        mark, colour = ("✓ Valid", "ok-fg") if valid.valid else ("✗ Invalid", "error-fg")
-        self.validation_label.setText(f"<b style='color:{css(colour)}'>{mark}</b> — {valid.reason}")
-        parts = []
-        for name in REQUIRED_MEMORY_SECTIONS:
-            kept = name in valid.found_sections
-            parts.append(f"<span style='color:{css('ok-fg' if kept else 'error-fg')}'>"
-                         f"{'✓' if kept else '✗'} {name}</span>")
-        self.sections_label.setText("Sections kept: " + "  ".join(parts))
-        before, after = preview.memory_size, valid.size + 1 if valid.size else 0
-        delta = after - before
-        percent = f", {delta / before:+.1%}" if before else ""
-        self.sizes_label.setText(f"Size: {before:,} → {after:,} characters ({delta:+,}{percent})")
-        self.sizes_label.setToolTip(f"Diff computed in {preview.seconds * 1000:.0f} ms")
+    def _update_state(self) -> None:
+        proposal, preview = self.proposal, self.preview
+        if proposal is None:
+            self.source_label.setText("<b>No prune candidate.</b> Run an extraction, or import a reply in "
+                                      "Insights, or load a candidate file.")
+        else:
+            self.source_label.setText(f"<b>Prune proposed by</b> {proposal_origin(proposal)}")
+        self.facts.setVisible(preview is not None)
+        if preview is not None:
+            self.facts.show_facts(preview.validation, preview.memory_size, preview.seconds)
+        refusal = self.apply_refusal()
+        self.apply_button.setEnabled(refusal is None)
+        self.apply_button.setToolTip(refusal or "Replace .fusion/memory.md with the proposed prune "
+                                     "(the current version is kept in history)")
+        if self.stale:
+            self.banner.show_message(STALE_BANNER, "warning")
+        elif self.banner.text() == STALE_BANNER:
+            self.banner.clear()
+        if refusal is not None and preview is not None and self.candidate is not None:
+            self.outcome_label.setText(f"<b style='color:{css('error-fg')}'>Apply is disabled.</b> {refusal}")
+        can_reject = proposal is not None and proposal.prune_status in ("pending", "stale")
+        self.reject_button.setEnabled(can_reject)
+        self.reason_edit.setEnabled(can_reject)
+        self.run_button.setVisible(self.stale)
 
     # -- decisions -----------------------------------------------------------------------------------
-    def apply(self) -> ReviewedPrune | None:
-        """Write the candidate if valid and the memory is unchanged since the diff; say what happened."""
-        if self.preview is None or self.candidate is None or not self.apply_button.isEnabled():
+    def apply(self) -> PruneReview | None:
+        """Apply the prune through ``core.proposals`` (refused, and marked stale, if the memory changed)."""
+        proposal = self.proposal
+        if proposal is None or not self.apply_button.isEnabled():
             return None
-        reviewed = apply_reviewed_prune(self.session.root, self.candidate, self.preview.memory_hash)
-        outcome = reviewed.outcome
-        if not outcome.applied:
-            self.banner.show_message(f"Not applied: {outcome.reason}. The diff has been recomputed against "
-                                     "the memory as it is now; review it again.", "error")
+        try:
+            review = apply_prune(self.session.root, proposal.id)
+        except (ProposalError, MemoryBackendError) as exc:
+            self.banner.show_message(f"Not applied: {exc}", "error")
+            return None
+        if review.outcome is not None:
+            self.session.auditChanged.emit()
+        if not review.applied:
+            self.session.set_proposal(review.proposal)
+            if review.proposal.prune_status != "stale":
+                self.banner.show_message(f"Not applied: {review.message}", "error")
             self.recompute()
-            return reviewed
-        note = "" if reviewed.recorded else f" The audit could not be updated: {reviewed.audit_error}"
-        self.banner.clear()
-        from_proposal = self.origin == FROM_PROPOSAL
-        self._clear("The prune was applied.")
-        if from_proposal:
-            self._drop_prune_from_proposal()
+            return review
+        outcome = review.outcome
+        self.session.set_proposal(review.proposal)
         self.outcome_label.setText(
             f"<b style='color:{css('ok-fg')}'>Applied.</b> Memory went from {outcome.original_size:,} to "
-            f"{outcome.new_size:,} characters ({outcome.size_delta:+,}); the previous version is in history.{note}")
+            f"{outcome.new_size:,} characters ({outcome.size_delta:+,}); the previous version is in history.")
         self.session.memoryReplaced.emit("prune")
-        self.session.auditChanged.emit()
         self.session.statusMessage.emit("Prune applied")
-        self.pruneApplied.emit(reviewed)
-        return reviewed
+        self.pruneApplied.emit(review)
+        return review
 
-    def reject(self) -> ReviewedPrune | None:
-        """Record the rejection (with the optional reason) and drop the candidate; memory is untouched."""
-        if self.candidate is None:
+    def reject(self) -> PruneReview | None:
+        """Reject the prune (with the optional reason); the memory is untouched and the audit says so."""
+        proposal = self.proposal
+        if proposal is None or not self.reject_button.isEnabled():
             return None
-        reviewed = reject_prune(self.session.root, self.reason_edit.text())
+        try:
+            review = reject_prune(self.session.root, proposal.id, reason=self.reason_edit.text())
+        except (ProposalError, MemoryBackendError) as exc:
+            self.banner.show_message(f"Not rejected: {exc}", "error")
+            return None
         self.reason_edit.clear()
-        from_proposal = self.origin == FROM_PROPOSAL
-        self._clear("The prune was rejected; the memory was not changed.")
-        if from_proposal:
-            self._drop_prune_from_proposal()
-        self.outcome_label.setText("Rejected; the memory was not changed."
-                                   + ("" if reviewed.recorded else f" (audit not updated: {reviewed.audit_error})"))
-        self.session.auditChanged.emit()
-        self.pruneRejected.emit(reviewed)
-        return reviewed
-
-    def _drop_prune_from_proposal(self) -> None:
-        """Clear the prune from the session's proposal, keeping its insights for their own review."""
-        proposal = self.session.proposal
-        if isinstance(proposal, InsightExtractionResult) and proposal.pruned_memory is not None:
-            self.session.set_proposal(dataclasses.replace(proposal, pruned_memory=None)
-                                      if proposal.insights else None)
+        self.session.set_proposal(review.proposal)
+        self.outcome_label.setText(review.message if review.outcome is not None else f"Not rejected: {review.message}")
+        if review.outcome is not None:
+            self.session.auditChanged.emit()
+            self.session.statusMessage.emit("Prune rejected")
+        self.pruneRejected.emit(review)
+        return review
