@@ -91,8 +91,18 @@ class MergeResult:
 
 
 def _changes(base: list[str], other: list[str]) -> list[tuple[int, int, list[str]]]:
-    ops = SequenceMatcher(None, base, other, autojunk=False).get_opcodes()
-    return [(i1, i2, other[j1:j2]) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
+    """The hunks turning ``base`` into ``other``: ``(start, end, replacement lines)`` in base order."""
+    # Common leading and trailing lines are cut first: edits are local, files are up to 1 MiB.
+    head = 0
+    limit = min(len(base), len(other))
+    while head < limit and base[head] == other[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and base[-1 - tail] == other[-1 - tail]:
+        tail += 1
+    b, o = base[head:len(base) - tail], other[head:len(other) - tail]
+    ops = SequenceMatcher(None, b, o, autojunk=len(b) > 2000).get_opcodes()
+    return [(head + i1, head + i2, o[j1:j2]) for tag, i1, i2, j1, j2 in ops if tag != "equal"]
 
 
 def _apply(base: list[str], lo: int, hi: int, changes: list[tuple[int, int, list[str]]]) -> list[str]:

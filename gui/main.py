@@ -81,8 +81,11 @@ def _run_gui(ns: argparse.Namespace) -> int:
     if ns.screenshot is not None:
         from gui.screenshot import screenshot_window
 
-        window = MainWindow(_project(ns.path), recent=RecentProjects(persist=False))
+        window = MainWindow(recent=RecentProjects(persist=False))
         window.confirm_discard = lambda: "discard"
+        window.show_error = lambda text: print(f"memdesk: {text}", file=sys.stderr)  # no dialogs offscreen
+        if not window.open_project(_project(ns.path)):
+            return 1
         if ns.view not in window.view_keys():
             print(f"memdesk: the {ns.view} view is not available in this build "
                   f"(available: {', '.join(window.view_keys())})", file=sys.stderr)

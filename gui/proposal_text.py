@@ -19,6 +19,8 @@ PRUNE_STATE = {
     "applied": "prune applied",
     "rejected": "prune rejected",
 }
+PRUNE_SHORT = {"pending": "prune to review", "stale": "prune stale", "invalid": "prune invalid",
+               "none": "no prune", "applied": "prune applied", "rejected": "prune rejected"}
 STALE_BANNER = "The memory changed since this extraction ran — run a new extraction to prune."
 
 # What to check after a failed run, by ProviderError kind (or run_extraction's own kinds).
@@ -49,10 +51,10 @@ def format_when(timestamp: str) -> str:
 
 
 def proposal_label(proposal: Proposal) -> str:
-    """A picker entry: ``1 Dec 2026, 09:30 UTC · test-llm · 5 insights, prune ready for review``."""
+    """A picker entry: ``1 Dec 2026, 09:30 UTC · test-llm · 5 insights, prune to review``."""
     pending = len(proposal.pending_insights)
-    insights = plural(pending, "insight") + " to review" if pending else "insights reviewed"
-    return f"{format_when(proposal.created_at)} · {proposal.provider} · {insights}, {PRUNE_STATE[proposal.prune_status]}"
+    insights = plural(pending, "insight") if pending else "insights reviewed"
+    return f"{format_when(proposal.created_at)} · {proposal.provider} · {insights}, {PRUNE_SHORT[proposal.prune_status]}"
 
 
 def proposal_origin(proposal: Proposal) -> str:

@@ -35,6 +35,7 @@ class ExternalChanges(QObject):
         super().__init__(editor)
         self._editor = editor
         self._disk: tuple[str, str] | None = None
+        self._read_failed = False  # the last change could not be read (a writer mid-way, say)
         #: A hand merge left conflict markers in the text (saves are refused while any remain).
         self.merged_with_markers = False
 
@@ -50,11 +51,15 @@ class ExternalChanges(QObject):
         error = ed.session.adapter.last_read_error
         if error is not None:
             if ed.buffer.dirty or self.in_conflict:
+                self._read_failed = True
                 ed.notice.show_message(f"memory.md changed on disk and cannot be read: {error.message} "
                                        "Your edits are kept in the editor.", "error")
             else:
                 ed.load()
             return
+        if self._read_failed:
+            self._read_failed = False
+            ed.notice.clear()
         if ed.read_only_reason is not None and not ed.buffer.dirty:
             if disk != ed.buffer.base_text:
                 ed.load()

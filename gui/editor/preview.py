@@ -63,7 +63,11 @@ def preview_window(text: str, cursor_line: int, full: int = FULL_PREVIEW_CHARS,
         lo, hi = bounds[lo_k], bounds[hi_k]
     note = (f"Long file: the preview shows lines {lo + 1}–{hi} of {n}, around the cursor, "
             "so typing stays fast.")
-    return "\n".join(lines[lo:hi]), note
+    source = "\n".join(lines[lo:hi])
+    if len(source) > 2 * budget:  # one enormous line (a pasted blob): show its start only
+        source = source[: 2 * budget]
+        note = f"Long line: the preview shows the first {2 * budget:,} characters of lines {lo + 1}–{hi}."
+    return source, note
 
 
 def render_markdown(text: str) -> str:

@@ -36,7 +36,8 @@ class MemoryTextEdit(QPlainTextEdit):
         font = QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont)
         font.setPointSize(max(font.pointSize(), 10))
         self.setFont(font)
-        self.setWordWrapMode(QTextOption.WrapMode.WrapAtWordBoundaryOrAnywhere)
+        # WordWrap, not WrapAtWordBoundaryOrAnywhere: that one is quadratic on a pasted unbroken line.
+        self.setWordWrapMode(QTextOption.WrapMode.WordWrap)
         self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * 4)
         self.setCenterOnScroll(False)
         self._reserved: set[str] = set()

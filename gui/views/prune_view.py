@@ -19,7 +19,12 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPush
 from core import fileio
 from core.diff import DiffResult, diff_texts
 from core.errors import MemoryBackendError
-from core.insights import MEMORY_WORKING_PATH, PruneValidationResult, read_working_memory, validate_prune_candidate
+from core.insights import (
+    MEMORY_WORKING_PATH,
+    PruneValidationResult,
+    read_working_memory,
+    validate_prune_candidate,
+)
 from core.proposals import (
     Proposal,
     ProposalError,

@@ -1,4 +1,7 @@
-"""The next run times of a cron schedule, recomputed as the operator types."""
+"""The next run times of a cron schedule, recomputed as the operator types.
+
+The schedule is evaluated in UTC (as ``memdesk run-scheduled`` does), and the preview says so.
+"""
 
 from __future__ import annotations
 
@@ -48,6 +51,7 @@ class CronPreview(QLabel):
             self.clear()
             self.hide()
             return str(exc) or "not a valid cron schedule"
-        self.setText("Next runs: " + " · ".join(format_run(run, now) for run in self.runs))
+        self.setText("Next runs (the schedule is evaluated in UTC): "
+                     + " · ".join(format_run(run, now) for run in self.runs))
         self.show()
         return None

@@ -84,3 +84,22 @@ def test_changed_lines() -> None:
     only_a, only_b = changed_lines("a\nb\nc\n", "a\nB\nc\nd\n")
     assert only_a == {1}
     assert only_b == {1, 3}
+
+
+def test_merge3_combines_separate_random_edits() -> None:
+    import random
+
+    rng = random.Random(7)
+    for _ in range(300):
+        base = [f"line {i}\n" for i in range(rng.randint(8, 80))]
+        cut = len(base) // 2
+        i, k = rng.randrange(0, cut - 1), rng.randint(0, 1)  # mine changes base[i:i+k], before line cut-1
+        j, m = rng.randrange(cut + 1, len(base)), rng.randint(0, 1)  # theirs changes base[j:j+m]
+        x = [f"mine {n}\n" for n in range(rng.randint(0 if k else 1, 3))]
+        y = [f"theirs {n}\n" for n in range(rng.randint(0 if m else 1, 3))]
+        mine = base[:i] + x + base[i + k:]
+        theirs = base[:j] + y + base[j + m:]
+        expected = base[:i] + x + base[i + k:j] + y + base[j + m:]
+        result = merge3("".join(base), "".join(mine), "".join(theirs))
+        assert result.conflicts == 0
+        assert result.text == "".join(expected)

@@ -178,3 +178,15 @@ def test_own_save_is_not_taken_for_an_external_change(qtbot, window: MainWindow,
     assert editor.text().startswith("saved by me still typing")
     assert editor.dirty and editor.pages.currentIndex() == 0
     assert editor.notice.text() == ""
+
+
+def test_unreadable_change_while_dirty_keeps_edits(qtbot, window: MainWindow, sample_project: Path) -> None:
+    editor = window.editor
+    _type_at(qtbot, editor, 0, "MINE ")
+    good = (sample_project / MEMORY).read_bytes()
+    (sample_project / MEMORY).write_bytes(good + b"\n- half a character: \xe2\x82")
+    qtbot.waitUntil(lambda: "cannot be read" in editor.notice.text(), timeout=WAIT_MS)
+    assert editor.text().startswith("MINE ") and editor.dirty
+    (sample_project / MEMORY).write_bytes(good + "\n- half a character: €".encode())
+    qtbot.waitUntil(lambda: editor.text().endswith("€"), timeout=WAIT_MS)
+    assert editor.notice.text() == "" and editor.text().startswith("MINE ")

@@ -1,4 +1,4 @@
-"""InsightsView: the sample insights grouped with counts, the raw editor, importing a reply and merging."""
+"""InsightsView: the sample insights grouped with counts, the raw editor, and reviewing a stored proposal."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
+from core.extraction import run_extraction
 from core.insights import MEMORY_INSIGHTS_PATH, parse_insights_markdown
+from core.proposals import list_proposals, load_proposal, reject_prune
+from core.providers import OfflineProvider
 from gui.app import guard_pyside_refcount_bug
 from gui.resources import read_text
 from gui.session import ProjectSession
@@ -62,19 +65,25 @@ def test_a_multi_line_bullet_is_kept_whole(qtbot, sample_project: Path) -> None:
     assert model.index(2, 1, principles).data() == ""
 
 
-def test_import_reply_lists_six_proposals_one_already_present(qtbot, sample_project: Path) -> None:
+def test_import_reply_stores_a_proposal_and_lists_its_new_insights(qtbot, sample_project: Path) -> None:
     view = make_view(qtbot, sample_project)
     proposals = []
     view.session.proposalChanged.connect(proposals.append)
     assert view.import_reply(sample_project / REPLY)
+    [stored] = list_proposals(sample_project)
+    assert proposals[-1] == stored and view.session.proposal == stored
+    assert stored.origin == "import" and stored.pruned_memory is not None
     model = view.proposals.model
-    assert model.rowCount() == 6
-    flagged = [p for p in model.proposals if p.duplicate]
-    assert len(flagged) == 1 and "database clock" in flagged[0].insight.content
-    row = model.proposals.index(flagged[0])
-    assert model.index(row, 4).data() == "already present"
-    assert proposals and proposals[-1].pruned_memory is not None
-    assert "Imported 6 proposed insights (1 already present) and a prune candidate" in view.proposals.status.text()
+    assert model.rowCount() == 5  # the sixth is in the insights file already: left out, and said so
+    assert not any("database clock" in i.insight.content for i in model.items)
+    assert [model.index(r, 4).data() for r in range(5)] == ["new"] * 5
+    origin = view.proposals.origin.text()
+    assert "extraction-reply.json (imported)" in origin and "UTC" in origin
+    assert "5 new insights (1 already in the file, left out) · prune ready for review" in origin
+    assert "Working memory is in good shape" in view.proposals.summary.text()
+    assert view.proposals.status.text() == ("Imported extraction-reply.json: 5 insights proposed (1 already known), "
+                                            "prune ready for review")
+    assert not view.proposals.picker.isVisible()
 
 
 def test_accept_two_reject_the_rest_merge_adds_exactly_two(qtbot, sample_project: Path) -> None:
@@ -86,35 +95,73 @@ def test_accept_two_reject_the_rest_merge_adds_exactly_two(qtbot, sample_project
     panel.select_row(0)
     qtbot.mouseClick(panel.accept_button, Qt.MouseButton.LeftButton)
     model.setData(model.index(3, 0), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
-    for row in (1, 2, 4, 5):
+    for row in (1, 2, 4):
         panel.select_row(row)
         qtbot.mouseClick(panel.reject_button, Qt.MouseButton.LeftButton)
-    assert [p.decision for p in model.proposals] == ["accepted", "rejected", "rejected", "accepted",
-                                                      "rejected", "rejected"]
+    assert [i.state for i in model.items] == ["accepted", "rejected", "rejected", "accepted", "rejected"]
     assert model.index(0, 0).data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
-    assert panel.merge_button.text() == "Merge accepted (2)"
+    assert model.index(1, 4).data() == "to reject"
+    assert panel.merge_button.text() == "Merge 2, reject 3"
     qtbot.mouseClick(panel.merge_button, Qt.MouseButton.LeftButton)
     assert bullet_count(sample_project) == before + 2
     text = (sample_project / MEMORY_INSIGHTS_PATH).read_text()
     assert "ON CONFLICT (queue, idempotency_key)" in text and "(source: TP-88)" in text
-    assert "pg_try_advisory_lock(4242)" in text
     assert "RetryableError" not in text
-    assert [p.decision for p in model.proposals][:1] == ["merged"]
-    assert "Patterns (5)" in section_rows(view) and "Pitfalls (6)" in section_rows(view)
-    assert "Merged 2 insights" in panel.status.text()
+    stored = load_proposal(sample_project, view.session.proposal.id)
+    assert [i.status for i in stored.insights] == ["accepted", "rejected", "rejected", "accepted", "rejected"]
+    assert [i.state for i in model.items] == ["merged", "rejected", "rejected", "merged", "rejected"]
+    assert [model.index(r, 4).data() for r in range(5)] == ["merged", "rejected", "rejected", "merged", "rejected"]
+    assert "Patterns (5)" in section_rows(view)
+    assert panel.status.text() == "Merged 2 insights into .fusion/memory-insights.md; rejected 3 insights."
     assert not panel.merge_button.isEnabled()
+
+
+def test_unsaved_choices_survive_a_prune_decision_on_the_same_proposal(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    view.import_reply(sample_project / REPLY)
+    view.proposals.set_row_choice(0, "accepted")
+    review = reject_prune(sample_project, view.session.proposal.id)
+    view.session.set_proposal(review.proposal)  # as the prune view does
+    assert view.proposals.model.items[0].state == "accepted" and view.proposals.merge_button.isEnabled()
 
 
 def test_a_bad_reply_says_why_and_changes_nothing(qtbot, sample_project: Path, tmp_path: Path) -> None:
     view = make_view(qtbot, sample_project)
     view.import_reply(sample_project / REPLY)
+    shown = view.session.proposal
+    files = sorted(p.name for p in (sample_project / ".fusion").rglob("*"))
     bad = tmp_path / "reply.txt"
     bad.write_text("Sorry, I could not produce the JSON this time.")
     assert view.import_reply(bad) is False
     assert view.banner.isVisible() and "Could not import reply.txt" in view.banner.text()
-    assert view.proposals.model.rowCount() == 6
-    assert view.session.proposal is not None and len(view.session.proposal.insights) == 6
+    assert "Nothing was changed" in view.banner.text()
+    assert view.proposals.model.rowCount() == 5 and view.session.proposal == shown
     assert view.import_reply(tmp_path / "missing.json") is False
+    assert sorted(p.name for p in (sample_project / ".fusion").rglob("*")) == files
+
+
+def test_a_picker_lists_the_pending_proposals_newest_first(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    view.import_reply(sample_project / REPLY)
+    first = view.session.proposal
+    offline = run_extraction(sample_project, OfflineProvider("offline"))
+    assert offline.ok and offline.proposal_id
+    view.session.load_pending_proposal()
+    picker = view.proposals.picker
+    assert picker.isVisible() and picker.count() == 2
+    assert picker.itemData(0) == offline.proposal_id and "offline" in picker.itemText(0)
+    assert view.session.proposal.id == offline.proposal_id
+    picker.setCurrentIndex(1)
+    picker.activated.emit(1)
+    assert view.session.proposal.id == first.id
+    assert view.proposals.model.rowCount() == 5
+
+
+def test_run_extraction_button_asks_for_a_run(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    with qtbot.waitSignal(view.runExtractionRequested):
+        qtbot.mouseClick(view.proposals.run_button, Qt.MouseButton.LeftButton)
+    assert "No proposal under review" in view.proposals.origin.text()
 
 
 def test_raw_edit_saves_through_the_file_and_updates_the_groups(qtbot, sample_project: Path) -> None:
@@ -162,8 +209,11 @@ def test_missing_insights_file(qtbot, project: Path) -> None:
 def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
     view = make_view(qtbot, sample_project)
     view.import_reply(sample_project / REPLY)
-    view.proposals.set_row_decision(0, "accepted")
-    view.proposals.set_row_decision(2, "rejected")
+    run_extraction(sample_project, OfflineProvider("offline"))  # a second pending proposal: the picker shows
+    view.session.load_pending_proposal()
+    view.proposals.picker.activated.emit(1)
+    view.proposals.set_row_choice(0, "accepted")
+    view.proposals.set_row_choice(2, "rejected")
     save_screenshot(qtbot, view, "insights")
 
 

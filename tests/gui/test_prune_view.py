@@ -1,4 +1,4 @@
-"""PruneView: the diff of the sample reply's prune, its validation, Apply and Reject as an operator does them."""
+"""PruneView: the diff of a stored proposal's prune, its validation, staleness, Apply and Reject as an operator does them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,9 @@ from PySide6.QtCore import Qt, QThreadPool
 from core import history
 from core.insights import MEMORY_AUDIT_PATH, MEMORY_AUDIT_STATE_PATH, MEMORY_WORKING_PATH
 from core.insights import parse_insight_extraction_response as parse_reply
+from core.proposals import list_proposals, load_proposal, store_imported_reply
 from gui.app import guard_pyside_refcount_bug
+from gui.proposal_text import STALE_BANNER
 from gui.resources import read_text
 from gui.session import ProjectSession
 from gui.views.prune_view import PruneView
@@ -41,15 +43,23 @@ def wait_for_diff(qtbot, view: PruneView) -> None:
     qtbot.waitUntil(lambda: view.preview is not None, timeout=10_000)
 
 
+def store_reply(view: PruneView, text: str | None = None) -> str:
+    """Store the sample reply (or ``text``) as a proposal, as an import or a run does; return its id."""
+    run = store_imported_reply(view.session.root, text or (view.session.root / REPLY).read_text(), "reply.json")
+    assert run.ok and run.proposal_id, run.message
+    return run.proposal_id
+
+
 def load_reply(qtbot, view: PruneView) -> None:
-    view.session.set_proposal(parse_reply((view.session.root / REPLY).read_text()))
+    view.session.review_proposal(store_reply(view))
     wait_for_diff(qtbot, view)
 
 
 def test_shows_the_diff_and_validation_of_the_proposed_prune(qtbot, sample_project: Path) -> None:
     view = make_view(qtbot, sample_project)
     assert view.diff.busy and not view.apply_button.isEnabled()
-    view.session.set_proposal(parse_reply((sample_project / REPLY).read_text()))
+    assert "No prune candidate" in view.source_label.text()
+    view.session.review_proposal(store_reply(view))
     assert view.diff.message.text() == "Computing diff…"
     wait_for_diff(qtbot, view)
     assert not view.diff.busy
@@ -64,7 +74,9 @@ def test_shows_the_diff_and_validation_of_the_proposed_prune(qtbot, sample_proje
         assert f"✓ {name}" in view.sections_label.text()
     memory = (sample_project / MEMORY_WORKING_PATH).read_text()
     assert f"{len(memory):,} → " in view.sizes_label.text()
-    assert view.apply_button.isEnabled()
+    assert "reply.json (imported)" in view.source_label.text()
+    assert view.apply_button.isEnabled() and view.reject_button.isEnabled()
+    assert not view.banner.isVisible() and not view.run_button.isVisible()
 
 
 def test_scrolling_one_pane_scrolls_the_other(qtbot, sample_project: Path) -> None:
@@ -84,7 +96,7 @@ def test_scrolling_one_pane_scrolls_the_other(qtbot, sample_project: Path) -> No
     assert view.diff.current_row() == first - 3
 
 
-def test_changed_words_are_highlighted_inside_changed_lines(qtbot, sample_project: Path, tmp_path: Path) -> None:
+def test_a_candidate_file_is_stored_and_reviewed_like_a_proposal(qtbot, sample_project: Path, tmp_path: Path) -> None:
     memory = (sample_project / MEMORY_WORKING_PATH).read_text()
     candidate = memory.replace("single transaction", "single short transaction", 1)
     path = tmp_path / "candidate.md"
@@ -96,7 +108,10 @@ def test_changed_words_are_highlighted_inside_changed_lines(qtbot, sample_projec
     changed = view.diff.result.rows[row]
     assert [changed.right[a:b] for a, b in changed.right_spans] == ["short"]
     assert view.diff.right.line_kind(row) == "replace"
-    assert "candidate.md" in view.source_label.text()
+    assert "candidate.md (loaded)" in view.source_label.text()
+    assert [p.id for p in list_proposals(sample_project)] == [view.session.proposal.id]
+    qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+    assert (sample_project / MEMORY_WORKING_PATH).read_text() == candidate.strip() + "\n"
 
 
 def test_apply_writes_the_prune_keeps_history_and_records_the_audit(qtbot, sample_project: Path) -> None:
@@ -110,7 +125,6 @@ def test_apply_writes_the_prune_keeps_history_and_records_the_audit(qtbot, sampl
     new = (sample_project / MEMORY_WORKING_PATH).read_text()
     candidate = parse_reply((sample_project / REPLY).read_text()).pruned_memory
     assert new == candidate.strip() + "\n"
-    assert new.endswith("-->\n") or new.endswith("\n") and not new.endswith("\n\n")
     versions = history.list_versions(sample_project, MEMORY_WORKING_PATH)
     assert versions[0].source == "prune" and history.get_version(sample_project, versions[0].id)[1] == old
     state = json.loads((sample_project / MEMORY_AUDIT_STATE_PATH).read_text())
@@ -118,11 +132,14 @@ def test_apply_writes_the_prune_keeps_history_and_records_the_audit(qtbot, sampl
     assert (sample_project / MEMORY_AUDIT_PATH).exists()
     assert replaced == ["prune"] and audits == [1]
     assert "Applied." in view.outcome_label.text()
-    assert view.session.proposal.pruned_memory is None and len(view.session.proposal.insights) == 6
-    assert view.candidate is None and not view.apply_button.isEnabled()
+    proposal = view.session.proposal
+    assert proposal.prune_status == "applied" and len(proposal.pending_insights) == 5  # insights wait on
+    assert load_proposal(sample_project, proposal.id).prune_status == "applied"
+    assert view.candidate is None and not view.apply_button.isEnabled() and not view.reject_button.isEnabled()
+    assert view.diff.message.text() == "The prune of this proposal was applied."
 
 
-def test_invalid_candidate_has_apply_disabled(qtbot, sample_project: Path, tmp_path: Path) -> None:
+def test_invalid_candidate_has_apply_disabled_and_says_why(qtbot, sample_project: Path, tmp_path: Path) -> None:
     memory = (sample_project / MEMORY_WORKING_PATH).read_text()
     candidate = memory.replace("## Architecture", "## Design").replace("## Pitfalls", "## Gotchas")
     path = tmp_path / "bad.md"
@@ -130,15 +147,18 @@ def test_invalid_candidate_has_apply_disabled(qtbot, sample_project: Path, tmp_p
     view = make_view(qtbot, sample_project)
     view.load_candidate_file(path)
     wait_for_diff(qtbot, view)
+    assert view.session.proposal.prune_status == "invalid"
     assert "✗ Invalid" in view.validation_label.text()
     assert "✗ Architecture" in view.sections_label.text() and "✗ Pitfalls" in view.sections_label.text()
     assert "✓ Conventions" in view.sections_label.text()
     assert not view.apply_button.isEnabled()
+    assert "Apply is disabled." in view.outcome_label.text() and "Missing required sections" in view.outcome_label.text()
+    assert "Missing required sections" in view.apply_button.toolTip()
     assert view.apply() is None
     assert (sample_project / MEMORY_WORKING_PATH).read_text() == memory
 
 
-def test_reject_leaves_memory_byte_identical_and_clears_the_proposal(qtbot, sample_project: Path) -> None:
+def test_reject_leaves_memory_byte_identical_and_records_the_reason(qtbot, sample_project: Path) -> None:
     before = (sample_project / MEMORY_WORKING_PATH).read_bytes()
     view = make_view(qtbot, sample_project)
     load_reply(qtbot, view)
@@ -146,23 +166,51 @@ def test_reject_leaves_memory_byte_identical_and_clears_the_proposal(qtbot, samp
     qtbot.mouseClick(view.reject_button, Qt.MouseButton.LeftButton)
     assert (sample_project / MEMORY_WORKING_PATH).read_bytes() == before
     state = json.loads((sample_project / MEMORY_AUDIT_STATE_PATH).read_text())
-    assert state["pruning"]["reason"] == "Rejected by the operator: keeps too little context"
-    assert view.session.proposal.pruned_memory is None
+    assert state["pruning"]["reason"] == "Prune candidate rejected by the operator: keeps too little context"
+    assert view.session.proposal.prune_status == "rejected"
     assert view.candidate is None and view.diff.busy and not view.reject_button.isEnabled()
+    assert "rejected" in view.diff.message.text()
     assert history.list_versions(sample_project, MEMORY_WORKING_PATH) == []
 
 
-def test_memory_changed_since_the_diff_is_not_overwritten(qtbot, sample_project: Path) -> None:
+def test_memory_changed_since_the_run_makes_the_prune_stale(qtbot, sample_project: Path) -> None:
     view = make_view(qtbot, sample_project)
     load_reply(qtbot, view)
+    assert view.apply_button.isEnabled()
     path = sample_project / MEMORY_WORKING_PATH
     path.write_text(path.read_text() + "\n\n<!-- 2026-11-29 -->\nan agent appended this\n")
     changed = path.read_bytes()
-    view.apply()
+    audits = []
+    view.session.auditChanged.connect(lambda: audits.append(1))
+    qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)  # clicked before the view noticed
     assert path.read_bytes() == changed
-    assert "CONFLICT" in view.banner.text()
+    assert view.session.proposal.prune_status == "stale" and audits == [1]
+    assert view.banner.text() == STALE_BANNER
+    assert not view.apply_button.isEnabled() and view.run_button.isVisible()
     wait_for_diff(qtbot, view)
     assert any(r.left == "an agent appended this" for r in view.diff.result.rows)
+    assert not view.apply_button.isEnabled() and view.reject_button.isEnabled()
+    assert view.apply_button.toolTip() == STALE_BANNER
+
+
+def test_a_change_seen_before_apply_disables_it(qtbot, sample_project: Path) -> None:
+    view = make_view(qtbot, sample_project)
+    proposal_id = store_reply(view)
+    path = sample_project / MEMORY_WORKING_PATH
+    path.write_text(path.read_text() + "\n\n<!-- 2026-11-29 -->\nwritten by hand\n")
+    view.session.review_proposal(proposal_id)
+    wait_for_diff(qtbot, view)
+    assert view.stale and view.banner.text() == STALE_BANNER and not view.apply_button.isEnabled()
+    assert load_proposal(sample_project, proposal_id).prune_status == "pending"  # looking changes nothing
+
+
+def test_a_reply_without_a_prune_has_nothing_to_review(qtbot, sample_project: Path) -> None:
+    data = json.loads((sample_project / REPLY).read_text())
+    data["prunedMemory"] = None
+    view = make_view(qtbot, sample_project)
+    view.session.review_proposal(store_reply(view, json.dumps(data)))
+    assert view.diff.busy and "There is no prune to review" in view.diff.message.text()
+    assert not view.apply_button.isEnabled() and not view.reject_button.isEnabled()
 
 
 def test_bad_candidate_file_says_why(qtbot, sample_project: Path, tmp_path: Path) -> None:
@@ -170,11 +218,11 @@ def test_bad_candidate_file_says_why(qtbot, sample_project: Path, tmp_path: Path
     path.write_text('{"summary": "x", "insights": []}')
     view = make_view(qtbot, sample_project)
     assert view.load_candidate_file(path) is False
-    assert "without a prunedMemory" in view.banner.text()
+    assert "offers no prune and nothing new" in view.banner.text()
     path.write_text("{ not json")
     assert view.load_candidate_file(path) is False
     assert "not an extraction reply" in view.banner.text()
-    assert view.candidate is None
+    assert view.candidate is None and list_proposals(sample_project) == []
 
 
 def test_readonly_backend_cannot_apply(qtbot, sample_project: Path) -> None:
