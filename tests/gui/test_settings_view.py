@@ -36,7 +36,7 @@ def schedule_line(view: SettingsView):
 
 def test_form_is_generated_from_the_model_without_backend_fields(view: SettingsView) -> None:
     assert view.form.keys() == ["memoryEnabled", "insightExtractionEnabled", "insightExtractionSchedule",
-                                "insightExtractionMinIntervalMs"]
+                                "insightExtractionMinIntervalMs", "historyRetentionDays", "historyMinVersions"]
     assert view.form.labels["memoryEnabled"].text() == "Memory enabled"
     assert "agents consult" in view.form.editor("memoryEnabled").toolTip()
     assert view.form.rows["memoryEnabled"].help.isVisible()
