@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 MemoryBackendErrorCode = Literal[
     "NOT_INITIALIZED",
@@ -17,18 +17,7 @@ MemoryBackendErrorCode = Literal[
     "INVALID_CONFIG",
 ]
 
-ERROR_CODES: tuple[str, ...] = (
-    "NOT_INITIALIZED",
-    "NOT_FOUND",
-    "CAPABILITY_UNSUPPORTED",
-    "READ_ONLY",
-    "READ_FAILED",
-    "WRITE_FAILED",
-    "CONFLICT",
-    "QUOTA_EXCEEDED",
-    "BACKEND_UNAVAILABLE",
-    "INVALID_CONFIG",
-)
+ERROR_CODES: tuple[str, ...] = get_args(MemoryBackendErrorCode)
 
 
 class MemoryBackendError(Exception):
