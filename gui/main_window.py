@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from PySide6.QtCore import QMimeData, Qt
+from PySide6.QtCore import QMimeData, Qt, Signal
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -35,6 +35,7 @@ from gui.status_bar import StatusBar
 from gui.watcher import MemoryFileWatcher
 
 if TYPE_CHECKING:  # imported when a project is opened, to keep core off the start-up path
+    from gui.dialog_host import DialogHost
     from gui.editor.memory_editor import MemoryEditor
     from gui.session import ProjectSession
 
@@ -67,7 +68,9 @@ OPTIONAL_VIEWS = [  # added when their module exists
 
 
 class _ViewSlot(QWidget):
-    """Holds a tab's view, building it on first use."""
+    """Holds a tab's view, building it on first use (``built`` says so, for wiring)."""
+
+    built = Signal(object)  # the view
 
     def __init__(self, spec: ViewSpec, session: ProjectSession) -> None:
         super().__init__()
@@ -90,6 +93,7 @@ class _ViewSlot(QWidget):
                 self.view.setWordWrap(True)
             self._layout.addWidget(self.view)
             self.view.show()
+            self.built.emit(self.view)
         return self.view
 
 
@@ -113,6 +117,7 @@ class MainWindow(QMainWindow):
         self.show_error: Callable[[str], None] = lambda text: QMessageBox.warning(self, "memdesk", text)
         self.session: ProjectSession | None = None
         self.editor: MemoryEditor | None = None
+        self._dialogs: DialogHost | None = None
         self._specs = VIEWS + [s for s in OPTIONAL_VIEWS if _module_exists(s.factory)]
         self.tabs = QTabWidget(self)
         self.tabs.setDocumentMode(True)
@@ -157,6 +162,10 @@ class MainWindow(QMainWindow):
         self.view_menu = self.menuBar().addMenu("&View")
         self.view_menu.addAction(self._action("preview", "Toggle &preview", "Ctrl+E"))
         self.view_menu.addSeparator()
+        insights_menu = self.menuBar().addMenu("&Insights")
+        insights_menu.addAction(self._action("run_extraction", "Run &extraction…", "Ctrl+Shift+E"))
+        tools_menu = self.menuBar().addMenu("&Tools")
+        tools_menu.addAction(self._action("providers", "Model &providers…"))
 
     def _rebuild_tab_actions(self) -> None:
         for name in [n for n in self.actions_by_name if n.startswith("tab:")]:
@@ -187,6 +196,8 @@ class MainWindow(QMainWindow):
         a["redo"].triggered.connect(lambda: self.editor is not None and self.editor.text_edit.redo())
         a["find"].triggered.connect(self._on_find)
         a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
+        a["run_extraction"].triggered.connect(self.run_extraction)
+        a["providers"].triggered.connect(lambda: self.dialogs().show_providers())
         self.recent_menu.aboutToShow.connect(self._rebuild_recent_menu)
         self.tabs.currentChanged.connect(self._on_tab_changed)
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
@@ -204,6 +215,10 @@ class MainWindow(QMainWindow):
         session.settingsChanged.connect(self._watch_memory)
         session.backendChanged.connect(self._show_project_state)
         session.backendChanged.connect(self._watch_memory)
+
+    def _connect_view(self, view: QWidget) -> None:
+        if hasattr(view, "runExtractionRequested"):  # the insights and prune views
+            view.runExtractionRequested.connect(self.run_extraction)
 
     # -- projects ------------------------------------------------------------------------------
     def open_project(self, folder: str | Path) -> bool:
@@ -228,10 +243,15 @@ class MainWindow(QMainWindow):
         self.editor = MemoryEditor(session)
         self.tabs.addTab(self.editor, "Editor")
         for spec in self._specs:
-            self.tabs.addTab(_ViewSlot(spec, session), spec.title)
+            self.tabs.addTab(self._slot(spec, session), spec.title)
         self.pages.setCurrentWidget(self.tabs)
         self._rebuild_tab_actions()
         self._connect_project(session, self.editor)
+        self.dialogs().set_session(session)
+        try:  # proposals stored by `memdesk extract` or the schedule wait for review
+            session.load_pending_proposal()
+        except Exception:
+            log.exception("cannot list the pending proposals of %s", path)
         self.actions_by_name["undo"].setEnabled(False)
         self.actions_by_name["redo"].setEnabled(False)
         self.setWindowModified(False)
@@ -254,9 +274,31 @@ class MainWindow(QMainWindow):
             self.tabs.removeTab(0)
             widget.deleteLater()
         self.tabs.blockSignals(False)
+        if self._dialogs is not None:
+            self._dialogs.set_session(None)
         if self.session is not None:
             self.session.close()
         self.session, self.editor = None, None
+
+    def _slot(self, spec: ViewSpec, session: ProjectSession) -> _ViewSlot:
+        slot = _ViewSlot(spec, session)
+        slot.built.connect(self._connect_view)
+        return slot
+
+    def dialogs(self) -> DialogHost:
+        """The extraction and providers dialogs (built on first use: they import core)."""
+        if self._dialogs is None:
+            from gui.dialog_host import DialogHost
+
+            self._dialogs = DialogHost(self)
+        return self._dialogs
+
+    def run_extraction(self) -> None:
+        """Open the Run extraction dialog of the open project."""
+        if self.session is None:
+            self.show_error("Open a project first: an extraction runs on a project's memory.")
+            return
+        self.dialogs().show_extraction()
 
     def choose_project(self) -> None:
         """Ask for a project folder and open it."""
@@ -307,7 +349,7 @@ class MainWindow(QMainWindow):
             self._specs.append(spec)
             if self.session is None:
                 return
-            widget = _ViewSlot(spec, self.session)
+            widget = self._slot(spec, self.session)
         self.tabs.insertTab(index if index >= 0 else self.tabs.count(), widget, title)
         self._rebuild_tab_actions()
 

@@ -295,3 +295,39 @@ def test_closing_the_dialog_cancels_the_run_which_still_reports(qtbot, app: App,
     qtbot.waitUntil(lambda: not app.dialog.running, timeout=10_000)
     assert app.messages[-1] == "Extraction cancelled; nothing was stored"
     assert list_proposals(tidepool, pending_only=False) == [] and app.audits
+
+
+def test_the_main_window_wires_the_flow(qtbot, tidepool: Path, tmp_path: Path) -> None:
+    from PySide6.QtCore import QSettings
+    from PySide6.QtGui import QKeySequence
+
+    from gui.main_window import MainWindow
+    from gui.recent import RecentProjects
+
+    stored = run_extraction(tidepool, OfflineProvider("offline"))  # as `memdesk extract` would
+    window = MainWindow(tidepool, recent=RecentProjects(QSettings(str(tmp_path / "r.ini"), QSettings.Format.IniFormat)))
+    window.confirm_discard = lambda: "discard"
+    qtbot.addWidget(window)
+    window.show()
+    assert window.session.proposal.id == stored.proposal_id
+    insights = window.show_view("insights")
+    assert "offline" in insights.proposals.origin.text()
+    action = window.actions_by_name["run_extraction"]
+    assert action.shortcut() == QKeySequence("Ctrl+Shift+E") and action.text() == "Run &extraction…"
+    action.trigger()
+    dialog = window.dialogs().extraction
+    assert dialog is not None and dialog.isVisible() and dialog.selected_provider() == "offline"
+    dialog.hide()
+    qtbot.mouseClick(insights.proposals.run_button, Qt.MouseButton.LeftButton)
+    assert dialog.isVisible()
+    qtbot.mouseClick(dialog.run_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: not dialog.running, timeout=20_000)
+    assert window.session.proposal.id != stored.proposal_id  # the new run is under review
+    assert insights.proposals.picker.isVisible()  # and the CLI's one is still pending
+    dialog.hide()
+    window.actions_by_name["providers"].trigger()
+    providers = window.dialogs().providers
+    assert providers is not None and providers.isVisible()
+    providers.hide()
+    window.close()
+    QThreadPool.globalInstance().waitForDone(10_000)
