@@ -2,6 +2,11 @@
 
 The callable never touches widgets. ``Operation.cancel()`` sets a flag the callable may poll through
 the ``CancelToken`` it receives; results of a cancelled operation are dropped.
+
+Lifetime: the worker reports through a parentless relay object that lives on the GUI thread and is
+released there only after its last report is delivered, so a view (and its ``Operation``) may be
+deleted while work is still running without the worker emitting through a deleted object. The
+``Operation`` receives reports through its own methods, which Qt disconnects when it is destroyed.
 """
 
 from __future__ import annotations
@@ -11,9 +16,28 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal, Slot
 
 log = logging.getLogger(__name__)
+
+_live_relays: set[_Relay] = set()
+
+
+class _Relay(QObject):
+    done = Signal(object)
+    failed = Signal(object)
+    progress = Signal(int, str)
+    ended = Signal()
+
+    def __init__(self) -> None:
+        super().__init__()  # no parent: it must outlive whoever started the work
+        _live_relays.add(self)
+        self.ended.connect(self._release)
+
+    @Slot()
+    def _release(self) -> None:
+        _live_relays.discard(self)
+        self.deleteLater()
 
 
 class CancelToken:
@@ -34,13 +58,8 @@ class CancelToken:
 
     def progress(self, percent: int, message: str = "") -> None:
         """Report progress to the GUI thread."""
-        self._relay.progress.emit(int(percent), message)
-
-
-class _Relay(QObject):
-    done = Signal(object)
-    failed = Signal(object)
-    progress = Signal(int, str)
+        if not self._event.is_set():
+            self._relay.progress.emit(int(percent), message)
 
 
 class _Runnable(QRunnable):
@@ -55,9 +74,11 @@ class _Runnable(QRunnable):
         except BaseException as exc:  # reported on the GUI thread, never lost
             if not self._token.cancelled:
                 self._relay.failed.emit(exc)
-            return
-        if not self._token.cancelled:
-            self._relay.done.emit(result)
+        else:
+            if not self._token.cancelled:
+                self._relay.done.emit(result)
+        finally:
+            self._relay.ended.emit()  # queued after the report: the relay is freed once it is delivered
 
 
 class Operation(QObject):
@@ -69,16 +90,31 @@ class Operation(QObject):
                  on_error: Callable[[BaseException], None] | None,
                  on_progress: Callable[[int, str], None] | None, parent: QObject | None) -> None:
         super().__init__(parent)
-        self._relay = _Relay(self)
-        self.token = CancelToken(self._relay)
+        self._on_done, self._on_error, self._on_progress = on_done, on_error or _log_error, on_progress
+        relay = _Relay()
+        self.token = CancelToken(relay)
         self.running = True
-        self._relay.done.connect(lambda r: self._finish(on_done, r))
-        self._relay.failed.connect(lambda e: self._finish(on_error or _log_error, e))
-        if on_progress is not None:
-            self._relay.progress.connect(on_progress)
-        self._runnable = _Runnable(fn, self._relay, self.token)
+        relay.done.connect(self._deliver_done)
+        relay.failed.connect(self._deliver_error)
+        relay.progress.connect(self._deliver_progress)
+        self._runnable = _Runnable(fn, relay, self.token)
+
+    @Slot(object)
+    def _deliver_done(self, result: Any) -> None:
+        self._finish(self._on_done, result)
+
+    @Slot(object)
+    def _deliver_error(self, exc: Any) -> None:
+        self._finish(self._on_error, exc)
+
+    @Slot(int, str)
+    def _deliver_progress(self, percent: int, message: str) -> None:
+        if self.running and self._on_progress is not None:
+            self._on_progress(percent, message)
 
     def _finish(self, handler: Callable[[Any], None] | None, value: Any) -> None:
+        if not self.running:
+            return
         self.running = False
         if handler is not None:
             handler(value)
