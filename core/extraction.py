@@ -18,6 +18,7 @@ from typing import Literal
 
 from core import fileio
 from core.insights import (
+    PRUNE_AWAITING_REVIEW_REASON,
     PRUNE_NOT_OFFERED_REASON,
     InsightExtractionResult,
     InsightParseError,
@@ -80,7 +81,7 @@ def _prune_review(root: Path | str, pruned: str | None, start_hash: str) -> tupl
     if fileio.content_hash(read_working_memory(root)) != start_hash:
         return "stale", f"The proposed prune is stale: {STALE_MESSAGE}", PruneOutcome(False, STALE_MESSAGE, 0, size, size)
     return ("pending", "Prune proposed; review it before it is applied",
-            PruneOutcome(False, "Prune candidate awaiting review", 0, size, size))
+            PruneOutcome(False, PRUNE_AWAITING_REVIEW_REASON, 0, size, size))
 
 
 def _finish_failed(root: Path | str, run: ExtractionRun, now: datetime | None) -> ExtractionRun:

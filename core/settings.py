@@ -142,6 +142,16 @@ def _error_to_settings_error(exc: ValidationError) -> SettingsError:
     return SettingsError(f"invalid setting {key} = {shown}: {reason}", field=key, reason=reason)
 
 
+def raw_setting(settings: ProjectSettings | Mapping[str, Any] | None, alias: str, name: str) -> Any:
+    """One setting as given, unvalidated: the field ``name`` of a model, the value under ``alias`` (else
+    ``name``) of a mapping, ``None`` without settings."""
+    if settings is None:
+        return None
+    if isinstance(settings, ProjectSettings):
+        return getattr(settings, name)
+    return settings.get(alias, settings.get(name))
+
+
 def coerce_settings(settings: ProjectSettings | Mapping[str, Any] | None) -> ProjectSettings:
     """Return a :class:`ProjectSettings` from a model, a (partial) camelCase/snake_case mapping or ``None``."""
     if settings is None:

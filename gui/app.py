@@ -1,13 +1,11 @@
-"""Builds memdesk's ``QApplication``: names, stylesheet, and a guard against a PySide6 refcount bug."""
+"""Builds memdesk's ``QApplication``: names and stylesheet."""
 
 from __future__ import annotations
 
-import ctypes
 import gc
 import os
 import sys
 
-from PySide6 import __version_info__ as PYSIDE_VERSION
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
@@ -15,24 +13,6 @@ from gui import resources
 
 APP_NAME = "memdesk"
 ORG_NAME = "memdesk"
-
-_guarded = False
-
-
-def guard_pyside_refcount_bug() -> None:
-    """Make ``None``, ``True`` and ``False`` immortal under PySide6 >= 6.12 on Python < 3.12.
-
-    PySide6 6.12.0 on Python 3.11 returns ``None`` from every void Qt call (and ``True`` from
-    ``Signal.emit``) without taking a reference, so the interpreter aborts with "deallocating None"
-    after a few thousand calls. Python 3.12 made these singletons immortal (PEP 683) and is not
-    affected; here we give them the same effectively endless reference count. 6.11 is not affected.
-    """
-    global _guarded
-    if _guarded or sys.version_info >= (3, 12) or tuple(PYSIDE_VERSION[:2]) < (6, 12):
-        return
-    for singleton in (None, True, False):
-        ctypes.c_ssize_t.from_address(id(singleton)).value += 1 << 40
-    _guarded = True
 
 
 def freeze_heap() -> None:
@@ -62,7 +42,6 @@ def _quiet_offscreen_platform() -> None:
 
 def create_app(argv: list[str] | None = None) -> QApplication:
     """Return the running ``QApplication`` or a new one named memdesk with its stylesheet."""
-    guard_pyside_refcount_bug()
     app = QApplication.instance()
     if app is None:
         if os.environ.get("QT_QPA_PLATFORM") == "offscreen":

@@ -3,21 +3,18 @@ project, wires their signals in :meth:`MainWindow._connect_signals` / :meth:`_co
 holds no editing logic of its own.
 
 Start-up stays fast: the window shell imports no ``core`` code, so ``memdesk`` can show it before
-the project is opened; views other than the editor are built the first time they are shown (and a
-view that fails to build shows its error instead of taking the window down).
+the project is opened; views other than the editor are built the first time they are shown
+(:mod:`gui.view_tabs`).
 """
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from PySide6.QtCore import QMimeData, Qt, Signal
+from PySide6.QtCore import QMimeData, Qt
 from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -25,13 +22,12 @@ from PySide6.QtWidgets import (
     QMainWindow,
     QMessageBox,
     QStackedWidget,
-    QTabWidget,
-    QVBoxLayout,
     QWidget,
 )
 
 from gui.recent import RecentProjects
 from gui.status_bar import StatusBar
+from gui.view_tabs import ViewFactory, ViewTabs
 from gui.watcher import MemoryFileWatcher
 
 if TYPE_CHECKING:  # imported when a project is opened, to keep core off the start-up path
@@ -42,59 +38,6 @@ if TYPE_CHECKING:  # imported when a project is opened, to keep core off the sta
 log = logging.getLogger(__name__)
 
 Choice = Literal["save", "discard", "cancel"]
-ViewFactory = Callable[["ProjectSession"], QWidget]
-
-
-@dataclass
-class ViewSpec:
-    """A tab: its key (``--view`` name), title, and how to build it for a session."""
-
-    key: str
-    title: str
-    factory: ViewFactory | str  # "module:Class" is imported when the tab is first shown
-
-
-VIEWS = [
-    ViewSpec("settings", "Settings", "gui.views.settings_view:SettingsView"),
-    ViewSpec("backends", "Backends", "gui.views.backends_view:BackendsView"),
-    ViewSpec("insights", "Insights", "gui.views.insights_view:InsightsView"),
-    ViewSpec("prune", "Prune review", "gui.views.prune_view:PruneView"),
-    ViewSpec("audit", "Audit", "gui.views.audit_view:AuditView"),
-]
-OPTIONAL_VIEWS = [  # added when their module exists
-    ViewSpec("search", "Search", "gui.views.search_view:SearchView"),
-    ViewSpec("history", "History", "gui.views.history_view:HistoryView"),
-]
-
-
-class _ViewSlot(QWidget):
-    """Holds a tab's view, building it on first use (``built`` says so, for wiring)."""
-
-    built = Signal(object)  # the view
-
-    def __init__(self, spec: ViewSpec, session: ProjectSession) -> None:
-        super().__init__()
-        self.spec, self.session, self.view = spec, session, None
-        self._layout = QVBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-
-    def ensure_view(self) -> QWidget:
-        """Build the view now if it is not built yet, and return it."""
-        if self.view is None:
-            try:
-                factory = self.spec.factory
-                if isinstance(factory, str):
-                    module, _, name = factory.partition(":")
-                    factory = getattr(importlib.import_module(module), name)
-                self.view = factory(self.session)
-            except Exception as exc:
-                log.exception("the %s view failed to load", self.spec.title)
-                self.view = QLabel(f"The {self.spec.title} view failed to load: {exc}")
-                self.view.setWordWrap(True)
-            self._layout.addWidget(self.view)
-            self.view.show()
-            self.built.emit(self.view)
-        return self.view
 
 
 class MainWindow(QMainWindow):
@@ -118,9 +61,7 @@ class MainWindow(QMainWindow):
         self.session: ProjectSession | None = None
         self.editor: MemoryEditor | None = None
         self._dialogs: DialogHost | None = None
-        self._specs = VIEWS + [s for s in OPTIONAL_VIEWS if _module_exists(s.factory)]
-        self.tabs = QTabWidget(self)
-        self.tabs.setDocumentMode(True)
+        self.tabs = ViewTabs(self)
         self.placeholder = QLabel("No project open.\n\nFile ▸ Open project folder… (Ctrl+O), or drop a folder here.")
         self.placeholder.setObjectName("placeholder")
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -199,7 +140,7 @@ class MainWindow(QMainWindow):
         a["run_extraction"].triggered.connect(self.run_extraction)
         a["providers"].triggered.connect(lambda: self.dialogs().show_providers())
         self.recent_menu.aboutToShow.connect(self._rebuild_recent_menu)
-        self.tabs.currentChanged.connect(self._on_tab_changed)
+        self.tabs.viewBuilt.connect(self._connect_view)
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
 
     def _connect_project(self, session: ProjectSession, editor: MemoryEditor) -> None:
@@ -241,9 +182,7 @@ class MainWindow(QMainWindow):
         self._close_project()
         self.session = session
         self.editor = MemoryEditor(session)
-        self.tabs.addTab(self.editor, "Editor")
-        for spec in self._specs:
-            self.tabs.addTab(self._slot(spec, session), spec.title)
+        self.tabs.set_project(session, self.editor)
         self.pages.setCurrentWidget(self.tabs)
         self._rebuild_tab_actions()
         self._connect_project(session, self.editor)
@@ -268,22 +207,12 @@ class MainWindow(QMainWindow):
         self.watcher.stop()
         if self.editor is not None:
             self.editor.shutdown()
-        self.tabs.blockSignals(True)  # removing tabs must not build the views that become current
-        while self.tabs.count():
-            widget = self.tabs.widget(0)
-            self.tabs.removeTab(0)
-            widget.deleteLater()
-        self.tabs.blockSignals(False)
+        self.tabs.clear_project()
         if self._dialogs is not None:
             self._dialogs.set_session(None)
         if self.session is not None:
             self.session.close()
         self.session, self.editor = None, None
-
-    def _slot(self, spec: ViewSpec, session: ProjectSession) -> _ViewSlot:
-        slot = _ViewSlot(spec, session)
-        slot.built.connect(self._connect_view)
-        return slot
 
     def dialogs(self) -> DialogHost:
         """The extraction and providers dialogs (built on first use: they import core)."""
@@ -327,54 +256,26 @@ class MainWindow(QMainWindow):
         """Reload memory from disk (asking about unsaved edits) and refresh the current view."""
         if self.editor is not None and self.maybe_discard():
             self.editor.load()
-        slot = self.tabs.currentWidget()
-        if isinstance(slot, _ViewSlot) and hasattr(slot.view, "refresh"):
-            slot.view.refresh()
+        self.tabs.refresh_current()
 
     # -- views ---------------------------------------------------------------------------------
     def add_view(self, title: str, view: QWidget | ViewFactory, key: str | None = None) -> None:
         """Add a tab (or replace the one with the same key): a widget as is, or a factory called
         with the session, again for each project opened."""
-        key = key or title.lower().split()[0]
-        index = next((i for i in range(self.tabs.count()) if _slot_key(self.tabs.widget(i)) == key), -1)
-        self._specs = [s for s in self._specs if s.key != key]
-        if index >= 0:
-            old = self.tabs.widget(index)
-            self.tabs.removeTab(index)
-            old.deleteLater()
-        if isinstance(view, QWidget):
-            widget: QWidget = view
-        else:
-            spec = ViewSpec(key, title, view)
-            self._specs.append(spec)
-            if self.session is None:
-                return
-            widget = self._slot(spec, self.session)
-        self.tabs.insertTab(index if index >= 0 else self.tabs.count(), widget, title)
-        self._rebuild_tab_actions()
+        if self.tabs.add_view(title, view, key):
+            self._rebuild_tab_actions()
 
     def view_keys(self) -> list[str]:
         """The ``--view`` names of the tabs, in order."""
-        return ["editor", *(s.key for s in self._specs)]
+        return self.tabs.view_keys()
 
     def show_view(self, key: str, *, switch: bool = True) -> QWidget:
         """Return the view of tab ``key`` (built if needed), making it the current tab unless not ``switch``."""
-        for index in range(self.tabs.count()):
-            widget = self.tabs.widget(index)
-            if _slot_key(widget) == key or (key == "editor" and widget is self.editor):
-                if switch:
-                    self.tabs.setCurrentIndex(index)
-                return widget.ensure_view() if isinstance(widget, _ViewSlot) else widget
-        raise KeyError(f"no view {key!r}; available: {', '.join(self.view_keys())}")
+        return self.tabs.show_view(key, switch=switch)
 
     def view(self, key: str) -> QWidget:
         """Return the view of tab ``key``, building it if needed, without switching to it."""
         return self.show_view(key, switch=False)
-
-    def _on_tab_changed(self, index: int) -> None:
-        slot = self.tabs.widget(index)
-        if isinstance(slot, _ViewSlot):
-            slot.ensure_view()
 
     def _on_find(self) -> None:
         if self.editor is not None:
@@ -417,16 +318,3 @@ class MainWindow(QMainWindow):
 def _dropped_folder(mime: QMimeData) -> Path | None:
     folders = [Path(u.toLocalFile()) for u in mime.urls() if u.isLocalFile()] if mime.hasUrls() else []
     return next((f for f in folders if f.is_dir()), None)
-
-
-def _slot_key(widget: QWidget | None) -> str | None:
-    return widget.spec.key if isinstance(widget, _ViewSlot) else None
-
-
-def _module_exists(target: object) -> bool:
-    if not isinstance(target, str):
-        return True
-    try:
-        return importlib.util.find_spec(target.partition(":")[0]) is not None
-    except (ImportError, ValueError):
-        return False

@@ -1,4 +1,5 @@
-"""Thin Qt item models over plain core data: registered backends, the insights file, proposed insights.
+"""Thin Qt item models over plain core data: registered backends, the insights file, proposed insights,
+and the base of every flat table of rows.
 
 Each model only exposes its rows through roles; the data and every decision stay in ``core`` (or in
 the view that owns the model).
@@ -16,6 +17,7 @@ from PySide6.QtCore import (
     QAbstractTableModel,
     QModelIndex,
     QObject,
+    QPersistentModelIndex,
     Qt,
 )
 from PySide6.QtGui import QFont, QGuiApplication, QPalette
@@ -26,6 +28,35 @@ from gui.widgets.colors import colour
 
 USER = Qt.ItemDataRole.UserRole
 _ROOT = QModelIndex()
+_Index = QModelIndex | QPersistentModelIndex
+
+
+class RowTableModel(QAbstractTableModel):
+    """A flat table of plain ``rows`` under the column titles ``HEADERS``; a subclass gives ``data``."""
+
+    HEADERS: tuple[str, ...] = ()
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.rows: list[Any] = []
+
+    def set_rows(self, rows: Sequence[Any]) -> None:
+        """Replace the rows."""
+        self.beginResetModel()
+        self.rows = list(rows)
+        self.endResetModel()
+
+    def rowCount(self, parent: _Index = _ROOT) -> int:  # noqa: N802 (Qt override)
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: _Index = _ROOT) -> int:  # noqa: N802 (Qt override)
+        return 0 if parent.isValid() else len(self.HEADERS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 (Qt override)
+                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
+            return self.HEADERS[section]
+        return None
 
 
 class BackendListModel(QAbstractListModel):
@@ -179,56 +210,35 @@ class ReviewItem:
         return bool(self.choice) and self.choice != self.status
 
 
-class ProposalTableModel(QAbstractTableModel):
+class ProposalTableModel(RowTableModel):
     """Proposed insights: a check box (accept) per row, category, content, source and status."""
 
     HEADERS = ("Accept", "Category", "Insight", "Source", "Status")
-
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.items: list[ReviewItem] = []
-
-    def set_items(self, items: Sequence[ReviewItem]) -> None:
-        """Replace the rows."""
-        self.beginResetModel()
-        self.items = list(items)
-        self.endResetModel()
+    rows: list[ReviewItem]
 
     def set_choice(self, row: int, choice: str) -> bool:
         """Choose ``accepted``, ``rejected`` or ``""`` (undecided) for row ``row``; a merged row cannot change."""
-        item = self.items[row]
+        item = self.rows[row]
         if item.status == "accepted":
             return False
-        self.items[row] = replace(item, choice="" if choice == item.status else choice)
+        self.rows[row] = replace(item, choice="" if choice == item.status else choice)
         self.dataChanged.emit(self.index(row, 0), self.index(row, len(self.HEADERS) - 1))
         return True
 
     def chosen(self, choice: str) -> list[int]:
         """The numbers of the insights with an unsaved ``choice`` (``accepted`` or ``rejected``)."""
-        return [i.number for i in self.items if i.unsaved and i.choice == choice]
-
-    def rowCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
-        return 0 if parent.isValid() else len(self.items)
-
-    def columnCount(self, parent: QModelIndex = _ROOT) -> int:  # noqa: N802 (Qt override)
-        return 0 if parent.isValid() else len(self.HEADERS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 (Qt override)
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return self.HEADERS[section]
-        return None
+        return [i.number for i in self.rows if i.unsaved and i.choice == choice]
 
     def flags(self, index: QModelIndex) -> Qt.ItemFlag:
         base = Qt.ItemFlag.ItemIsEnabled | Qt.ItemFlag.ItemIsSelectable
-        if index.column() == 0 and self.items[index.row()].state != "merged":
+        if index.column() == 0 and self.rows[index.row()].state != "merged":
             base |= Qt.ItemFlag.ItemIsUserCheckable
         return base
 
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        item = self.items[index.row()]
+        item = self.rows[index.row()]
         column = index.column()
         if role == Qt.ItemDataRole.CheckStateRole and column == 0:
             return Qt.CheckState.Checked if item.state in ("accepted", "merged") else Qt.CheckState.Unchecked

@@ -16,6 +16,10 @@ SAMPLE = REPO / "resources" / "sample"
 FIXTURES = Path(os.environ.get("MEMDESK_FIXTURES", REPO.parent.parent / "shared" / "fixtures"))
 REAL_MEMORY = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
 
+# The chat-completions server and the user-config and sample-project fixtures (chat_server, user_config_dir,
+# tidepool), for every test that asks for them.
+pytest_plugins = ("tests.core.chat_server",)
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -11,6 +11,7 @@ working memory's logical path) before every replacement.
 from __future__ import annotations
 
 import logging
+import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -69,6 +70,7 @@ class SqliteMemoryBackend(MemoryBackend):
             raise MemoryBackendError(f'invalid setting "database": {settings.database} is a folder',
                                      "INVALID_CONFIG", self.id)
         self.memory_path = MEMORY_FILE_PATH if settings.mirror else None  # type: ignore[misc]
+        self._mirror_seen: tuple[int, int, int] | None = None
         self._db = Database(db_path, self.id)
         with self._db.transaction() as c:
             c.execute("CREATE TABLE IF NOT EXISTS memory(id INTEGER PRIMARY KEY CHECK (id = 1), content TEXT NOT NULL,"
@@ -128,6 +130,7 @@ class SqliteMemoryBackend(MemoryBackend):
     def _store(self, content: str, source: str, *, mirror_hash: str | None = None, record: bool = True) -> None:
         """Replace the content and its index rows in one transaction (history first)."""
         assert self.root is not None
+        self._mirror_seen = None
         with self._db.transaction() as c:
             row = c.execute("SELECT content, mirror_hash FROM memory WHERE id = 1").fetchone()
             if record and row and row[0]:
@@ -144,13 +147,39 @@ class SqliteMemoryBackend(MemoryBackend):
         self._sync_mirror()
 
     def _sync_mirror(self) -> None:
+        """Import an outside edit of the mirror file, unless nothing can have changed since the last look.
+
+        Reading and hashing the file costs milliseconds for a big memory, and every search and read
+        comes here; so the look is skipped while the file's size and modification time, and the
+        database (``data_version``: no other connection committed), are what they were at a look
+        that found everything in step and that came more than the timestamp-granularity window
+        after the file's last modification. Any write of this backend forgets that look.
+        """
         assert self.root is not None
-        if self.memory_path is not None:
-            with fileio.file_lock(self.root, MEMORY_FILE_PATH):
-                try:
-                    self._import_file(source="mirror-import")
-                except MemoryBackendError as exc:  # the database still answers; the mirror is best effort
-                    log.warning("mirror %s not refreshed: %s", MEMORY_FILE_PATH, exc)
+        if self.memory_path is None:
+            return
+        seen = self._mirror_state()
+        if seen is not None and seen == self._mirror_seen:
+            return
+        with fileio.file_lock(self.root, MEMORY_FILE_PATH):
+            try:
+                self._import_file(source="mirror-import")
+            except MemoryBackendError as exc:  # the database still answers; the mirror is best effort
+                log.warning("mirror %s not refreshed: %s", MEMORY_FILE_PATH, exc)
+                return
+        self._mirror_seen = seen if seen == self._mirror_state() else None
+
+    def _mirror_state(self) -> tuple[int, int, int] | None:
+        """The mirror file's modification time and size and the database's ``data_version`` (``None``
+        when the file is missing, unreadable, or modified too recently for its timestamp to be trusted)."""
+        assert self.root is not None
+        try:
+            st = os.stat(self.root / MEMORY_FILE_PATH)
+        except OSError:
+            return None
+        if st.st_mtime_ns + RACY_NS >= time.time_ns():
+            return None
+        return st.st_mtime_ns, st.st_size, self._db.data_version()
 
     def read(self) -> str:
         """Return the content (importing an outside edit of the mirror file first)."""
@@ -181,6 +210,7 @@ class SqliteMemoryBackend(MemoryBackend):
 
     def _write_mirror(self, content: str, source: str) -> None:
         assert self.root is not None
+        self._mirror_seen = None
         try:
             fileio.replace_text(self.root, MEMORY_FILE_PATH, content, source=source, backend_id=self.id)
         except MemoryBackendError as exc:

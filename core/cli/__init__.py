@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "core.cli.insights_cmds",
     "core.cli.search_cmds",
     "core.cli.extract_cmds",
+    "core.cli.providers_cmds",
 )
 
 

@@ -1,4 +1,5 @@
-"""Shared pieces of the CLI: the error type, ``--project``/``--json`` options and output helpers."""
+"""Shared pieces of the CLI: the error type, ``--project``/``--json`` options, the project's backend and
+output helpers."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
 
+from core.backends import MemoryBackend, default_registry, resolve_memory_backend
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+from core.settings import load_settings
 
 # Exit codes: 0 success, 1 failure, 2 bad input.
 BAD_INPUT_CODES = {"INVALID_CONFIG", "QUOTA_EXCEEDED", "NOT_FOUND", "CAPABILITY_UNSUPPORTED", "READ_ONLY"}
@@ -32,12 +35,35 @@ def add_common(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
+def add_action(actions: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
+    """Add an action parser (``memdesk proposals show``) whose ``--project``/``--json`` override the parent's
+    only when given."""
+    parser = actions.add_parser(name, help=text)
+    parser.add_argument("--project", "-p", default=argparse.SUPPRESS, metavar="PATH",
+                        help="project root folder (default: the current folder)")
+    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON")
+    return parser
+
+
 def project_root(args: argparse.Namespace) -> Path:
     """Return the ``--project`` folder, or raise a bad-input error when it is not a folder."""
     root = Path(args.project).expanduser()
     if not root.is_dir():
         raise CliError(f"project folder {str(root)!r} does not exist or is not a folder", 2)
     return root.resolve()
+
+
+def project_backend(root: Path) -> MemoryBackend:
+    """The project's memory backend from its settings, with a warning on stderr when it fell back to the file
+    backend; unreadable settings raise a :class:`CliError`."""
+    try:
+        settings = load_settings(root)
+    except Exception as exc:
+        raise fail_from(exc) from exc
+    backend = resolve_memory_backend(settings, root, default_registry())
+    if backend.fallback_reason:
+        print(f"memdesk: warning: {backend.fallback_reason}; using the file backend", file=sys.stderr)
+    return backend
 
 
 def to_jsonable(value: Any) -> Any:

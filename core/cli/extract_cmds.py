@@ -1,32 +1,21 @@
-"""``memdesk extract``, ``memdesk proposals``, ``memdesk run-scheduled`` and ``memdesk providers``.
+"""``memdesk extract``, ``memdesk proposals`` and ``memdesk run-scheduled``.
 
 ``extract`` runs one extraction and stores its proposal; ``proposals`` lists what waits for review
 and accepts or rejects it; ``run-scheduled`` runs the extraction when the project's schedule says it
-is due (for cron or a systemd timer); ``providers`` edits the user's own provider settings. Exit
-codes: 0 success, 1 failure, 2 bad input.
+is due (for cron or a systemd timer). Exit codes: 0 success, 1 failure, 2 bad input.
 """
 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from typing import Any
 
-from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
-
-
-def _sub(actions: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
-    """An action parser whose --project/--json override the parent's only when given."""
-    parser = actions.add_parser(name, help=text)
-    parser.add_argument("--project", "-p", default=argparse.SUPPRESS, metavar="PATH",
-                        help="project root folder (default: the current folder)")
-    parser.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print machine-readable JSON")
-    return parser
+from core.cli.common import CliError, add_action, add_common, emit_json, fail_from, project_root
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
-    """Add ``extract``, ``proposals``, ``run-scheduled`` and ``providers``."""
+    """Add ``extract``, ``proposals`` and ``run-scheduled``."""
     p = add_common(subparsers.add_parser("extract", help="run one insight extraction and store it for review"))
     p.add_argument("--provider", metavar="NAME", help="provider from your user config (default: your default; "
                    "'offline' is the rule-based one)")
@@ -38,16 +27,16 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--all", dest="include_reviewed", action="store_true", help="list reviewed proposals too")
     p.set_defaults(func=cmd_list)
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
-    a = _sub(actions, "list", "list proposals waiting for review (default)")
+    a = add_action(actions, "list", "list proposals waiting for review (default)")
     a.add_argument("--all", dest="include_reviewed", action="store_true", default=argparse.SUPPRESS,
                    help="include reviewed proposals")
     a.set_defaults(func=cmd_list)
-    a = _sub(actions, "show", "show one proposal")
+    a = add_action(actions, "show", "show one proposal")
     a.add_argument("id")
     a.set_defaults(func=cmd_show)
     for name, func, text in (("accept", cmd_accept, "merge insights into .fusion/memory-insights.md"),
                              ("reject", cmd_reject, "reject insights")):
-        a = _sub(actions, name, text)
+        a = add_action(actions, name, text)
         a.add_argument("id")
         which = a.add_mutually_exclusive_group()
         which.add_argument("--insight", "-i", type=int, action="append", metavar="N", help="insight number (repeat)")
@@ -55,37 +44,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         a.set_defaults(func=func)
     for name, func, text in (("apply-prune", cmd_apply_prune, "apply the proposed prune (old memory kept in history)"),
                              ("reject-prune", cmd_reject_prune, "reject the proposed prune")):
-        a = _sub(actions, name, text)
+        a = add_action(actions, name, text)
         a.add_argument("id")
         a.set_defaults(func=func)
 
     p = add_common(subparsers.add_parser("run-scheduled", help="run the extraction if the schedule says it is due"))
     p.set_defaults(func=cmd_run_scheduled)
-
-    p = subparsers.add_parser("providers", help="your model providers (user config, not the project's)")
-    add_common(p)
-    p.set_defaults(func=cmd_providers_list)
-    actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
-    _sub(actions, "list", "list providers (default)").set_defaults(func=cmd_providers_list)
-    a = _sub(actions, "set", "add or replace a provider")
-    a.add_argument("name")
-    a.add_argument("--kind", required=True, choices=("openai", "command", "offline"))
-    a.add_argument("--base-url", help="openai: endpoint root, e.g. https://api.openai.com/v1")
-    a.add_argument("--model", help="openai: model name")
-    a.add_argument("--api-key-env", metavar="VAR", help="openai: environment variable holding the API key")
-    a.add_argument("--command", dest="command_line", metavar="CMD", help="command: program and arguments (shell-quoted)")
-    a.add_argument("--timeout", type=float, metavar="SECONDS", help="seconds to wait for a reply (default 120)")
-    a.add_argument("--prune-after-days", type=int, metavar="DAYS", help="offline: prune dated entries older than this")
-    a.set_defaults(func=cmd_providers_set)
-    a = _sub(actions, "remove", "remove a provider")
-    a.add_argument("name")
-    a.set_defaults(func=cmd_providers_remove)
-    a = _sub(actions, "default", "choose the default provider")
-    a.add_argument("name")
-    a.set_defaults(func=cmd_providers_default)
-    a = _sub(actions, "auto-apply-prune", "let scheduled runs apply valid prunes unattended")
-    a.add_argument("state", choices=("on", "off"))
-    a.set_defaults(func=cmd_auto_apply_prune)
 
 
 def _fail(exc: Exception) -> CliError:
@@ -264,81 +228,3 @@ def cmd_run_scheduled(args: argparse.Namespace) -> int:
     if not args.json:
         print(outcome.message)
     return 0
-
-
-def cmd_providers_list(args: argparse.Namespace) -> int:
-    """List the user's providers, the default and the unattended-prune setting."""
-    from core.user_config import load_user_config, user_config_path
-
-    try:
-        config = load_user_config()
-    except Exception as exc:
-        raise _fail(exc) from exc
-    if args.json:
-        emit_json({**config.to_json(), "path": str(user_config_path())})
-        return 0
-    print(f"User config: {user_config_path()}")
-    for name, cfg in config.providers.items():
-        mark = "*" if name == config.default_provider else " "
-        if cfg.kind == "openai":
-            detail = f"{cfg.base_url} model={cfg.model} key=${cfg.api_key_env or '(none)'}"
-        elif cfg.kind == "command":
-            detail = shlex.join(cfg.command or [])
-        else:
-            detail = f"rule-based, prunes dated entries older than {cfg.prune_after_days} days"
-        print(f"{mark} {name:<12} {cfg.kind:<8} {detail}  timeout={cfg.timeout_s:g}s")
-    print(f"autoApplyPrune: {'on' if config.auto_apply_prune else 'off (prunes wait for review)'}")
-    return 0
-
-
-def _save(args: argparse.Namespace, action: Any, message: str) -> int:
-    try:
-        config = action()
-    except Exception as exc:
-        raise _fail(exc) from exc
-    if args.json:
-        emit_json(config.to_json())
-    else:
-        print(message)
-    return 0
-
-
-def cmd_providers_set(args: argparse.Namespace) -> int:
-    """Add or replace a provider in the user config."""
-    from core.user_config import set_provider
-
-    data: dict[str, Any] = {"kind": args.kind}
-    for key, value in (("baseUrl", args.base_url), ("model", args.model), ("apiKeyEnv", args.api_key_env),
-                       ("timeoutS", args.timeout), ("pruneAfterDays", args.prune_after_days)):
-        if value is not None:
-            data[key] = value
-    if args.command_line is not None:
-        try:
-            data["command"] = shlex.split(args.command_line)
-        except ValueError as exc:
-            raise CliError(f"--command: {exc}", 2) from exc
-    return _save(args, lambda: set_provider(args.name, data), f"Provider {args.name!r} saved")
-
-
-def cmd_providers_remove(args: argparse.Namespace) -> int:
-    """Remove a provider from the user config."""
-    from core.user_config import remove_provider
-
-    return _save(args, lambda: remove_provider(args.name), f"Provider {args.name!r} removed")
-
-
-def cmd_providers_default(args: argparse.Namespace) -> int:
-    """Choose the default provider."""
-    from core.user_config import set_default_provider
-
-    return _save(args, lambda: set_default_provider(args.name), f"Default provider: {args.name}")
-
-
-def cmd_auto_apply_prune(args: argparse.Namespace) -> int:
-    """Turn unattended prunes on or off."""
-    from core.user_config import set_auto_apply_prune
-
-    on = args.state == "on"
-    return _save(args, lambda: set_auto_apply_prune(on),
-                 "autoApplyPrune: on — scheduled runs apply valid, current prunes" if on
-                 else "autoApplyPrune: off — prunes wait for review")

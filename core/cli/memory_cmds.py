@@ -7,8 +7,16 @@ import sys
 
 from core import fileio
 from core.adapter import MemoryFileAdapter
-from core.backends import default_registry, resolve_memory_backend
-from core.cli.common import CliError, add_common, emit_json, fail_from, project_root, read_stdin_text
+from core.backends import default_registry
+from core.cli.common import (
+    CliError,
+    add_common,
+    emit_json,
+    fail_from,
+    project_backend,
+    project_root,
+    read_stdin_text,
+)
 from core.entries import append_memory_entry, tool_message
 from core.settings import load_settings
 
@@ -28,21 +36,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_backends)
 
 
-def _backend(args: argparse.Namespace):
-    root = project_root(args)
-    try:
-        settings = load_settings(root)
-    except Exception as exc:
-        raise fail_from(exc) from exc
-    backend = resolve_memory_backend(settings, root, default_registry())
-    if backend.fallback_reason:
-        print(f"memdesk: warning: {backend.fallback_reason}; using the file backend", file=sys.stderr)
-    return root, backend
-
-
 def cmd_show(args: argparse.Namespace) -> int:
     """Print the memory (or JSON with content, backend and hash)."""
-    _root, backend = _backend(args)
+    backend = project_backend(project_root(args))
     try:
         content = backend.read()
     except Exception as exc:
@@ -58,7 +54,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_write(args: argparse.Namespace) -> int:
     """Replace the memory with stdin through the adapter (previous version kept in history)."""
     content = read_stdin_text()
-    _root, backend = _backend(args)
+    backend = project_backend(project_root(args))
     outcome = MemoryFileAdapter(backend).write(content, expected_hash=args.expect_hash, source="cli-write")
     if not outcome.success:
         code = outcome.code or "WRITE_FAILED"

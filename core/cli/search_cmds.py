@@ -7,13 +7,12 @@ import sys
 from pathlib import Path
 
 from core import history
-from core.backends import MemoryBackend, MemorySearchOptions, default_registry, resolve_memory_backend
-from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
+from core.backends import MemorySearchOptions
+from core.cli.common import CliError, add_common, emit_json, fail_from, project_backend, project_root
 from core.errors import MemoryBackendError
 from core.project_memory import MEMORY_FILE_PATH
 from core.reindex import reindex
 from core.search.corpus import read_file
-from core.settings import load_settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -60,23 +59,12 @@ def _usage(parser: argparse.ArgumentParser) -> int:
     raise CliError(f"{parser.prog}: choose an action: list, show ID or restore ID", 2)
 
 
-def _backend(root: Path) -> MemoryBackend:
-    try:
-        settings = load_settings(root)
-    except Exception as exc:
-        raise fail_from(exc) from exc
-    backend = resolve_memory_backend(settings, root, default_registry())
-    if backend.fallback_reason:
-        print(f"memdesk: warning: {backend.fallback_reason}; using the file backend", file=sys.stderr)
-    return backend
-
-
 def cmd_search(args: argparse.Namespace) -> int:
     """Print the results: ``file:line  [section]  score  snippet`` (or JSON)."""
     root = project_root(args)
     if not args.query.strip():
         raise CliError("the query is empty; give words to look for", 2)
-    backend = _backend(root)
+    backend = project_backend(root)
     try:
         if not backend.has_capability("search"):
             raise MemoryBackendError(f'the "{backend.id}" backend cannot search; choose the sqlite or hybrid '
@@ -130,7 +118,7 @@ def cmd_history_list(args: argparse.Namespace) -> int:
 
 def _current(root: Path, path: str) -> str:
     if path == MEMORY_FILE_PATH:
-        backend = _backend(root)
+        backend = project_backend(root)
         try:
             return backend.read()
         except Exception as exc:
@@ -162,7 +150,7 @@ def cmd_history_restore(args: argparse.Namespace) -> int:
     """Restore a version (through the backend for the working memory); the replaced content is kept."""
     root = project_root(args)
     version, _content = _version_or_fail(root, args.id, args.path)
-    backend = _backend(root) if version.path == MEMORY_FILE_PATH else None
+    backend = project_backend(root) if version.path == MEMORY_FILE_PATH else None
     try:
         if backend is not None and not backend.has_capability("write"):
             raise MemoryBackendError(f'the "{backend.id}" backend cannot write; nothing was restored',
@@ -185,7 +173,7 @@ def cmd_history_restore(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Rebuild the indexes; with ``--verify`` exit 1 when an entry cannot be found."""
     root = project_root(args)
-    backend = _backend(root)
+    backend = project_backend(root)
     try:
         report = reindex(backend, verify=args.verify)
     except Exception as exc:

@@ -6,6 +6,7 @@ with the fixes listed in the design (section 3) and in each module's docstring.
 """
 
 from core.insights.audit import (
+    PRUNE_AWAITING_REVIEW_REASON,
     generate_memory_audit,
     read_memory_audit_state,
     render_memory_audit_markdown,
@@ -87,6 +88,7 @@ __all__ = [
     "MEMORY_WORKING_PATH",
     "MIN_INSIGHT_GROWTH_CHARS",
     "PRUNE_GUIDELINES",
+    "PRUNE_AWAITING_REVIEW_REASON",
     "PRUNE_NOT_OFFERED_REASON",
     "REQUIRED_MEMORY_SECTIONS",
     "InsightBullet",

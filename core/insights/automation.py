@@ -22,7 +22,7 @@ from core.errors import MemoryBackendError, SettingsError
 from core.insights._text import iso_timestamp, to_utc
 from core.insights.extraction import PRUNE_GUIDELINES
 from core.insights.model import DEFAULT_INSIGHT_SCHEDULE, INSIGHT_EXTRACTION_SCHEDULE_NAME
-from core.settings import ProjectSettings, validate_cron
+from core.settings import ProjectSettings, raw_setting, validate_cron
 
 __all__ = [
     "AUTOMATIONS_PATH",
@@ -99,17 +99,9 @@ If the working memory file does not exist or is empty, return:
 )
 
 
-def _setting(settings: ProjectSettings | Mapping[str, Any] | None, alias: str, name: str) -> Any:
-    # Read one raw value so an invalid schedule reaches our own error message.
-    if settings is None:
-        return None
-    if isinstance(settings, ProjectSettings):
-        return getattr(settings, name)
-    return settings.get(alias, settings.get(name))
-
-
 def _schedule_of(settings: ProjectSettings | Mapping[str, Any] | None) -> str:
-    value = _setting(settings, "insightExtractionSchedule", "insight_extraction_schedule")
+    # The raw value, so that an invalid schedule reaches our own error message.
+    value = raw_setting(settings, "insightExtractionSchedule", "insight_extraction_schedule")
     return DEFAULT_INSIGHT_SCHEDULE if value is None else value
 
 
@@ -183,7 +175,7 @@ def sync_insight_extraction_automation(
     """
     schedules, loaded_text = _load(root)
     existing = next((s for s in schedules if s.get("name") == INSIGHT_EXTRACTION_SCHEDULE_NAME), None)
-    if not _setting(settings, "insightExtractionEnabled", "insight_extraction_enabled"):
+    if not raw_setting(settings, "insightExtractionEnabled", "insight_extraction_enabled"):
         if existing is not None:
             _save(root, [s for s in schedules if s is not existing], loaded_text)
         return None

@@ -22,7 +22,7 @@ from core.insights.model import (
     InsightParseError,
     MemoryInsight,
 )
-from core.settings import ProjectSettings
+from core.settings import ProjectSettings, raw_setting
 
 # merge_insights, default_insights_template and parse_insights_markdown live in merge.py (kept
 # small); they are re-exported here, their place in Fusion's module layout.
@@ -206,14 +206,6 @@ def parse_insight_extraction_response(response: str, *, now: datetime | None = N
     return InsightExtractionResult(tuple(insights), summary, stamp, pruned_memory)
 
 
-def _setting(settings: ProjectSettings | Mapping[str, Any] | None, alias: str, name: str) -> Any:
-    if settings is None:
-        return None
-    if isinstance(settings, ProjectSettings):
-        return getattr(settings, name)
-    return settings.get(alias, settings.get(name))
-
-
 def should_trigger_extraction(
     last_run: datetime | str | None,
     settings: ProjectSettings | Mapping[str, Any] | None,
@@ -226,7 +218,7 @@ def should_trigger_extraction(
         return False
     if last_run is None or last_run == "":
         return working_memory_size > 0
-    min_interval = _setting(settings, "insightExtractionMinIntervalMs", "insight_extraction_min_interval_ms")
+    min_interval = raw_setting(settings, "insightExtractionMinIntervalMs", "insight_extraction_min_interval_ms")
     if min_interval is None:
         min_interval = DEFAULT_MIN_INTERVAL_MS
     last = parse_timestamp(last_run)

@@ -38,13 +38,13 @@ def layered_files(root: Path | str, *, check: bool = True) -> list[str]:
 
     With ``check=False`` the names are listed without a ``stat`` each (the caller stats them).
     """
-    folder = Path(root) / LAYERED_DIR
+    folder = os.path.join(root, LAYERED_DIR)  # not pathlib: this runs before every search
     try:
         names = sorted(os.listdir(folder))
     except OSError:
         return []
     return [f"{LAYERED_DIR}/{n}" for n in names
-            if _LAYERED_NAME.match(n) and (not check or (folder / n).is_file())]
+            if _LAYERED_NAME.match(n) and (not check or os.path.isfile(os.path.join(folder, n)))]
 
 
 def candidate_files(root: Path | str, *, include_working: bool = True) -> list[str]:
@@ -64,23 +64,46 @@ def _inside(root_real: str, path: str) -> bool:
     return real == root_real or real.startswith(root_real + os.sep)
 
 
+def _folder_inside(root_real: str, folder: str) -> bool:
+    """Whether the folder ``folder`` (relative, forward slashes) of ``root_real`` resolves inside it.
+
+    A folder none of whose parts is a symlink is where it looks, so one ``lstat`` per part does
+    (``realpath`` costs several times that); a symlinked part, a ``..`` part, or Windows (junctions
+    are not symlinks to ``lstat``) is resolved.
+    """
+    parts = folder.split("/") if folder else []
+    if os.name == "nt" or any(part in ("", ".", "..") for part in parts):
+        return _inside(root_real, os.path.join(root_real, folder))
+    path = root_real
+    for part in parts:
+        path = f"{path}/{part}"
+        try:
+            if stat.S_ISLNK(os.lstat(path).st_mode):
+                return _inside(root_real, os.path.join(root_real, folder))
+        except OSError:
+            return False
+    return True
+
+
 def stat_files(root: Path | str, relpaths: list[str]) -> dict[str, FileState | None]:
     """``stat`` each file (``None`` when absent, not a regular file, or reached through a symlink out of the root).
 
-    Cheap enough to run before every search: each folder is resolved once, and a file is resolved
+    Cheap enough to run before every search: each folder is checked once, and a file is resolved
     only when it is itself a symlink.
     """
     root_real = os.path.realpath(root)
+    # Relative paths use "/"; joined by hand where that is the separator (os.path.join is the slow part).
+    prefix = root_real.rstrip("/") + "/" if os.sep == "/" else None
     dirs: dict[str, bool] = {}
     out: dict[str, FileState | None] = {}
     for rel in relpaths:
         parent = rel.rpartition("/")[0]
         if parent not in dirs:
-            dirs[parent] = _inside(root_real, os.path.join(root_real, parent))
+            dirs[parent] = _folder_inside(root_real, parent)
         out[rel] = None
         if not dirs[parent]:
             continue
-        full = os.path.join(root_real, rel)
+        full = prefix + rel if prefix is not None else os.path.join(root_real, rel)
         try:
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):

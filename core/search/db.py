@@ -65,10 +65,11 @@ class Database:
                     hook()
 
     def after_commit(self, hook: Callable[[], None]) -> None:
-        """Run ``hook`` once the outermost transaction commits (dropped on rollback)."""
+        """Run ``hook`` once the outermost transaction commits (dropped on rollback); a hook already
+        waiting is not added again (several syncs in one transaction optimize the index once)."""
         if self._depth == 0:
             hook()
-        else:
+        elif hook not in self._after_commit:
             self._after_commit.append(hook)
 
     def data_version(self) -> int:

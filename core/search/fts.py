@@ -2,8 +2,9 @@
 
 Words are quoted (so FTS5 syntax in a query is never interpreted). A search first asks for entries
 holding all the words (AND, fast even on common words) and, when those are fewer than wanted, fills
-up with entries holding any of them (OR), each group ranked by BM25. Very common English words are dropped unless the
-query holds nothing else. Text in double quotes is kept as a phrase.
+up with entries holding the query's selective words, then its common ones (see
+:meth:`core.search.index.SearchIndex.ranked`), each group ranked by BM25. Very common English words
+are dropped unless the query holds nothing else. Text in double quotes is kept as a phrase.
 """
 
 from __future__ import annotations

@@ -101,34 +101,42 @@ class SearchService:
         """Re-index every searched file that changed on disk and forget the ones that are gone.
 
         Holds the database lock throughout, so a search on a worker thread and a write on the GUI
-        thread never interleave their checks and syncs.
+        thread never interleave their checks and syncs. The FTS index is optimized once at the end
+        when anything changed (see :meth:`SearchIndex.sync_document`).
         """
         with self.db.lock:
             states = stat_files(self.root, candidate_files(self.root, include_working=self.working is None))
             known = self.index.docs()
-            for path, st in states.items():
-                if st is not None:
-                    self._refresh_file(path, known.get(path), st)
-            for path in known:
-                if states.get(path) is None and not (self.working is not None and path == MEMORY_FILE_PATH):
-                    self.index.remove_document(path)
+            changed = False
+            try:
+                for path, st in states.items():
+                    if st is not None:
+                        changed |= self._refresh_file(path, known.get(path), st)
+                for path in known:
+                    if states.get(path) is None and not (self.working is not None and path == MEMORY_FILE_PATH):
+                        changed |= self.index.remove_document(path, optimize=False) > 0
+            finally:
+                if changed:
+                    self.db.after_commit(self.index.optimize)
             if not self._vectors_checked:
                 self._fill_missing_vectors()
 
-    def _refresh_file(self, path: str, doc: DocState | None, st: FileState) -> None:
+    def _refresh_file(self, path: str, doc: DocState | None, st: FileState) -> bool:
+        """Bring one file's rows in step; return whether any row changed (the caller optimizes)."""
         if (doc is not None and doc.mtime_ns == st.mtime_ns and doc.size == st.size
                 and st.mtime_ns + RACY_NS < doc.checked_ns):
-            return
+            return False
         try:
             text = read_file(self.root, path) or ""
         except MemoryBackendError as exc:
             log.warning("not indexing %s: %s", path, exc)
-            return
+            return False
         digest = content_hash(text)
         if doc is not None and doc.hash == digest:
             self.index.touch_document(path, st.mtime_ns, st.size)
-            return
-        self.index.sync_document(path, text, digest, mtime_ns=st.mtime_ns, size=st.size, provider=self.provider)
+            return False
+        return self.index.sync_document(path, text, digest, mtime_ns=st.mtime_ns, size=st.size,
+                                        provider=self.provider, optimize=False).changed
 
     def _fill_missing_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
         provider = self.provider()
@@ -164,13 +172,16 @@ class SearchService:
         report = progress or (lambda _p, _m: None)
         self.index.clear()
         docs = self.documents()
-        for n, (path, text) in enumerate(docs.items()):
-            if cancelled is not None and cancelled():
-                raise InterruptedError("reindex cancelled")
-            st = stat_file(self.root, path) if not (self.working and path == MEMORY_FILE_PATH) else None
-            self.index.sync_document(path, text, content_hash(text), mtime_ns=st.mtime_ns if st else None,
-                                     size=st.size if st else None)
-            report(int(50 * (n + 1) / max(1, len(docs))), f"indexed {path}")
+        try:
+            for n, (path, text) in enumerate(docs.items()):
+                if cancelled is not None and cancelled():
+                    raise InterruptedError("reindex cancelled")
+                st = stat_file(self.root, path) if not (self.working and path == MEMORY_FILE_PATH) else None
+                self.index.sync_document(path, text, content_hash(text), mtime_ns=st.mtime_ns if st else None,
+                                         size=st.size if st else None, optimize=False)
+                report(int(50 * (n + 1) / max(1, len(docs))), f"indexed {path}")
+        finally:
+            self.db.after_commit(self.index.optimize)
         vectors = self._fill_missing_vectors(lambda done, total: report(50 + int(50 * done / max(1, total)),
                                                                         f"embedded {done}/{total} entries"))
         report(100, "done")

@@ -9,6 +9,7 @@ exactly (unicode61), or as substrings (trigram). Which entries match is decided 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable
 
@@ -18,6 +19,7 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly", "ers", "er")
 
 
+@functools.lru_cache(maxsize=8192)  # the same words come back in every snippet
 def _stem(word: str) -> str:
     w = word.lower()
     for suffix in _SUFFIXES:
@@ -26,27 +28,58 @@ def _stem(word: str) -> str:
     return w
 
 
+def _word_char(c: str) -> bool:
+    return c.isalnum() or c == "_"
+
+
 class _Matcher:
-    """Finds the words of a text that match the query's words (built once per search)."""
+    """Finds the words of a text that match the query's words (built once per search).
+
+    Porter and unicode61 look the query words up with ``str.find`` in the lower-cased text rather
+    than with a regular expression made for the query: compiling one costs more than finding the
+    words of a page of snippets.
+    """
 
     def __init__(self, terms: Iterable[str], tokenizer: str) -> None:
         words = {w.lower() for t in terms for w in _WORD.findall(t)}
-        self.check: Callable[[str], bool] = lambda _tok: True
-        if tokenizer == "trigram":
+        self.tokenizer = tokenizer
+        self.words = words
+        self.stems: set[str] = set()
+        self.pattern: re.Pattern[str] | None = None
+        if tokenizer == "trigram":  # matches inside words
             alts = [re.escape(w) for w in sorted(words, key=len, reverse=True) if len(w) >= 3]
+            self.pattern = re.compile("(?:" + "|".join(alts) + ")" if alts else r"(?!x)x", re.IGNORECASE)
+            self.needles: list[str] = []
         elif tokenizer == "unicode61":
-            alts = [re.escape(w) + r"\b" for w in sorted(words)]
+            self.needles = sorted(words)
         else:
-            stems = {_stem(w) for w in words}
-            alts = [re.escape(h) + r"\w*" for h in sorted({s[:3] for s in stems})]
-            # Only words starting like a query word get stemmed (stemming every word is the slow part).
-            self.check = lambda tok: _stem(tok) in stems
-        edge = "" if tokenizer == "trigram" else r"\b"  # trigram matches inside words
-        self.pattern = re.compile((edge + "(?:" + "|".join(alts) + ")") if alts else r"(?!x)x", re.IGNORECASE)
+            # A word matches when its stem is a query word's stem; only words starting like one are stemmed.
+            self.stems = {_stem(w) for w in words}
+            self.needles = sorted({st[:3] for st in self.stems})
 
     def spans(self, flat: str) -> list[tuple[int, int]]:
         """Character spans of the matching words of ``flat``."""
-        return [m.span() for m in self.pattern.finditer(flat) if self.check(m.group())]
+        if self.pattern is not None:
+            return [m.span() for m in self.pattern.finditer(flat)]
+        lower = flat.lower()
+        if len(lower) != len(flat):  # lower-casing changed the length (rare letters): offsets would drift
+            return self._spans_by_word(flat)
+        found: set[tuple[int, int]] = set()
+        exact = self.tokenizer == "unicode61"
+        for needle in self.needles:
+            i = lower.find(needle)
+            while i >= 0:
+                if i == 0 or not _word_char(lower[i - 1]):
+                    end = _WORD.match(lower, i).end()  # type: ignore[union-attr]  # needle[0] is a word char
+                    if (end == i + len(needle)) if exact else (_stem(lower[i:end]) in self.stems):
+                        found.add((i, end))
+                i = lower.find(needle, i + 1)
+        return sorted(found)
+
+    def _spans_by_word(self, flat: str) -> list[tuple[int, int]]:
+        if self.tokenizer == "unicode61":
+            return [m.span() for m in _WORD.finditer(flat) if m.group().lower() in self.words]
+        return [m.span() for m in _WORD.finditer(flat) if _stem(m.group()) in self.stems]
 
 
 def snippet_maker(terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS) -> Callable[[str], str]:

@@ -18,7 +18,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPushButton,
-    QScrollArea,
     QVBoxLayout,
     QWidget,
 )
@@ -34,6 +33,7 @@ from core.insights import (
 )
 from gui.session import ProjectSession
 from gui.widgets.colors import css
+from gui.widgets.parts import clear_scroll_area, scaled_font
 
 NO_PRUNE_RECORDED = "No pruning run recorded"  # the reason generate_memory_audit gives when none is
 HEALTH_STYLE = {"healthy": ("✓ Healthy", "ok"), "warning": ("⚠ Warning", "warning"), "issues": ("✗ Issues", "error")}
@@ -87,11 +87,7 @@ class AuditView(QWidget):
         self.clock = clock or (lambda: datetime.now(UTC))
         self.report: MemoryAuditReport | None = None
         self.health = QLabel(self)
-        font = self.health.font()
-        if font.pointSizeF() > 0:
-            font.setPointSizeF(font.pointSizeF() * 1.3)
-        font.setBold(True)
-        self.health.setFont(font)
+        self.health.setFont(scaled_font(self.health.font(), 1.3, bold=True))
         self.generated = QLabel(self)
         self.save_button = QPushButton(f"Save report to {MEMORY_AUDIT_PATH}", self)
         self.refresh_button = QPushButton("Refresh", self)
@@ -123,11 +119,7 @@ class AuditView(QWidget):
         columns = QHBoxLayout(body)
         columns.addLayout(left, 3)
         columns.addLayout(right, 2)
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.viewport().setAutoFillBackground(False)  # the window's background shows through
-        scroll.setWidget(body)
+        scroll = clear_scroll_area(body, self)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(scroll, 1)

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QLabel,
     QListView,
     QPushButton,
-    QScrollArea,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -30,16 +29,8 @@ from gui.widgets.backend_delegate import BackendDelegate
 from gui.widgets.badges import CapabilityBadges
 from gui.widgets.banner import Banner
 from gui.widgets.colors import css
+from gui.widgets.parts import clear_scroll_area, scaled_font
 from gui.widgets.schema_form import SchemaForm
-
-
-def _scaled(label: QLabel, factor: float, bold: bool = False) -> QLabel:
-    font = label.font()
-    if font.pointSizeF() > 0:
-        font.setPointSizeF(font.pointSizeF() * factor)
-    font.setBold(bold)
-    label.setFont(font)
-    return label
 
 
 class BackendsView(QWidget):
@@ -60,7 +51,8 @@ class BackendsView(QWidget):
         self.list.setMinimumWidth(300)
         self.list.setSpacing(2)
 
-        self.title = _scaled(QLabel(self), 1.35, bold=True)
+        self.title = QLabel(self)
+        self.title.setFont(scaled_font(self.title.font(), 1.35, bold=True))
         self.subtitle = QLabel(self)
         self.state = QLabel(self)
         self.badges = CapabilityBadges(parent=self)
@@ -85,11 +77,7 @@ class BackendsView(QWidget):
         col.addSpacing(8)
         col.addWidget(self.settings_box)
         col.addStretch(1)
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.viewport().setAutoFillBackground(False)  # the window's background shows through
-        scroll.setWidget(detail)
+        scroll = clear_scroll_area(detail, self)
         right = QWidget(self)
         right_col = QVBoxLayout(right)
         right_col.setContentsMargins(0, 0, 0, 0)

@@ -8,21 +8,19 @@ with ``core.history.restore_version``. Either way ``restored(relpath)`` is emitt
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtGui import QFontDatabase, QSyntaxHighlighter, QTextCharFormat, QTextDocument
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
     QSplitter,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
@@ -30,44 +28,27 @@ from PySide6.QtWidgets import (
 from core import fileio, history
 from core.project_memory import MEMORY_FILE_PATH
 from core.search.corpus import read_file
+from gui.models import RowTableModel
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.widgets.colors import colour
+from gui.widgets.parts import row_table
 
 COLUMNS = ("Saved", "Source", "Size", "File")
 ALL_FILES = "All files"
 _Index = QModelIndex | QPersistentModelIndex
 
 
-class VersionsModel(QAbstractTableModel):
-    """Stored versions, newest first."""
+class VersionsModel(RowTableModel):
+    """Stored versions (``history.Version`` rows), newest first."""
 
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.versions: list[history.Version] = []
-
-    def set_versions(self, versions: Sequence[history.Version]) -> None:
-        """Replace the rows."""
-        self.beginResetModel()
-        self.versions = list(versions)
-        self.endResetModel()
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 (Qt override)
-        return 0 if parent.isValid() else len(self.versions)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 (Qt override)
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 (Qt override)
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+    HEADERS = COLUMNS
+    rows: list[history.Version]
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        v = self.versions[index.row()]
+        v = self.rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             saved = v.created_at.replace("T", " ").replace("+00:00", " UTC")
             return (saved, v.source, fileio.format_size(v.size), v.path)[index.column()]
@@ -117,17 +98,7 @@ class HistoryView(QWidget):
         self.diff_op: Operation | None = None
         self.files = QComboBox(self)
         self.model = VersionsModel(self)
-        self.table = QTableView(self)
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        self.table.setWordWrap(False)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table = row_table(self.model, self, stretch_column=3)
         self.diff = QPlainTextEdit(self)
         self.diff.setReadOnly(True)
         self.diff.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -171,9 +142,9 @@ class HistoryView(QWidget):
     def _load_versions(self) -> None:
         selected = self.selected_version()
         path = None if self.files.currentText() in ("", ALL_FILES) else self.files.currentText()
-        self.model.set_versions(history.list_versions(self.session.root, path))
-        row = next((i for i, v in enumerate(self.model.versions) if selected and v.id == selected.id),
-                   0 if self.model.versions else -1)
+        self.model.set_rows(history.list_versions(self.session.root, path))
+        row = next((i for i, v in enumerate(self.model.rows) if selected and v.id == selected.id),
+                   0 if self.model.rows else -1)
         if row >= 0:
             self.table.selectRow(row)  # the current-row signal computes the diff
         else:
@@ -183,7 +154,7 @@ class HistoryView(QWidget):
     def selected_version(self) -> history.Version | None:
         """The version selected in the list."""
         row = self.table.currentIndex().row()
-        return self.model.versions[row] if 0 <= row < len(self.model.versions) else None
+        return self.model.rows[row] if 0 <= row < len(self.model.rows) else None
 
     # -- diff -----------------------------------------------------------------------------------
     def _current(self, path: str) -> str:
@@ -192,9 +163,9 @@ class HistoryView(QWidget):
         return read_file(self.session.root, path) or ""
 
     def _show_diff(self, row: int) -> None:
-        if not 0 <= row < len(self.model.versions):
+        if not 0 <= row < len(self.model.rows):
             return
-        version = self.model.versions[row]
+        version = self.model.rows[row]
         if self.diff_op is not None:
             self.diff_op.cancel()
         try:

@@ -102,7 +102,7 @@ class InsightsView(QWidget):
     # -- the proposal under review -------------------------------------------------------------------
     def _show_proposal(self, proposal: Proposal | None) -> None:
         """Show ``proposal``; choices not saved yet are kept while it is the same one."""
-        keep = {i.number: i.choice for i in self.proposals.model.items
+        keep = {i.number: i.choice for i in self.proposals.model.rows
                 if self.shown_id is not None and proposal is not None and proposal.id == self.shown_id}
         self.shown_id = proposal.id if proposal is not None else None
         self._list_choices(proposal)
@@ -130,8 +130,8 @@ class InsightsView(QWidget):
 
     def _reflag_duplicates(self) -> None:
         model = self.proposals.model
-        items = [replace(i, duplicate=is_duplicate_insight(self.text, i.insight.content)) for i in model.items]
-        if items != model.items:
+        items = [replace(i, duplicate=is_duplicate_insight(self.text, i.insight.content)) for i in model.rows]
+        if items != model.rows:
             self.proposals.set_items(items)
 
     def review(self, proposal_id: str) -> bool:

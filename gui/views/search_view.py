@@ -8,26 +8,25 @@ available the note under the query says the results are keyword-only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
-    QTableView,
     QVBoxLayout,
     QWidget,
 )
 
 from core.backends import MemorySearchOptions, MemorySearchResult
 from core.reindex import ReindexReport, reindex
+from gui.models import RowTableModel
 from gui.session import ProjectSession
 from gui.tasks import CancelToken, Operation, run_in_background
+from gui.widgets.parts import row_table
 
 MODES = (("Hybrid", "hybrid"), ("Keyword", "keyword"), ("Semantic", "semantic"))
 COLUMNS = ("File", "Line", "Section", "Result", "Explain")
@@ -43,35 +42,16 @@ def explain(result: MemorySearchResult) -> str:
     return f"kw {fmt('keyword')} · vec {fmt('vector')} · fused {fmt('fused')}"
 
 
-class SearchResultsModel(QAbstractTableModel):
-    """The results of the last search, one row each."""
+class SearchResultsModel(RowTableModel):
+    """The results of the last search (``MemorySearchResult`` rows), one row each."""
 
-    def __init__(self, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self.results: list[MemorySearchResult] = []
-
-    def set_results(self, results: Sequence[MemorySearchResult]) -> None:
-        """Replace the rows."""
-        self.beginResetModel()
-        self.results = list(results)
-        self.endResetModel()
-
-    def rowCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 (Qt override)
-        return 0 if parent.isValid() else len(self.results)
-
-    def columnCount(self, parent: _Index = QModelIndex()) -> int:  # noqa: N802, B008 (Qt override)
-        return 0 if parent.isValid() else len(COLUMNS)
-
-    def headerData(self, section: int, orientation: Qt.Orientation,  # noqa: N802 (Qt override)
-                   role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if orientation == Qt.Orientation.Horizontal and role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
-        return None
+    HEADERS = COLUMNS
+    rows: list[MemorySearchResult]
 
     def data(self, index: _Index, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid():
             return None
-        r = self.results[index.row()]
+        r = self.rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
             snippet = " ".join(r.content.split())
@@ -109,17 +89,7 @@ class SearchView(QWidget):
         self.note.setWordWrap(True)
         self.status = QLabel(self)
         self.model = SearchResultsModel(self)
-        self.table = QTableView(self)
-        self.table.setModel(self.model)
-        self.table.setSelectionBehavior(QTableView.SelectionBehavior.SelectRows)
-        self.table.setSelectionMode(QTableView.SelectionMode.SingleSelection)
-        self.table.setEditTriggers(QTableView.EditTrigger.NoEditTriggers)
-        self.table.setWordWrap(False)
-        self.table.verticalHeader().hide()
-        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        header.setSectionResizeMode(3, QHeaderView.ResizeMode.Stretch)
+        self.table = row_table(self.model, self, stretch_column=3)
 
         bar = QHBoxLayout()
         bar.addWidget(self.query, 1)
@@ -153,7 +123,7 @@ class SearchView(QWidget):
         for w in (self.query, self.mode, self.search_button, self.rebuild_button, self.table):
             w.setEnabled(able)
         if not able:
-            self.model.set_results([])
+            self.model.set_rows([])
             self.note.setText(f'The "{self.session.backend.name}" backend cannot search. Choose the SQLite or '
                               "Hybrid backend to search the memory.")
             return
@@ -180,7 +150,7 @@ class SearchView(QWidget):
         """Search on a worker thread (cancelling a search still in flight)."""
         text = self.query.text().strip()
         if not text or not self.can_search:
-            self.model.set_results([])
+            self.model.set_rows([])
             self.status.setText("")
             return
         if self.search_op is not None:
@@ -200,18 +170,18 @@ class SearchView(QWidget):
     def _on_results(self, outcome: tuple[list[MemorySearchResult], str | None]) -> None:
         results, note = outcome
         self.search_op = None
-        self.model.set_results(results)
+        self.model.set_rows(results)
         self.note.setText(note or self.session.backend.status_note() or "")
         count = len(results)
         self.status.setText("No results." if not count else f"{count} result{'s' if count != 1 else ''}.")
 
     def _on_search_error(self, exc: BaseException) -> None:
         self.search_op = None
-        self.model.set_results([])
+        self.model.set_rows([])
         self.status.setText(f"Search failed: {exc}")
 
     def _open(self, index: QModelIndex) -> None:
-        result = self.model.results[index.row()]
+        result = self.model.rows[index.row()]
         if result.file and result.line_number:
             self.openAtLine.emit(result.file, int(result.line_number))
 

@@ -11,13 +11,14 @@ from typing import Any
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QKeySequence, QShortcut
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QScrollArea, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.errors import SettingsError
 from core.settings import CONFIG_PATH, ProjectSettings
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.cron_preview import CronPreview
+from gui.widgets.parts import clear_scroll_area
 from gui.widgets.schema_form import SchemaForm
 
 BACKEND_KEYS = ("memoryBackend", "memoryBackendConfig")
@@ -39,15 +40,11 @@ class SettingsView(QWidget):
         self.form.add_extra(SCHEDULE_KEY, self.cron_preview)
         self.form.setMaximumWidth(900)
 
-        scroll = QScrollArea(self)
-        scroll.setWidgetResizable(True)
-        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
-        scroll.viewport().setAutoFillBackground(False)  # the window's background shows through
         holder = QWidget()
         inner = QVBoxLayout(holder)
         inner.addWidget(self.form)
         inner.addStretch(1)
-        scroll.setWidget(holder)
+        scroll = clear_scroll_area(holder, self)
 
         self.status = QLabel(self)
         self.status.setWordWrap(True)

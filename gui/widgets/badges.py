@@ -14,15 +14,13 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
 
 from core.backends import CAPABILITIES
 from gui.widgets.colors import colour, css
+from gui.widgets.parts import scaled_font
 
 _PAD_X, _PAD_Y, _GAP = 7, 2, 5
 
 
 def _chip_font(base: QFont) -> QFont:
-    font = QFont(base)
-    if font.pointSizeF() > 0:
-        font.setPointSizeF(font.pointSizeF() * 0.85)
-    return font
+    return scaled_font(base, 0.85)
 
 
 class CapabilityBadges(QWidget):

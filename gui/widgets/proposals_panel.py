@@ -138,7 +138,7 @@ class ProposalsPanel(QWidget):
 
     def set_items(self, items: list[ReviewItem]) -> None:
         """Show the proposed insights."""
-        self.model.set_items(items)
+        self.model.set_rows(items)
         self.table.resizeRowsToContents()
 
     def set_row_choice(self, row: int, choice: str) -> None:
@@ -159,7 +159,7 @@ class ProposalsPanel(QWidget):
 
     def accept_all_new(self) -> None:
         """Accept every undecided insight the file does not hold yet."""
-        for row, item in enumerate(self.model.items):
+        for row, item in enumerate(self.model.rows):
             if item.state == "pending" and not item.duplicate:
                 self.model.set_choice(row, "accepted")
 
@@ -169,7 +169,7 @@ class ProposalsPanel(QWidget):
             self.proposalChosen.emit(str(proposal_id))
 
     def _update_buttons(self) -> None:
-        items = self.model.items
+        items = self.model.rows
         selected = bool(self.table.selectionModel().selectedRows()) if self.table.selectionModel() else False
         self.accept_button.setEnabled(selected)
         self.reject_button.setEnabled(selected)

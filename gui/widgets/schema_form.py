@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QFormLayout, QLabel, QVBoxLayout, QWidget
 
 from gui.widgets.colors import css, help_colour
 from gui.widgets.field_editors import FieldEditor, editor_for, resolve_property
+from gui.widgets.parts import scaled_font
 
 
 def error_reason(message: str) -> str:
@@ -45,10 +46,7 @@ class _FieldRow(QWidget):
         pal = self.help.palette()
         pal.setColor(QPalette.ColorRole.WindowText, help_colour())
         self.help.setPalette(pal)
-        font = self.help.font()
-        if font.pointSizeF() > 0:
-            font.setPointSizeF(font.pointSizeF() * 0.9)
-        self.help.setFont(font)
+        self.help.setFont(scaled_font(self.help.font(), 0.9))
         self.help.setVisible(bool(help_text))
         self._box.addWidget(self.help)
 

@@ -161,7 +161,7 @@ class ChatServer:
         return Handler
 
 
-# Fixtures are registered under their ``name``; tests import the ``*_fixture`` functions.
+# Fixtures are registered under their ``name``; tests/conftest.py loads this module as a plugin.
 @pytest.fixture(name="chat_server")
 def chat_server_fixture() -> Iterator[ChatServer]:
     """A running chat-completions server on 127.0.0.1."""

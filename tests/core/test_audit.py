@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -32,13 +31,7 @@ from core.insights import (
     write_memory_audit_state,
 )
 from core.insights._text import format_time_ago
-
-_CANDIDATES = [
-    Path(os.environ.get("MEMDESK_FIXTURES", "/work/shared/fixtures")) / "fusion-real" / ".fusion" / "memory.md",
-    Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md",
-]
-REAL_MEMORY = next((p for p in _CANDIDATES if p.is_file()), _CANDIDATES[0])
-needs_fixture = pytest.mark.skipif(not REAL_MEMORY.is_file(), reason="real Fusion memory fixture not available")
+from tests.conftest import REAL_MEMORY
 
 NOW = datetime(2024, 6, 15, 12, 0, tzinfo=UTC)
 RUN_AT = "2024-06-15T11:30:00.000Z"
@@ -424,12 +417,9 @@ def test_time_ago_wording() -> None:
     assert format_time_ago(NOW, NOW - timedelta(days=1)) == "just now"
 
 
-@needs_fixture
-def test_audit_of_real_memory(tmp_path: Path) -> None:
-    (tmp_path / ".fusion").mkdir()
-    shutil.copyfile(REAL_MEMORY, tmp_path / MEMORY_WORKING_PATH)
+def test_audit_of_real_memory(real_project: Path) -> None:
     text = REAL_MEMORY.read_text(encoding="utf-8")
-    report = generate_memory_audit(tmp_path, now=NOW)
+    report = generate_memory_audit(real_project, now=NOW)
     assert report.working_memory.size == len(text)
     assert report.working_memory.section_count == 44
     checks = checks_of(report)

@@ -20,12 +20,11 @@ from core.backends import (
     require_capability,
 )
 from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
-from core.backends.hybrid import HybridMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
 from core.errors import MemoryBackendError
 from core.fileio import MAX_FILE_SIZE
-from core.search.embeddings import Embedder, semantic_installed
 from tests.conftest import REAL_MEMORY
+from tests.core.searching import make_searching_backend
 
 KINDS = ["file", "readonly", "sqlite", "sqlite-nomirror", "hybrid", "hybrid-keyword-only"]
 EXPECTED_CAPS = {
@@ -44,15 +43,9 @@ def make(kind: str) -> tuple[MemoryBackend, dict]:
         return FileMemoryBackend(), {}
     if kind == "readonly":
         return ReadOnlyMemoryBackend(), {}
-    if kind == "sqlite":
-        return SqliteMemoryBackend(), {}
     if kind == "sqlite-nomirror":
         return SqliteMemoryBackend(), {"mirror": False}
-    if kind == "hybrid":
-        if not semantic_installed():
-            pytest.skip("the semantic extra is not installed")
-        return HybridMemoryBackend(), {}
-    return HybridMemoryBackend(embedder=Embedder(installed=lambda: False)), {}
+    return make_searching_backend(kind), {}
 
 
 @pytest.fixture(params=KINDS)

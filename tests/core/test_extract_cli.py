@@ -10,16 +10,13 @@ import sys
 import pytest
 
 from core.cli import main
-from tests.core.chat_server import (  # noqa: F401 (fixtures)
+from tests.core.chat_server import (
     API_KEY,
     API_KEY_ENV,
     MALFORMED,
     REPO,
     UNAUTHORIZED,
-    chat_server_fixture,
     snapshot,
-    tidepool_fixture,
-    user_config_dir_fixture,
 )
 
 

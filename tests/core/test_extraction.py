@@ -18,7 +18,7 @@ from core.extraction import run_extraction
 from core.insights import PRUNE_NOT_OFFERED_REASON
 from core.proposals import list_proposals, load_proposal
 from core.providers import CommandProvider, OfflineProvider, OpenAIProvider, ProviderError
-from tests.core.chat_server import (  # noqa: F401 (fixtures)
+from tests.core.chat_server import (
     API_KEY,
     API_KEY_ENV,
     BAD_PRUNE,
@@ -32,11 +32,8 @@ from tests.core.chat_server import (  # noqa: F401 (fixtures)
     UNAUTHORIZED,
     Scripted,
     audit_state,
-    chat_server_fixture,
     slow,
     snapshot,
-    tidepool_fixture,
-    user_config_dir_fixture,
 )
 
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)

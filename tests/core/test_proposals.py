@@ -6,12 +6,21 @@ import json
 import subprocess
 import sys
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from core import history
 from core.extraction import run_extraction
-from core.insights import parse_insights_markdown, read_insights_memory
+from core.insights import (
+    MEMORY_AUDIT_PATH,
+    MEMORY_AUDIT_STATE_PATH,
+    MEMORY_WORKING_PATH,
+    PruneOutcome,
+    parse_insights_markdown,
+    read_insights_memory,
+    read_working_memory,
+)
 from core.proposals import (
     PROPOSALS_DIR,
     ProposalError,
@@ -20,19 +29,18 @@ from core.proposals import (
     is_stale,
     list_proposals,
     load_proposal,
+    record_audit,
     reject_insights,
     reject_prune,
     store_imported_reply,
     store_prune_candidate,
 )
 from core.providers import ProviderRequest, rule_based_reply
-from tests.core.chat_server import (  # noqa: F401 (fixtures)
+from tests.core.chat_server import (
     GOOD_REPLY,
     REPO,
     audit_state,
     snapshot,
-    tidepool_fixture,
-    user_config_dir_fixture,
 )
 
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
@@ -181,7 +189,7 @@ def test_offline_proposal_round_trip(tidepool):
     assert "TODO for this session" not in (tidepool / ".fusion" / "memory.md").read_text()
 
 
-# ── moved from the old in-memory review path (core.review) ──────────────────────────────────────
+# ── moved from the old in-memory review path ──────────────────────────────────────────────────
 
 
 def test_an_insight_added_to_the_file_since_the_run_is_skipped_not_duplicated(tidepool, proposal_id):
@@ -210,6 +218,23 @@ def test_reject_prune_with_a_reason_keeps_the_recorded_extraction(tidepool, prop
     assert state["extraction"] == extraction
     assert state["pruning"]["reason"] == "Prune candidate rejected by the operator: drops the TP-388 notes we still need"
     assert load_proposal(tidepool, proposal_id).prune_message == "Rejected by the operator: drops the TP-388 notes we still need"
+
+
+def test_recording_a_prune_keeps_the_memory_and_the_recorded_extraction(sample_project: Path) -> None:
+    state_path = sample_project / MEMORY_AUDIT_STATE_PATH
+    extraction = {"runAt": "2026-11-28T02:00:00.000Z", "success": True, "insightCount": 3, "duplicateCount": 1,
+                  "skippedCount": 0, "summary": "Three new insights from the week"}
+    state_path.write_text(json.dumps({"extraction": extraction, "updatedAt": "2026-11-28T02:00:01.000Z"}))
+    before = (sample_project / MEMORY_WORKING_PATH).read_bytes()
+    size = len(read_working_memory(sample_project))
+    reason = "Rejected by the operator: drops the TP-388 notes we still need"
+    record_audit(sample_project, pruning=PruneOutcome(False, reason, 0, size, size))
+    assert (sample_project / MEMORY_WORKING_PATH).read_bytes() == before
+    state = json.loads(state_path.read_text())
+    assert state["extraction"] == extraction
+    assert state["pruning"]["reason"] == "Rejected by the operator: drops the TP-388 notes we still need"
+    assert state["pruning"]["originalSize"] == len(before.decode())
+    assert "Rejected by the operator" in (sample_project / MEMORY_AUDIT_PATH).read_text()
 
 
 # ── proposals that do not come from a model call ──────────────────────────────────────────────

@@ -31,7 +31,7 @@ from core.user_config import (
     set_provider,
     user_config_path,
 )
-from tests.core.chat_server import (  # noqa: F401 (fixtures)
+from tests.core.chat_server import (
     API_KEY,
     API_KEY_ENV,
     EMPTY,
@@ -40,9 +40,7 @@ from tests.core.chat_server import (  # noqa: F401 (fixtures)
     SAMPLE_FUSION,
     SERVER_ERROR,
     UNAUTHORIZED,
-    chat_server_fixture,
     slow,
-    user_config_dir_fixture,
 )
 
 MEMORY = (SAMPLE_FUSION / "memory.md").read_text(encoding="utf-8")

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,23 +15,9 @@ from core.insights import (
     apply_memory_pruning,
     validate_prune_candidate,
 )
-
-_CANDIDATES = [
-    Path(os.environ.get("MEMDESK_FIXTURES", "/work/shared/fixtures")) / "fusion-real" / ".fusion" / "memory.md",
-    Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md",
-]
-REAL_MEMORY = next((p for p in _CANDIDATES if p.is_file()), _CANDIDATES[0])
-needs_fixture = pytest.mark.skipif(not REAL_MEMORY.is_file(), reason="real Fusion memory fixture not available")
+from tests.conftest import REAL_MEMORY
 
 GOOD = "# Project Memory\n\n## Architecture\n- layers\n\n## Conventions\n- snake_case\n"
-
-
-@pytest.fixture
-def real_root(tmp_path: Path) -> Path:
-    root = tmp_path / "real"
-    (root / ".fusion").mkdir(parents=True)
-    shutil.copyfile(REAL_MEMORY, root / MEMORY_WORKING_PATH)
-    return root
 
 
 def write_memory(root: Path, text: str) -> None:
@@ -88,7 +72,6 @@ def test_validate_matches_fusion_substring_check() -> None:
     assert validate_prune_candidate("### Architecture\n### Pitfalls").valid
 
 
-@needs_fixture
 def test_validate_real_memory() -> None:
     text = REAL_MEMORY.read_text(encoding="utf-8")
     result = validate_prune_candidate(text)
@@ -176,16 +159,15 @@ def test_apply_non_utf8_memory_is_not_touched(tmp_path: Path) -> None:
     assert (tmp_path / MEMORY_WORKING_PATH).read_bytes() == b"## Architecture\n\xff\n"
 
 
-@needs_fixture
-def test_apply_on_real_memory(real_root: Path) -> None:
+def test_apply_on_real_memory(real_project: Path) -> None:
     text = REAL_MEMORY.read_text(encoding="utf-8")
     keep = text[: text.index("## FN-1354")] + text[text.index("## Conventions") : text.index("## Color Theme")]
     keep += text[text.index("## Pitfalls") : text.index("## FN-1529")]
-    outcome = apply_memory_pruning(real_root, keep)
+    outcome = apply_memory_pruning(real_project, keep)
     assert outcome.applied
     assert outcome.original_size == len(text)
-    written = (real_root / MEMORY_WORKING_PATH).read_text(encoding="utf-8")
+    written = (real_project / MEMORY_WORKING_PATH).read_text(encoding="utf-8")
     assert written.endswith("\n") and not written.endswith("\n\n")
     assert outcome.new_size == len(written) and outcome.size_delta == len(written) - len(text)
-    stored = get_version(real_root, list_versions(real_root, MEMORY_WORKING_PATH)[0].id)
+    stored = get_version(real_project, list_versions(real_project, MEMORY_WORKING_PATH)[0].id)
     assert stored is not None and stored[1] == text

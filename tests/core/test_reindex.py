@@ -9,29 +9,17 @@ import pytest
 
 from core.backends import MemoryBackend, MemorySearchOptions
 from core.backends.file import FileMemoryBackend
-from core.backends.hybrid import HybridMemoryBackend
-from core.backends.sqlite import SqliteMemoryBackend
 from core.reindex import reindex
-from core.search.embeddings import Embedder, semantic_installed
 from tests.conftest import REAL_MEMORY, SAMPLE
+from tests.core.searching import SEARCHING_KINDS, make_searching_backend
 
 
-def make(kind: str) -> MemoryBackend:
-    if kind == "sqlite":
-        return SqliteMemoryBackend()
-    if kind == "hybrid":
-        if not semantic_installed():
-            pytest.skip("the semantic extra is not installed")
-        return HybridMemoryBackend()
-    return HybridMemoryBackend(embedder=Embedder(installed=lambda: False))
-
-
-@pytest.fixture(params=["sqlite", "hybrid", "hybrid-keyword-only"])
+@pytest.fixture(params=SEARCHING_KINDS)
 def backend(request: pytest.FixtureRequest, tmp_path: Path):
     root = tmp_path / "p"
     shutil.copytree(SAMPLE, root)
     shutil.copyfile(REAL_MEMORY, root / ".fusion" / "memory-archive.md")
-    b = make(request.param)
+    b = make_searching_backend(request.param)
     b.initialize({}, root)
     yield b
     b.shutdown()

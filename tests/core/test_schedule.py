@@ -15,13 +15,10 @@ from core.providers import OpenAIProvider
 from core.schedule import SCHEDULE_STATE_PATH, read_schedule_state, run_scheduled
 from core.settings import update_settings
 from core.user_config import UserConfig, set_auto_apply_prune
-from tests.core.chat_server import (  # noqa: F401 (fixtures)
+from tests.core.chat_server import (
     SERVER_ERROR,
     audit_state,
-    chat_server_fixture,
     snapshot,
-    tidepool_fixture,
-    user_config_dir_fixture,
 )
 
 # The sample schedule is "0 2 * * *" (UTC) with a one-day minimum interval.

@@ -8,23 +8,11 @@ from pathlib import Path
 import pytest
 
 from core.backends import MemoryBackend, MemorySearchOptions
-from core.backends.hybrid import HybridMemoryBackend
-from core.backends.sqlite import SqliteMemoryBackend
-from core.search.embeddings import Embedder, semantic_installed
+from tests.core.searching import SEARCHING_KINDS, make_searching_backend
 
 SECRET = "zebraquokka"
 BASE = "# Project Memory\n\n## Pitfalls\n\n- Clock skew breaks leases\n- PgBouncer drops LISTEN\n"
 WITH_SECRET = BASE + f"- The staging password is {SECRET} and must rotate monthly\n"
-
-
-def make(kind: str) -> MemoryBackend:
-    if kind == "sqlite":
-        return SqliteMemoryBackend()
-    if kind == "hybrid":
-        if not semantic_installed():
-            pytest.skip("the semantic extra is not installed")
-        return HybridMemoryBackend()
-    return HybridMemoryBackend(embedder=Embedder(installed=lambda: False))
 
 
 def index_files(backend: MemoryBackend) -> list[Path]:
@@ -55,9 +43,9 @@ def rows_holding(db_path: Path, needle: str) -> list[str]:
         conn.close()
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "hybrid", "hybrid-keyword-only"])
+@pytest.mark.parametrize("kind", SEARCHING_KINDS)
 def test_deleted_line_is_gone_from_every_index(kind: str, project: Path):
-    backend = make(kind)
+    backend = make_searching_backend(kind)
     backend.initialize({}, project)
     try:
         backend.write(WITH_SECRET)
@@ -90,7 +78,7 @@ def _vector_count(backend: MemoryBackend) -> int:
 
 
 def test_deleting_a_whole_searched_file_forgets_it(project: Path):
-    backend = HybridMemoryBackend(embedder=Embedder(installed=lambda: False))
+    backend = make_searching_backend("hybrid-keyword-only")
     backend.initialize({}, project)
     try:
         backend.write(BASE)

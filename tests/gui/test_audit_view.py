@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import json
-import os
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
-from core.insights import MEMORY_AUDIT_PATH, MEMORY_AUDIT_STATE_PATH, MEMORY_WORKING_PATH
-from core.review import reject_prune
-from gui.app import guard_pyside_refcount_bug
-from gui.resources import read_text
+from core.insights import (
+    MEMORY_AUDIT_PATH,
+    MEMORY_AUDIT_STATE_PATH,
+    MEMORY_WORKING_PATH,
+    PruneOutcome,
+    read_working_memory,
+)
+from core.proposals import record_audit
 from gui.session import ProjectSession
 from gui.views.audit_view import AuditView
 
 pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-guard_pyside_refcount_bug()  # PySide6 6.12 on Python 3.11 drops a None reference per void call
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 EXTRACTION = {"runAt": "2026-11-29T02:00:00.000Z", "success": True, "insightCount": 5, "duplicateCount": 1,
               "skippedCount": 0, "summary": "Five new insights about leases and the claim path"}
@@ -76,7 +78,8 @@ def test_refreshes_when_the_session_says_the_audit_changed(qtbot, sample_project
     write_state(sample_project, extraction=EXTRACTION)
     view = make_view(qtbot, sample_project)
     assert "Healthy" in view.health.text()
-    reject_prune(sample_project, "too aggressive")
+    size = len(read_working_memory(sample_project))  # the operator rejected a prune: the memory is unchanged
+    record_audit(sample_project, pruning=PruneOutcome(False, "Rejected by the operator: too aggressive", 0, size, size))
     view.session.auditChanged.emit()
     assert "Rejected by the operator: too aggressive" in view.pruning_box.text()
     assert "Warning" in view.health.text()
@@ -98,28 +101,9 @@ def test_empty_project(qtbot, project: Path) -> None:
     assert "Issues" in view.health.text()
 
 
-def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
+def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     write_state(sample_project, extraction=EXTRACTION,
                 pruning={"applied": True, "reason": "Prune candidate validated and applied", "sizeDelta": -1290,
                          "originalSize": 10624, "newSize": 9334})
     view = make_view(qtbot, sample_project)
-    save_screenshot(qtbot, view, "audit")
-
-
-@pytest.fixture
-def app_style(qapp):
-    """The application's style sheet, as the main window runs with it (screenshots only)."""
-    qapp.setStyleSheet(read_text("style.qss"))
-    yield
-    qapp.setStyleSheet("")
-
-
-def save_screenshot(qtbot, view, name: str) -> None:
-    """Save the view to ``$MEMDESK_SCREENSHOTS/<name>.png`` when that variable is set."""
-    qtbot.wait(100)  # let pending layout requests run
-    folder = os.environ.get("MEMDESK_SCREENSHOTS")
-    image = view.grab()
-    assert not image.isNull() and image.width() == 1280
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert image.save(str(Path(folder) / f"{name}.png"))
+    screenshot(view, "audit")

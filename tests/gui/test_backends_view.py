@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Literal
 
@@ -12,14 +11,11 @@ from pydantic import Field
 from PySide6.QtCore import Qt
 
 from core.backends import BackendSettings, FileMemoryBackend, default_registry
-from gui.app import guard_pyside_refcount_bug
 from gui.models import BackendListModel
-from gui.resources import read_text
 from gui.session import ProjectSession
 from gui.views.backends_view import BackendsView
 
 pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-guard_pyside_refcount_bug()  # PySide6 6.12 on Python 3.11 drops a None reference per void call
 CONFIG = ".fusion/config.json"
 
 
@@ -146,27 +142,8 @@ def test_fallback_banner_for_an_unknown_configured_backend(qtbot, sample_project
     assert not view.banner.isVisible()
 
 
-def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
+def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     view = make_view(qtbot, sample_project)
     sqlite = view.model.row_of("sqlite")
     view.select(sqlite if sqlite >= 0 else view.model.row_of("readonly"))
-    save_screenshot(qtbot, view, "backends")
-
-
-@pytest.fixture
-def app_style(qapp):
-    """The application's style sheet, as the main window runs with it (screenshots only)."""
-    qapp.setStyleSheet(read_text("style.qss"))
-    yield
-    qapp.setStyleSheet("")
-
-
-def save_screenshot(qtbot, view, name: str) -> None:
-    """Save the view to ``$MEMDESK_SCREENSHOTS/<name>.png`` when that variable is set."""
-    qtbot.wait(100)  # let pending layout requests run
-    folder = os.environ.get("MEMDESK_SCREENSHOTS")
-    image = view.grab()
-    assert not image.isNull() and image.width() == 1280
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert image.save(str(Path(folder) / f"{name}.png"))
+    screenshot(view, "backends")

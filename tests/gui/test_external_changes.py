@@ -53,6 +53,15 @@ def _type_at(qtbot, editor, position: int, text: str) -> None:
     qtbot.keyClicks(editor.text_edit, text)
 
 
+def _conflict_over_pitfalls(qtbot, window: MainWindow, root: Path):
+    """Type "MINE " at the start, let another process rename ``## Pitfalls``, wait for the conflict view."""
+    editor = window.editor
+    _type_at(qtbot, editor, 0, "MINE ")
+    other_process(REWRITE, str(root), "## Pitfalls", "## Traps")
+    qtbot.waitUntil(lambda: editor.pages.currentWidget() is editor.conflict_view, timeout=WAIT_MS)
+    return editor
+
+
 def test_agent_append_while_dirty_is_merged(qtbot, window: MainWindow, sample_project: Path) -> None:
     editor = window.editor
     _type_at(qtbot, editor, 0, "OPERATOR ")
@@ -98,10 +107,7 @@ def test_rewrite_while_dirty_opens_conflict_view(qtbot, window: MainWindow, samp
 
 
 def test_conflict_keep_mine_overwrites_knowingly(qtbot, window: MainWindow, sample_project: Path) -> None:
-    editor = window.editor
-    _type_at(qtbot, editor, 0, "MINE ")
-    other_process(REWRITE, str(sample_project), "## Pitfalls", "## Traps")
-    qtbot.waitUntil(lambda: editor.pages.currentWidget() is editor.conflict_view, timeout=WAIT_MS)
+    editor = _conflict_over_pitfalls(qtbot, window, sample_project)
     qtbot.mouseClick(editor.conflict_view.keep_mine_button, Qt.MouseButton.LeftButton)
     assert editor.pages.currentIndex() == 0 and editor.dirty
     assert editor.save()
@@ -110,10 +116,7 @@ def test_conflict_keep_mine_overwrites_knowingly(qtbot, window: MainWindow, samp
 
 
 def test_conflict_take_disk_then_undo_brings_mine_back(qtbot, window: MainWindow, sample_project: Path) -> None:
-    editor = window.editor
-    _type_at(qtbot, editor, 0, "MINE ")
-    other_process(REWRITE, str(sample_project), "## Pitfalls", "## Traps")
-    qtbot.waitUntil(lambda: editor.pages.currentWidget() is editor.conflict_view, timeout=WAIT_MS)
+    editor = _conflict_over_pitfalls(qtbot, window, sample_project)
     qtbot.mouseClick(editor.conflict_view.take_disk_button, Qt.MouseButton.LeftButton)
     assert editor.text() == (sample_project / MEMORY).read_text(encoding="utf-8")
     assert not editor.dirty
@@ -122,10 +125,7 @@ def test_conflict_take_disk_then_undo_brings_mine_back(qtbot, window: MainWindow
 
 
 def test_conflict_merge_by_hand(qtbot, window: MainWindow, sample_project: Path) -> None:
-    editor = window.editor
-    _type_at(qtbot, editor, 0, "MINE ")
-    other_process(REWRITE, str(sample_project), "## Pitfalls", "## Traps")
-    qtbot.waitUntil(lambda: editor.pages.currentWidget() is editor.conflict_view, timeout=WAIT_MS)
+    editor = _conflict_over_pitfalls(qtbot, window, sample_project)
     qtbot.mouseClick(editor.conflict_view.merge_button, Qt.MouseButton.LeftButton)
     text = editor.text()
     assert text.startswith("MINE # Project Memory") and "## Traps" in text  # both sides, no overlap

@@ -28,14 +28,13 @@ from core.insights import (
 from core.proposals import list_proposals
 from core.providers import OfflineProvider
 from core.user_config import set_provider
-from gui.app import guard_pyside_refcount_bug
 from gui.proposal_text import STALE_BANNER
 from gui.session import ProjectSession
 from gui.views.insights_view import InsightsView
 from gui.views.prune_view import PruneView
 from gui.widgets.cron_preview import CronPreview
 from gui.widgets.extraction_dialog import UNCHANGED, ExtractionDialog
-from tests.core.chat_server import (  # noqa: F401 (fixtures)
+from tests.core.chat_server import (
     API_KEY,
     API_KEY_ENV,
     BAD_PRUNE,
@@ -49,15 +48,11 @@ from tests.core.chat_server import (  # noqa: F401 (fixtures)
     UNAUTHORIZED,
     Scripted,
     audit_state,
-    chat_server_fixture,
     slow,
     snapshot,
-    tidepool_fixture,
-    user_config_dir_fixture,
 )
 
 pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-guard_pyside_refcount_bug()
 
 
 @dataclass

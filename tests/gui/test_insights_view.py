@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
@@ -12,13 +11,10 @@ from core.extraction import run_extraction
 from core.insights import MEMORY_INSIGHTS_PATH, parse_insights_markdown
 from core.proposals import list_proposals, load_proposal, reject_prune
 from core.providers import OfflineProvider
-from gui.app import guard_pyside_refcount_bug
-from gui.resources import read_text
 from gui.session import ProjectSession
 from gui.views.insights_view import InsightsView
 
 pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-guard_pyside_refcount_bug()  # PySide6 6.12 on Python 3.11 drops a None reference per void call
 REPLY = ".fusion/extraction-reply.json"
 
 
@@ -75,7 +71,7 @@ def test_import_reply_stores_a_proposal_and_lists_its_new_insights(qtbot, sample
     assert stored.origin == "import" and stored.pruned_memory is not None
     model = view.proposals.model
     assert model.rowCount() == 5  # the sixth is in the insights file already: left out, and said so
-    assert not any("database clock" in i.insight.content for i in model.items)
+    assert not any("database clock" in i.insight.content for i in model.rows)
     assert [model.index(r, 4).data() for r in range(5)] == ["new"] * 5
     origin = view.proposals.origin.text()
     assert "extraction-reply.json (imported)" in origin and "UTC" in origin
@@ -98,7 +94,7 @@ def test_accept_two_reject_the_rest_merge_adds_exactly_two(qtbot, sample_project
     for row in (1, 2, 4):
         panel.select_row(row)
         qtbot.mouseClick(panel.reject_button, Qt.MouseButton.LeftButton)
-    assert [i.state for i in model.items] == ["accepted", "rejected", "rejected", "accepted", "rejected"]
+    assert [i.state for i in model.rows] == ["accepted", "rejected", "rejected", "accepted", "rejected"]
     assert model.index(0, 0).data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
     assert model.index(1, 4).data() == "to reject"
     assert panel.merge_button.text() == "Merge 2, reject 3"
@@ -109,7 +105,7 @@ def test_accept_two_reject_the_rest_merge_adds_exactly_two(qtbot, sample_project
     assert "RetryableError" not in text
     stored = load_proposal(sample_project, view.session.proposal.id)
     assert [i.status for i in stored.insights] == ["accepted", "rejected", "rejected", "accepted", "rejected"]
-    assert [i.state for i in model.items] == ["merged", "rejected", "rejected", "merged", "rejected"]
+    assert [i.state for i in model.rows] == ["merged", "rejected", "rejected", "merged", "rejected"]
     assert [model.index(r, 4).data() for r in range(5)] == ["merged", "rejected", "rejected", "merged", "rejected"]
     assert "Patterns (5)" in section_rows(view)
     assert panel.status.text() == "Merged 2 insights into .fusion/memory-insights.md; rejected 3 insights."
@@ -122,7 +118,7 @@ def test_unsaved_choices_survive_a_prune_decision_on_the_same_proposal(qtbot, sa
     view.proposals.set_row_choice(0, "accepted")
     review = reject_prune(sample_project, view.session.proposal.id)
     view.session.set_proposal(review.proposal)  # as the prune view does
-    assert view.proposals.model.items[0].state == "accepted" and view.proposals.merge_button.isEnabled()
+    assert view.proposals.model.rows[0].state == "accepted" and view.proposals.merge_button.isEnabled()
 
 
 def test_a_bad_reply_says_why_and_changes_nothing(qtbot, sample_project: Path, tmp_path: Path) -> None:
@@ -206,7 +202,7 @@ def test_missing_insights_file(qtbot, project: Path) -> None:
     assert "No insights file yet" in view.file_panel.summary.text()
 
 
-def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
+def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     view = make_view(qtbot, sample_project)
     view.import_reply(sample_project / REPLY)
     run_extraction(sample_project, OfflineProvider("offline"))  # a second pending proposal: the picker shows
@@ -214,24 +210,4 @@ def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
     view.proposals.picker.activated.emit(1)
     view.proposals.set_row_choice(0, "accepted")
     view.proposals.set_row_choice(2, "rejected")
-    save_screenshot(qtbot, view, "insights")
-
-
-@pytest.fixture
-def app_style(qapp):
-    """The application's style sheet, as the main window runs with it (screenshots only)."""
-    qapp.setStyleSheet(read_text("style.qss"))
-    yield
-    qapp.setStyleSheet("")
-
-
-def save_screenshot(qtbot, view, name: str) -> None:
-    """Save the view to ``$MEMDESK_SCREENSHOTS/<name>.png`` when that variable is set."""
-    qtbot.wait(100)  # let pending layout requests run
-    folder = os.environ.get("MEMDESK_SCREENSHOTS")
-    image = view.grab()
-    assert not image.isNull() and image.width() == 1280
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert image.save(str(Path(folder) / f"{name}.png"))
-
+    screenshot(view, "insights")

@@ -9,14 +9,11 @@ import pytest
 from PySide6.QtCore import Qt
 
 from core.user_config import load_user_config, user_config_path
-from gui.app import guard_pyside_refcount_bug
 from gui.session import ProjectSession
 from gui.widgets.extraction_dialog import ExtractionDialog
 from gui.widgets.providers_dialog import ProvidersDialog
-from tests.core.chat_server import user_config_dir_fixture  # noqa: F401 (fixture)
 
 pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-guard_pyside_refcount_bug()
 
 
 @pytest.fixture

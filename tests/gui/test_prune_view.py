@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -13,14 +12,11 @@ from core import history
 from core.insights import MEMORY_AUDIT_PATH, MEMORY_AUDIT_STATE_PATH, MEMORY_WORKING_PATH
 from core.insights import parse_insight_extraction_response as parse_reply
 from core.proposals import list_proposals, load_proposal, store_imported_reply
-from gui.app import guard_pyside_refcount_bug
 from gui.proposal_text import STALE_BANNER
-from gui.resources import read_text
 from gui.session import ProjectSession
 from gui.views.prune_view import PruneView
 
 pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-guard_pyside_refcount_bug()  # PySide6 6.12 on Python 3.11 drops a None reference per void call
 
 
 @pytest.fixture(autouse=True)
@@ -235,26 +231,7 @@ def test_readonly_backend_cannot_apply(qtbot, sample_project: Path) -> None:
     assert "cannot write" in view.apply_button.toolTip()
 
 
-def test_screenshot(qtbot, sample_project: Path, app_style) -> None:
+def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     view = make_view(qtbot, sample_project)
     load_reply(qtbot, view)
-    save_screenshot(qtbot, view, "prune")
-
-
-@pytest.fixture
-def app_style(qapp):
-    """The application's style sheet, as the main window runs with it (screenshots only)."""
-    qapp.setStyleSheet(read_text("style.qss"))
-    yield
-    qapp.setStyleSheet("")
-
-
-def save_screenshot(qtbot, view, name: str) -> None:
-    """Save the view to ``$MEMDESK_SCREENSHOTS/<name>.png`` when that variable is set."""
-    qtbot.wait(100)  # let pending layout requests run
-    folder = os.environ.get("MEMDESK_SCREENSHOTS")
-    image = view.grab()
-    assert not image.isNull() and image.width() == 1280
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert image.save(str(Path(folder) / f"{name}.png"))
+    screenshot(view, "prune")

@@ -3,21 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
-from gui.app import guard_pyside_refcount_bug
-from gui.resources import read_text
 from gui.session import ProjectSession
 from gui.views.settings_view import SettingsView
 
 CONFIG = ".fusion/config.json"
 # The offscreen platform warns on every top-level show(); not a defect of the view.
 pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-guard_pyside_refcount_bug()  # PySide6 6.12 on Python 3.11 drops a None reference per void call
 
 
 @pytest.fixture
@@ -152,27 +148,8 @@ def test_malformed_config_shows_a_banner_and_disables_apply(qtbot, project: Path
     assert path.read_text() == '{"memoryEnabled": tru'
 
 
-def test_screenshot(view: SettingsView, qtbot, app_style) -> None:
+def test_screenshot(view: SettingsView, qtbot, screenshot) -> None:
     line = schedule_line(view)
     line.selectAll()
     qtbot.keyClicks(line, "30 4 * * 1-5")
-    save_screenshot(qtbot, view, "settings")
-
-
-@pytest.fixture
-def app_style(qapp):
-    """The application's style sheet, as the main window runs with it (screenshots only)."""
-    qapp.setStyleSheet(read_text("style.qss"))
-    yield
-    qapp.setStyleSheet("")
-
-
-def save_screenshot(qtbot, view, name: str) -> None:
-    """Save the view to ``$MEMDESK_SCREENSHOTS/<name>.png`` when that variable is set."""
-    qtbot.wait(100)  # let pending layout requests run
-    folder = os.environ.get("MEMDESK_SCREENSHOTS")
-    image = view.grab()
-    assert not image.isNull() and image.width() == 1280
-    if folder:
-        Path(folder).mkdir(parents=True, exist_ok=True)
-        assert image.save(str(Path(folder) / f"{name}.png"))
+    screenshot(view, "settings")

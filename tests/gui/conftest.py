@@ -1,0 +1,34 @@
+"""Shared GUI test setup: a screenshot of a view, styled as the app runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from PySide6.QtWidgets import QWidget
+
+from gui.resources import read_text
+
+
+@pytest.fixture
+def screenshot(qapp, qtbot) -> Iterator[Callable[[QWidget, str], None]]:
+    """Apply the application's style sheet (as the main window runs with it) and return ``save(view, name)``.
+
+    ``save`` checks the view renders 1280 px wide and, when ``$MEMDESK_SCREENSHOTS`` is set, writes it
+    to ``$MEMDESK_SCREENSHOTS/<name>.png``.
+    """
+
+    def save(view: QWidget, name: str) -> None:
+        qtbot.wait(100)  # let pending layout requests run
+        folder = os.environ.get("MEMDESK_SCREENSHOTS")
+        image = view.grab()
+        assert not image.isNull() and image.width() == 1280
+        if folder:
+            Path(folder).mkdir(parents=True, exist_ok=True)
+            assert image.save(str(Path(folder) / f"{name}.png"))
+
+    qapp.setStyleSheet(read_text("style.qss"))
+    yield save
+    qapp.setStyleSheet("")
