@@ -13,7 +13,6 @@ import pytest  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "resources" / "sample"
-FIXTURES = Path(os.environ.get("MEMDESK_FIXTURES", REPO.parent.parent / "shared" / "fixtures"))
 REAL_MEMORY = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
 
 # The chat-completions server and the user-config and sample-project fixtures (chat_server, user_config_dir,

@@ -6,7 +6,6 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 
 from core.insights import (
@@ -20,7 +19,6 @@ from core.proposals import record_audit
 from gui.session import ProjectSession
 from gui.views.audit_view import AuditView
 
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 NOW = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 EXTRACTION = {"runAt": "2026-11-29T02:00:00.000Z", "success": True, "insightCount": 5, "duplicateCount": 1,
               "skippedCount": 0, "summary": "Five new insights about leases and the claim path"}

@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 from typing import Literal
 
-import pytest
 from pydantic import Field
 from PySide6.QtCore import Qt
 
@@ -15,7 +14,6 @@ from gui.models import BackendListModel
 from gui.session import ProjectSession
 from gui.views.backends_view import BackendsView
 
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 CONFIG = ".fusion/config.json"
 
 

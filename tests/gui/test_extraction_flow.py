@@ -52,8 +52,6 @@ from tests.core.chat_server import (
     snapshot,
 )
 
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-
 
 @dataclass
 class App:

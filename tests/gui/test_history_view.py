@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 
 from core import fileio, history
@@ -15,7 +14,6 @@ from core.backends.sqlite import SqliteMemoryBackend
 from gui.session import ProjectSession
 from gui.views.history_view import ALL_FILES, HistoryView
 
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 MEMORY = ".fusion/memory.md"
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import Qt
 
 from core.extraction import run_extraction
@@ -14,7 +13,6 @@ from core.providers import OfflineProvider
 from gui.session import ProjectSession
 from gui.views.insights_view import InsightsView
 
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 REPLY = ".fusion/extraction-reply.json"
 
 

@@ -13,8 +13,6 @@ from gui.session import ProjectSession
 from gui.widgets.extraction_dialog import ExtractionDialog
 from gui.widgets.providers_dialog import ProvidersDialog
 
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-
 
 @pytest.fixture
 def dialog(qtbot, user_config_dir: Path) -> ProvidersDialog:

@@ -16,8 +16,6 @@ from gui.proposal_text import STALE_BANNER
 from gui.session import ProjectSession
 from gui.views.prune_view import PruneView
 
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-
 
 @pytest.fixture(autouse=True)
 def _drain_workers(qapp):

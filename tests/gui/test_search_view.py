@@ -16,8 +16,6 @@ from core.search.embeddings import Embedder
 from gui.session import ProjectSession
 from gui.views.search_view import SearchView
 
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
-
 
 class KeywordOnlyHybrid(HybridMemoryBackend):
     """The hybrid backend as it is without the semantic extra."""

@@ -13,7 +13,6 @@ from gui.views.settings_view import SettingsView
 
 CONFIG = ".fusion/config.json"
 # The offscreen platform warns on every top-level show(); not a defect of the view.
-pytestmark = pytest.mark.qt_log_ignore("does not support propagateSizeHints")
 
 
 @pytest.fixture
