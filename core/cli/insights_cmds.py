@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 from core import fileio
@@ -64,13 +63,13 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_apply(args: argparse.Namespace) -> int:
     """Apply a prune candidate (old memory kept in history) and record the outcome in the audit."""
-    from core.insights import apply_memory_pruning
+    from core.insights import apply_memory_pruning, record_audit
 
     root = project_root(args)
     candidate = _read_candidate(args.file)
     try:
         outcome = apply_memory_pruning(root, candidate)
-        _record_prune(root, outcome)
+        record_audit(root, pruning=outcome)
     except Exception as exc:
         raise fail_from(exc) from exc
     if args.json:
@@ -80,21 +79,6 @@ def cmd_apply(args: argparse.Namespace) -> int:
     else:
         print(f"Not applied: {outcome.reason}")
     return 0 if outcome.applied else 1
-
-
-def _record_prune(root: Path, outcome) -> None:
-    from core.insights import (
-        generate_memory_audit,
-        read_memory_audit_state,
-        render_memory_audit_markdown,
-        write_memory_audit_state,
-    )
-    from core.insights.audit import write_memory_audit
-
-    state = read_memory_audit_state(root) or {}
-    state = {**state, "pruning": outcome.to_json(), "updatedAt": datetime.now(UTC).isoformat()}
-    write_memory_audit_state(root, state)
-    write_memory_audit(root, render_memory_audit_markdown(generate_memory_audit(root)))
 
 
 def cmd_audit(args: argparse.Namespace) -> int:

@@ -49,6 +49,7 @@ __all__ = [
     "generate_memory_audit",
     "read_memory_audit",
     "read_memory_audit_state",
+    "record_audit",
     "render_memory_audit_markdown",
     "write_memory_audit",
     "write_memory_audit_state",
@@ -308,3 +309,21 @@ def write_memory_audit_state(
     data.setdefault("updatedAt", iso_timestamp())
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
     return fileio.replace_text(root, MEMORY_AUDIT_STATE_PATH, text, source="audit", keep_history=False)
+
+
+def record_audit(root: Path | str, *, extraction: MemoryExtractionMetadata | None = None,
+                 pruning: PruneOutcome | None = None, now: datetime | None = None) -> None:
+    """Write the audit state and markdown, replacing the given records and keeping the others; never raises.
+
+    Only the audit files are written: the insights and the working memory are left as they are.
+    """
+    try:
+        raw = read_memory_audit_state(root)
+        previous = MemoryAuditState.from_json(raw) if raw else None
+        extraction = extraction or (previous.extraction if previous else None)
+        pruning = pruning or (previous.pruning if previous else None)
+        report = generate_memory_audit(root, extraction, pruning, now=now)
+        write_memory_audit_state(root, MemoryAuditState(extraction, pruning, report.generated_at))
+        write_memory_audit(root, render_memory_audit_markdown(report))
+    except Exception as exc:  # the audit is a record; failing to write it must not undo the operation
+        log.warning("could not write the memory audit: %s", exc)

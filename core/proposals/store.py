@@ -20,18 +20,11 @@ from core import fileio
 from core.errors import MemoryBackendError
 from core.insights import (
     InsightParseError,
-    MemoryAuditState,
-    MemoryExtractionMetadata,
     MemoryInsight,
-    PruneOutcome,
-    generate_memory_audit,
     parse_insight_extraction_response,
-    read_memory_audit_state,
     read_working_memory,
-    render_memory_audit_markdown,
+    record_audit,
     validate_prune_candidate,
-    write_memory_audit,
-    write_memory_audit_state,
 )
 from core.insights._text import iso_timestamp, to_utc
 from core.proposals.model import Proposal, ProposalError, ProposedInsight
@@ -69,24 +62,6 @@ def new_proposal_id(now: datetime | None = None) -> str:
     """A sortable, unique id: ``YYYYMMDDTHHMMSS-xxxxxx`` (UTC)."""
     moment = to_utc(now or datetime.now(UTC))
     return f"{moment:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
-
-
-def record_audit(root: Path | str, *, extraction: MemoryExtractionMetadata | None = None,
-                 pruning: PruneOutcome | None = None, now: datetime | None = None) -> None:
-    """Write the audit state and markdown, replacing the given records and keeping the others; never raises.
-
-    Only the audit files are written: the insights and the working memory are left as they are.
-    """
-    try:
-        raw = read_memory_audit_state(root)  # a MemoryAuditState, or its JSON object in newer core.insights
-        previous = MemoryAuditState.from_json(raw) if isinstance(raw, dict) else raw
-        extraction = extraction or (previous.extraction if previous else None)
-        pruning = pruning or (previous.pruning if previous else None)
-        report = generate_memory_audit(root, extraction, pruning, now=now)
-        write_memory_audit_state(root, MemoryAuditState(extraction, pruning, report.generated_at))
-        write_memory_audit(root, render_memory_audit_markdown(report))
-    except Exception as exc:  # the audit is a record; failing to write it must not undo the review step
-        log.warning("could not write the memory audit: %s", exc)
 
 
 def _read(root: Path | str, proposal_id: str) -> tuple[Proposal, str]:
