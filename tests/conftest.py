@@ -14,6 +14,7 @@ import pytest  # noqa: E402
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE = REPO / "resources" / "sample"
 REAL_MEMORY = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
+LAYERED = REPO / "tests" / "data" / "fusion-layered"
 
 # The chat-completions server and the user-config and sample-project fixtures (chat_server, user_config_dir,
 # tidepool), for every test that asks for them.
@@ -42,4 +43,12 @@ def real_project(tmp_path: Path) -> Path:
     root = tmp_path / "real"
     (root / ".fusion").mkdir(parents=True)
     shutil.copyfile(REAL_MEMORY, root / ".fusion" / "memory.md")
+    return root
+
+
+@pytest.fixture
+def layered_project(tmp_path: Path) -> Path:
+    """A copy of a project in current Fusion's layered layout (design 2a), with two agents' memory."""
+    root = tmp_path / "layered"
+    shutil.copytree(LAYERED, root, symlinks=True)
     return root
