@@ -1,9 +1,14 @@
-"""The memory editor tab: markdown text with highlighting and live preview, find, save, and banners.
+"""The memory editor tab: outline, markdown text with line numbers and highlighting, live preview,
+find, go to line, save, and banners.
 
 It reads and writes only through the :class:`~gui.session.ProjectSession`. It is read-only, with a
-banner that says why, when memory is switched off, the backend cannot write, or the file is not
-UTF-8. Changes made on disk by others arrive through :meth:`on_disk_changed` (see
-:mod:`gui.editor.external`); a conflict opens the conflict view in place of the text.
+banner that says why, as soon as the project opens: memory switched off, a backend that cannot
+write, a file or folder that cannot be written (read-only mount, immutable file, permissions), or a
+file that is not UTF-8 (shown with its undecodable bytes marked, never saved). A backend that fell
+back to ``file`` is said here too. Changes made on disk by others arrive through
+:meth:`on_disk_changed` (see :mod:`gui.editor.external`); a conflict opens the conflict view in
+place of the text. What happened (merges, reloads) is also emitted as ``noticed`` for the window's
+notification list.
 """
 
 from __future__ import annotations
@@ -17,36 +22,50 @@ from gui.conflict_view import ConflictView
 from gui.editor.banner import Banner
 from gui.editor.buffer import EditorBuffer
 from gui.editor.external import ExternalChanges
+from gui.editor.file_state import Undecodable, undecodable, write_block_reason
 from gui.editor.find_bar import FindBar
 from gui.editor.finder import Finder
+from gui.editor.goto_bar import GoToLineBar
 from gui.editor.highlighter import MarkdownHighlighter
+from gui.editor.navigation import Navigator
 from gui.editor.preview import PreviewPane
 from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
 from gui.session import ProjectSession
+from gui.widgets.colors import is_dark
+from gui.widgets.outline import OutlineView
 
 MEMORY_OFF = ("Memory is switched off for this project — agents get no memory instructions. "
               "Switch it on in Settings to edit.")
 SETTLE_MS = 120
+TITLE = "Memory"
 
 
 class MemoryEditor(QWidget):
     """Edits the open project's memory; emits what the window shows elsewhere."""
 
     dirtyChanged = Signal(bool)
+    titleChanged = Signal(str)  # "Memory" or "Memory •" while there are unsaved edits
     sizeChanged = Signal(int)
     statusMessage = Signal(str)
+    noticed = Signal(str, str)  # text, level: something happened to the memory (merge, reload…)
     saved = Signal()
 
     def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
         self.read_only_banner = Banner(closable=False, parent=self)
+        self.backend_banner = Banner(parent=self)
         self.notice = Banner(parent=self)
         self.find_bar = FindBar(self)
+        self.goto_bar = GoToLineBar(self)
         self.text_edit = MemoryTextEdit(self)
-        self.highlighter = MarkdownHighlighter(self.text_edit.document())
+        dark = is_dark()
+        self.highlighter = MarkdownHighlighter(self.text_edit.document(), dark=dark)
+        self.outline = OutlineView(self)
         self.preview = PreviewPane(self)
+        if dark:
+            self.preview.set_dark(True)
         self.size_label = SizeLabel(self)
         self.path_label = QLabel(self)
         self.path_label.setObjectName("pathLabel")
@@ -54,11 +73,15 @@ class MemoryEditor(QWidget):
         self.buffer = EditorBuffer(self.text_edit, self.highlighter)
         self.external = ExternalChanges(self)
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
+        self.navigator = Navigator(self.text_edit, self.outline, self.goto_bar, self.buffer.text, self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.text_edit)
-        self.splitter.addWidget(self.preview)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        for index, (widget, stretch) in enumerate(((self.outline, 0), (self.text_edit, 3), (self.preview, 3))):
+            self.splitter.addWidget(widget)
+            self.splitter.setStretchFactor(index, stretch)
+        self.outline.setMinimumWidth(120)
+        self.text_edit.setMinimumWidth(220)
+        self.preview.setMinimumWidth(160)
         self.pages = QStackedWidget(self)
         self.pages.addWidget(self._editor_page())
         self.pages.addWidget(self.conflict_view)
@@ -70,7 +93,9 @@ class MemoryEditor(QWidget):
         self._settle.setInterval(SETTLE_MS)
         self.read_only_reason: str | None = None
         self._read_error: str | None = None
-        self.preview.set_text_source(lambda: (self.buffer.text(), self.text_edit.textCursor().blockNumber()))
+        #: The file on disk when it is not UTF-8 (shown read-only, never saved).
+        self.undecodable: Undecodable | None = None
+        self.preview.set_text_source(lambda: (self.buffer.text(), self.text_edit.current_line()))
         self._connect_signals()
         self.load()
 
@@ -84,7 +109,7 @@ class MemoryEditor(QWidget):
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        for widget in (self.read_only_banner, self.notice, self.find_bar):
+        for widget in (self.read_only_banner, self.backend_banner, self.notice, self.find_bar, self.goto_bar):
             layout.addWidget(widget)
         layout.addWidget(self.splitter, 1)
         layout.addLayout(footer)
@@ -93,8 +118,13 @@ class MemoryEditor(QWidget):
     def _connect_signals(self) -> None:
         doc = self.text_edit.document()
         doc.modificationChanged.connect(self.dirtyChanged)
+        doc.modificationChanged.connect(lambda dirty: self.titleChanged.emit(self.title()))
         doc.contentsChanged.connect(self._on_text_changed)
         self.text_edit.cursorPositionChanged.connect(self._on_cursor_moved)
+        self.text_edit.verticalScrollBar().valueChanged.connect(self._follow_in_preview)
+        self.preview.rendered.connect(self._follow_in_preview)
+        self.preview.linkRefused.connect(
+            lambda url: self.statusMessage.emit(f"Not opened: the preview opens only http(s) links ({url[:80]})"))
         self.text_edit.updateRequest.connect(self.buffer.format_visible)
         self._settle.timeout.connect(self._on_settled)
         self.conflict_view.keepMineRequested.connect(self.external.keep_mine)
@@ -110,6 +140,10 @@ class MemoryEditor(QWidget):
         text, digest = self.session.read_memory()
         error = self.session.adapter.last_read_error
         self._read_error = error.message if error is not None and error.code == "READ_FAILED" else None
+        self.undecodable = undecodable(error) if self._read_error else None
+        if self.undecodable is not None:  # show its text, marked; it is read-only and never saved
+            self._read_error = self._undecodable_reason(self.undecodable)
+            text, digest = self.undecodable.text, None
         self.external.close_conflict()
         self.buffer.load(text, digest)
         path = self.session.memory_path
@@ -119,10 +153,37 @@ class MemoryEditor(QWidget):
         if self.session.settings_error is not None:
             self.notice.show_message(f"{self.session.settings_error} Default settings are in use until it is fixed.",
                                      "warning")
+        self.show_backend_state()
         self.apply_read_only()
         self._settle.stop()
-        self._show_size(len(text.encode("utf-8")))  # the bytes on disk: no need to ask the document
+        size = self.undecodable.size if self.undecodable else len(text.encode("utf-8"))
+        self._show_size(size)  # the bytes on disk: no need to ask the document
+        self.navigator.refresh()
         self.preview.schedule()
+
+    def _undecodable_reason(self, info: Undecodable) -> str:
+        return (f"{self._memory_name()} is not valid UTF-8: byte 0x{info.byte:02x} at line {info.line:,}, "
+                f"column {info.column:,} cannot be decoded ({info.marks:,} place(s) marked \ufffd). It is "
+                "shown read-only and will not be rewritten; convert it to UTF-8 to edit it.")
+
+    def _memory_name(self) -> str:
+        path = self.session.memory_path
+        return path.relative_to(self.session.root).as_posix() if path else "memory"
+
+    def show_backend_state(self) -> None:
+        """Say so above the text when the configured backend fell back to ``file``."""
+        backend = self.session.backend
+        if backend.fallback_reason:
+            self.backend_banner.show_message(
+                f'{backend.fallback_reason}. This editor shows the "{backend.name}" backend\'s memory '
+                f"({self._memory_name()}) instead; pick an available backend in Backends to fix this.",
+                "warning")
+        else:
+            self.backend_banner.clear()
+
+    def title(self) -> str:
+        """The tab title: "Memory", with "•" while there are unsaved edits."""
+        return f"{TITLE} •" if self.buffer.dirty else TITLE
 
     def apply_read_only(self) -> None:
         """Make the text read-only, with the reason in a banner, when it must not be edited."""
@@ -143,7 +204,15 @@ class MemoryEditor(QWidget):
             backend = self.session.backend
             return (f'The "{backend.name}" backend ({backend.id}) cannot write memory, so the editor is '
                     "read-only. Pick a backend that can write in Backends to edit.")
-        return None
+        return self._file_reason()
+
+    def _file_reason(self) -> str | None:
+        """Why the file itself cannot be saved (asked of the project when it can tell)."""
+        writable = getattr(self.session, "writable", None)  # the project model's check, when present
+        if callable(writable):
+            return writable()
+        reason = write_block_reason(self.session.root, self.session.memory_path)
+        return f"Read-only: {reason}" if reason else None
 
     @property
     def dirty(self) -> bool:
@@ -201,6 +270,7 @@ class MemoryEditor(QWidget):
     def _on_backend_changed(self, *_args: object) -> None:
         if self.buffer.dirty:
             self.on_disk_changed()
+            self.show_backend_state()
             self.apply_read_only()
         else:
             self.load()
@@ -224,6 +294,39 @@ class MemoryEditor(QWidget):
         """Close the find bar and return to the text."""
         self.finder.close()
 
+    # -- navigation ----------------------------------------------------------------------------
+    def show_goto(self) -> None:
+        """Open the Go to line bar."""
+        self.navigator.open_goto()
+
+    def go_to_line(self, line: int) -> int:
+        """Move the cursor to ``line`` (0-based); return the line it landed on."""
+        return self.navigator.jump_to_line(line)
+
+    def next_section(self) -> bool:
+        """Move to the next section heading."""
+        return self.navigator.next_section()
+
+    def previous_section(self) -> bool:
+        """Move to the previous section heading."""
+        return self.navigator.previous_section()
+
+    def toggle_outline(self) -> bool:
+        """Show or hide the outline; return whether it is now shown."""
+        self.outline.setVisible(self.outline.isHidden())
+        return not self.outline.isHidden()
+
+    def notify(self, text: str, level: str = "info") -> None:
+        """Say what happened to the memory, in the status bar and the notification list."""
+        self.statusMessage.emit(text)
+        self.noticed.emit(text, level)
+
+    def set_dark(self, dark: bool) -> None:
+        """Recolour the text and the preview for the dark (or light) theme."""
+        self.highlighter.set_dark(dark)
+        self.buffer.format_visible()
+        self.preview.set_dark(dark)
+
     # -- preview, size -------------------------------------------------------------------------
     def toggle_preview(self) -> bool:
         """Show or hide the preview; return whether it is now shown."""
@@ -239,6 +342,9 @@ class MemoryEditor(QWidget):
         if self.preview.note.isVisible():  # only part is previewed: follow the cursor
             self.preview.schedule()
 
+    def _follow_in_preview(self, *_args: object) -> None:
+        self.preview.follow_line(self.text_edit.first_visible_line())
+
     def _on_settled(self) -> None:
         text = self.buffer.text()
         size = len(text.encode("utf-8"))
@@ -247,6 +353,7 @@ class MemoryEditor(QWidget):
         if self.buffer.style.bom:
             size += 3
         self._show_size(size)
+        self.navigator.refresh()
         if self.find_bar.isVisible():
             self.finder.refresh_count()
 
