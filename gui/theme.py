@@ -81,12 +81,12 @@ class ThemeManager(QObject):
         """Whether the current mode means dark."""
         return self.mode == "dark" or (self.mode == "system" and self.system_is_dark())
 
-    def set_mode(self, mode: str) -> None:
-        """Switch to ``mode`` (one of :data:`MODES`), remember it, and apply it."""
+    def set_mode(self, mode: str, *, remember: bool = True) -> None:
+        """Switch to ``mode`` (one of :data:`MODES`), remember it unless told not to, and apply it."""
         if mode not in MODES:
             raise ValueError(f"unknown theme {mode!r}; expected one of {', '.join(MODES)}")
         self.mode = mode
-        if self._settings is not None:
+        if remember and self._settings is not None:
             self._settings.setValue(_KEY, mode)
             self._settings.sync()
         self.apply()

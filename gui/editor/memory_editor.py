@@ -278,7 +278,10 @@ class MemoryEditor(QWidget):
     def show_conflict(self, headline: str, mine: str, disk: str) -> None:
         """Replace the text with the conflict view (``mine`` beside ``disk``)."""
         self.conflict_view.set_texts(mine, disk, headline)
+        had_focus = self.text_edit.hasFocus()
         self.pages.setCurrentWidget(self.conflict_view)
+        if had_focus:  # the keys go on working here: the view's shortcuts (Ctrl+Shift+M…) need focus in it
+            self.conflict_view.merge_button.setFocus()
 
     def hide_conflict(self) -> None:
         """Show the text again."""

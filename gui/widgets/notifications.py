@@ -3,7 +3,9 @@
 Merges of agent appends, reloads after a change on disk and conflicts used to flash in the status
 bar for six seconds. :class:`NotificationButton` (in the status bar) keeps them: its text counts the
 ones not seen yet ("Notices (2)"), and a click opens a list of all of them, newest first, with the
-time each happened. It knows nothing of the editor: the window calls :meth:`add`.
+time each happened. The list is a panel laid over the window's bottom-right corner (not a separate
+popup window: those grab the keyboard and cannot be raised everywhere); Esc, its Close button or
+another click on the button closes it. It knows nothing of the editor: the window calls :meth:`add`.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from PySide6.QtCore import QPoint, Qt
+from PySide6.QtGui import QKeyEvent
 from PySide6.QtWidgets import (
     QFrame,
     QHBoxLayout,
@@ -37,15 +40,18 @@ class Notification:
 
 
 class NotificationPopup(QFrame):
-    """The list shown under the button; closes on a click elsewhere or Esc."""
+    """The list shown above the button; Esc or Close hides it."""
 
     def __init__(self, parent: QWidget) -> None:
-        super().__init__(parent, Qt.WindowType.Popup)
+        super().__init__(parent)
         self.setObjectName("notificationPopup")
         self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAutoFillBackground(True)
         self.title = QLabel("Notices", self)
         self.title.setObjectName("notificationTitle")
         self.clear_button = QPushButton("Clear", self)
+        self.close_button = QPushButton("Close", self)
+        self.close_button.clicked.connect(self.hide)
         self.list = QListWidget(self)
         self.list.setObjectName("notificationList")
         self.list.setWordWrap(True)
@@ -53,10 +59,19 @@ class NotificationPopup(QFrame):
         top = QHBoxLayout()
         top.addWidget(self.title, 1)
         top.addWidget(self.clear_button)
+        top.addWidget(self.close_button)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(top)
         layout.addWidget(self.list, 1)
+        self.hide()
+
+    def keyPressEvent(self, event: QKeyEvent) -> None:
+        """Esc closes the list."""
+        if event.key() == Qt.Key.Key_Escape:
+            self.hide()
+            return
+        super().keyPressEvent(event)
 
     def set_items(self, items: list[Notification]) -> None:
         """Show ``items`` newest first."""
@@ -86,7 +101,7 @@ class NotificationButton(QToolButton):
         self.items: list[Notification] = []
         self.unseen = 0
         self.popup = NotificationPopup(self)
-        self.clicked.connect(self.open_list)
+        self.clicked.connect(self.toggle_list)
         self.popup.clear_button.clicked.connect(self.clear)
         self._show_count()
 
@@ -100,13 +115,27 @@ class NotificationButton(QToolButton):
             self.unseen = 0
         self._show_count()
 
+    def toggle_list(self) -> None:
+        """Open the list, or close it when it is open."""
+        if self.popup.isVisible():
+            self.popup.hide()
+        else:
+            self.open_list()
+
     def open_list(self) -> None:
-        """Show every notice under the button; they are seen now."""
+        """Show every notice above the button, over the window; they are seen now."""
+        host = self.window()
+        if self.popup.parentWidget() is not host:
+            self.popup.setParent(host)
         self.popup.set_items(self.items)
-        self.popup.resize(min(max(self.window().width() // 2, 360), 640), 320)
-        corner = self.mapToGlobal(QPoint(self.width(), 0))
-        self.popup.move(corner.x() - self.popup.width(), corner.y() - self.popup.height() - 4)
+        width = min(max(host.width() // 2, 360), 640, host.width() - 16)
+        height = min(340, max(host.height() - 120, 160))
+        self.popup.resize(width, height)
+        corner = self.mapTo(host, QPoint(self.width(), 0))
+        self.popup.move(max(corner.x() - width, 8), max(corner.y() - height - 4, 8))
         self.popup.show()
+        self.popup.raise_()
+        self.popup.list.setFocus()
         self.unseen = 0
         self._show_count()
 

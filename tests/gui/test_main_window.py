@@ -50,7 +50,7 @@ def test_opens_the_sample_project(make_window, sample_project: Path) -> None:
     assert window.windowTitle() == "memdesk — sample — memory.md[*]"
     assert window.editor.text() == (sample_project / MEMORY).read_text(encoding="utf-8")
     assert [window.tabs.tabText(i) for i in range(6)] == [
-        "Editor", "Settings", "Backends", "Insights", "Prune review", "Audit"]
+        "Memory", "Settings", "Backends", "Insights", "Prune review", "Audit"]
     assert window.status.backend_label.text() == "File System (file)"
     assert window.status.badges() == ["read", "write"]
     assert window.status.memory_label.text() == "Memory on"
