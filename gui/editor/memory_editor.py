@@ -14,6 +14,7 @@ notification list.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QShowEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from core.fileio import format_size
@@ -91,6 +92,7 @@ class MemoryEditor(QWidget):
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
+        self._sized = False
         self.read_only_reason: str | None = None
         self._read_error: str | None = None
         #: The file on disk when it is not UTF-8 (shown read-only, never saved).
@@ -98,6 +100,15 @@ class MemoryEditor(QWidget):
         self.preview.set_text_source(lambda: (self.buffer.text(), self.text_edit.current_line()))
         self._connect_signals()
         self.load()
+
+    def showEvent(self, event: QShowEvent) -> None:
+        """Share the width out the first time: a narrow outline, the text and preview half and half."""
+        super().showEvent(event)
+        if not self._sized and self.splitter.width() > 0:
+            self._sized = True
+            width = self.splitter.width()
+            outline = min(max(width * 16 // 100, 130), 300)
+            self.splitter.setSizes([outline, (width - outline) // 2, (width - outline) // 2])
 
     def _editor_page(self) -> QWidget:
         page = QWidget(self)

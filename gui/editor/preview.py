@@ -22,7 +22,7 @@ from bisect import bisect_right
 from collections.abc import Callable
 
 from PySide6.QtCore import QTimer, QUrl, Signal
-from PySide6.QtGui import QDesktopServices, QShowEvent, QTextDocument
+from PySide6.QtGui import QDesktopServices, QImage, QShowEvent, QTextDocument
 from PySide6.QtWidgets import QLabel, QTextBrowser, QVBoxLayout, QWidget
 
 from gui import resources
@@ -44,28 +44,33 @@ RenderResult = tuple[PreviewWindow, str | None, list[int]]
 class SafeDocument(QTextDocument):
     """A text document that loads nothing: no local file, no network, no ``data:`` image.
 
-    ``QTextDocument.loadResource`` would read ``file:`` URLs (``<img src="file:///etc/passwd">``)
-    and ``/dev/zero`` until memory runs out; this one answers every request with nothing and keeps
-    the requests in :attr:`blocked` so tests can see they were refused.
+    ``QTextDocument.loadResource`` would read ``file:`` URLs (``<img src="file:///etc/passwd">``),
+    and when it gives nothing Qt's image handler opens the file itself (``/dev/zero`` until memory
+    runs out). So every request is answered with a blank placeholder (a 1x1 transparent image, an
+    empty style sheet), which stops both; the requests are kept in :attr:`blocked` for tests.
     """
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.blocked: set[str] = set()
+        self._blank = QImage(1, 1, QImage.Format.Format_ARGB32)
+        self._blank.fill(0)
 
     def loadResource(self, kind: int, name: QUrl) -> object:  # noqa: N802 (Qt override)
-        """Refuse every resource."""
+        """Answer every resource with a blank placeholder (never ``None``: Qt would then load it)."""
         if len(self.blocked) < 100:  # asked again on every repaint: keep a bounded record
             self.blocked.add(name.toString())
-        return None
+        if kind == QTextDocument.ResourceType.ImageResource.value:
+            return self._blank
+        return ""
 
 
 class _Browser(QTextBrowser):
     """A ``QTextBrowser`` that never loads a resource or follows a link by itself."""
 
     def loadResource(self, kind: int, name: QUrl) -> object:  # noqa: N802 (Qt override)
-        """Refuse every resource (the document asks here first)."""
-        return None
+        """Refuse every resource (a document other than :class:`SafeDocument` would ask here)."""
+        return QImage() if kind == QTextDocument.ResourceType.ImageResource.value else ""
 
 
 def _render(text: str, cursor_line: int, last_source: str | None) -> RenderResult:
@@ -257,6 +262,8 @@ class PreviewPane(QWidget):
         if tops and len(tops) == len(self._heading_lines):
             anchors[1:1] = list(zip(self._heading_lines, tops, strict=True))
         rel = min(max(rel, 0), total_lines)
+        if rel == 0:
+            return 0.0
         k = max(bisect_right([a[0] for a in anchors], rel) - 1, 0)
         (l0, y0), (l1, y1) = anchors[k], anchors[min(k + 1, len(anchors) - 1)]
         return y0 if l1 <= l0 else y0 + (y1 - y0) * (rel - l0) / (l1 - l0)

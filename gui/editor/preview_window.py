@@ -13,7 +13,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from itertools import accumulate
 
-from gui.editor.sections import Heading, find_headings, section_index
+from gui.editor.sections import find_headings, section_index
 
 FULL_PREVIEW_CHARS = 24 * 1024
 WINDOW_CHARS = 12 * 1024
@@ -68,19 +68,9 @@ def preview_window(text: str, cursor_line: int, full: int = FULL_PREVIEW_CHARS,
         return PreviewWindow(source[: 2 * budget], lo,
                              f"Long line: the preview shows the first {2 * budget:,} characters of "
                              f"lines {lo + 1:,}–{hi:,}.")
-    where = _describe(headings, lo, hi)
-    note = (f"Long file ({n:,} lines): the preview shows {where}, lines {lo + 1:,}–{hi:,}, around the "
-            "cursor, so typing stays fast.")
-    return PreviewWindow(source, lo, note)
-
-
-def _describe(headings: list[Heading], lo: int, hi: int) -> str:
-    """Name the sections (``#``/``##``) the window covers."""
     top = [h for h in headings if h.level <= 2]
-    first, last = section_index(top, lo), section_index(top, max(hi - 1, lo))
-    if last < 0:
-        return "the text before the first section"
-    first_label = f"“{top[first].label}”" if first >= 0 else "the text before the first section"
-    if first == last:
-        return f"section {first_label}"
-    return f"{first_label} to “{top[last].label}”"
+    k = section_index(top, line)
+    where = f"section “{top[k].label}”" if k >= 0 else "the text before the first section"
+    note = (f"Long file: showing lines {lo + 1:,}–{hi:,} of {n:,} around the cursor, in {where}. "
+            "The preview follows the cursor; typing stays fast.")
+    return PreviewWindow(source, lo, note)

@@ -17,7 +17,7 @@ LINE_ROLE = Qt.ItemDataRole.UserRole
 
 
 class OutlineView(QWidget):
-    """A title ("Outline · 44 sections") over a tree of the document's sections."""
+    """A title ("Outline · 44", the number of sections) over a tree of the document's sections."""
 
     lineActivated = Signal(int)  # 0-based line of the heading the operator picked
 
@@ -65,7 +65,9 @@ class OutlineView(QWidget):
             self._items.append(item)
         self.tree.expandAll()
         count = sum(1 for h in shown if h.level == 2) or len(shown)
-        self.title.setText(f"Outline · {count} section{'s' if count != 1 else ''}")
+        self.title.setText(f"Outline · {count}")
+        self.title.setToolTip(f"{count} section{'s' if count != 1 else ''}: the # and ## headings. "
+                              "Click one to go there; the marked one holds the cursor.")
         if current is not None:
             self.set_current_line(current.line)
 
