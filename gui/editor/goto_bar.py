@@ -57,8 +57,8 @@ class GoToLineBar(QWidget):
         if watched is self.field and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
             if event.key() in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
-                if self.field.text().isdigit():
-                    self.lineRequested.emit(int(self.field.text()) - 1)
+                if self.field.text().isdigit():  # past the end goes to the last line
+                    self.lineRequested.emit(min(max(int(self.field.text()), 1), self._validator.top()) - 1)
                 return True
             if event.key() == Qt.Key.Key_Escape:
                 self.closeRequested.emit()
