@@ -50,7 +50,7 @@ def _chattr(flag: str, path: Path) -> bool:
 # -- non-UTF-8 -----------------------------------------------------------------------------------
 def test_non_utf8_file_shows_its_text_marked_read_only(qtbot, open_editor, project: Path) -> None:
     (project / ".fusion").mkdir()
-    raw = "# Memory\n\n- entry one\n- café au lait\n".encode("utf-8").replace("é".encode(), b"\xe9")
+    raw = "# Memory\n\n- entry one\n- café au lait\n".encode().replace("é".encode(), b"\xe9")
     raw += b"- more text " * 100 + b"\n"
     (project / MEMORY).write_bytes(raw)
     editor = open_editor(project)
@@ -71,7 +71,7 @@ def test_non_utf8_file_shows_its_text_marked_read_only(qtbot, open_editor, proje
 
 
 def test_undecodable_reports_line_and_column_in_characters() -> None:
-    data = "ünïcode line\nsecond ✓ ok \xff".encode("utf-8").replace("ÿ".encode(), b"\xff")
+    data = "ünïcode line\nsecond ✓ ok \xff".encode().replace("ÿ".encode(), b"\xff")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
