@@ -8,6 +8,8 @@ mode it follows ``QStyleHints.colorScheme`` as it changes.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from PySide6.QtCore import QObject, QSettings, Qt, Signal
 from PySide6.QtGui import QColor, QGuiApplication, QPalette
 from PySide6.QtWidgets import QApplication
@@ -64,8 +66,11 @@ class ThemeManager(QObject):
     changed = Signal(bool)  # dark
 
     def __init__(self, settings: QSettings | None = None, *, persist: bool = True,
+                 system_scheme: Callable[[], Qt.ColorScheme] | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
+        #: What the desktop asks for (tests pass their own).
+        self.system_scheme = system_scheme or (lambda: QGuiApplication.styleHints().colorScheme())
         self._settings = settings if settings is not None or not persist else QSettings("memdesk", "memdesk")
         stored = str(self._settings.value(_KEY, "system")) if self._settings is not None else "system"
         self.mode = stored if stored in MODES else "system"
@@ -75,7 +80,7 @@ class ThemeManager(QObject):
 
     def system_is_dark(self) -> bool:
         """Whether the desktop asks for a dark scheme."""
-        return QGuiApplication.styleHints().colorScheme() == Qt.ColorScheme.Dark
+        return self.system_scheme() == Qt.ColorScheme.Dark
 
     def wants_dark(self) -> bool:
         """Whether the current mode means dark."""
