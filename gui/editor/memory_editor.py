@@ -14,7 +14,7 @@ notification list.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtGui import QShowEvent
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from core.fileio import format_size
@@ -92,7 +92,7 @@ class MemoryEditor(QWidget):
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
-        self._sized = False
+        self._user_sized = False
         self.read_only_reason: str | None = None
         self._read_error: str | None = None
         #: The file on disk when it is not UTF-8 (shown read-only, never saved).
@@ -101,13 +101,12 @@ class MemoryEditor(QWidget):
         self._connect_signals()
         self.load()
 
-    def showEvent(self, event: QShowEvent) -> None:
-        """Share the width out the first time: a narrow outline, the text and preview half and half."""
-        super().showEvent(event)
-        if not self._sized and self.splitter.width() > 0:
-            self._sized = True
-            width = self.splitter.width()
-            outline = min(max(width * 16 // 100, 130), 300)
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Share the width out until the operator moves a divider: a narrow outline, text and preview halves."""
+        super().resizeEvent(event)
+        if not self._user_sized:
+            width = max(event.size().width(), 1)
+            outline = min(max(width * 16 // 100, 130), 300) if self.outline.isVisibleTo(self) else 0
             self.splitter.setSizes([outline, (width - outline) // 2, (width - outline) // 2])
 
     def _editor_page(self) -> QWidget:
@@ -138,6 +137,7 @@ class MemoryEditor(QWidget):
             lambda url: self.statusMessage.emit(f"Not opened: the preview opens only http(s) links ({url[:80]})"))
         self.text_edit.updateRequest.connect(self.buffer.format_visible)
         self._settle.timeout.connect(self._on_settled)
+        self.splitter.splitterMoved.connect(lambda *_: setattr(self, "_user_sized", True))
         self.conflict_view.keepMineRequested.connect(self.external.keep_mine)
         self.conflict_view.takeDiskRequested.connect(self.external.take_disk)
         self.conflict_view.mergeRequested.connect(self.external.merge_by_hand)

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QHeaderView,
     QLabel,
     QMenu,
+    QMenuBar,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -42,7 +43,10 @@ def shortcut_rows(root: QWidget) -> list[tuple[str, str, str]]:
             continue
         text = action.text().replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip(".…")
         rows.add((action_scope(action), text, ", ".join(keys)))
-    return sorted(rows, key=lambda r: (r[0] != "File", r[0], r[1]))
+    bars = root.findChildren(QMenuBar)
+    menus = [a.text().replace("&", "") for a in bars[0].actions()] if bars else []
+    order = {title: i for i, title in enumerate(menus)}  # menus in menu-bar order, then the views
+    return sorted(rows, key=lambda r: (order.get(r[0], len(order)), r[0], r[1]))
 
 
 class ShortcutsDialog(QDialog):
@@ -58,6 +62,7 @@ class ShortcutsDialog(QDialog):
         self.table = QTableWidget(len(self.rows), 3, self)
         self.table.setHorizontalHeaderLabels(["Where", "Action", "Shortcut"])
         self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(self.table.fontMetrics().height() + 8)
         self.table.setEditTriggers(QTableWidget.EditTrigger.NoEditTriggers)
         self.table.setSelectionBehavior(QTableWidget.SelectionBehavior.SelectRows)
         self.table.setAlternatingRowColors(True)
