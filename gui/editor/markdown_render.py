@@ -18,6 +18,8 @@ nothing in it can reach the disk, the network or the desktop's URL handlers:
   in-page ``#`` anchors keep their target, images become their alt text, attributes are limited to
   a short list and nesting is flattened past :data:`MAX_DEPTH` levels (deep nesting is what makes
   Qt's text layout slow).
+* **Bounded work**: a paragraph with hundreds of ``[`` (python-markdown's link search is quadratic
+  in them) has them escaped (:class:`_Defuse`).
 * **Conflict markers** (``<<<<<<<``, ``=======``, ``>>>>>>>``) left by a hand merge are shown as
   marked lines rather than read as a heading underline or a quote.
 """
@@ -34,6 +36,9 @@ from markdown.preprocessors import Preprocessor
 from markdown.treeprocessors import Treeprocessor
 
 MAX_DEPTH = 16
+MAX_INLINE_DEPTH = 48
+MAX_ELEMENTS = 3000  # a 12 KiB window of the real memory makes 200-450
+MAX_BRACKETS = 200  # python-markdown's link search is quadratic in the "[" of one paragraph
 CONFLICT_MARKER = re.compile(r"^(<{7}|={7}|>{7})(?:[ \t].*)?$")
 
 _DATED = re.compile(r"^[ \t]*<!-- (\d{4}-\d{2}-\d{2}) -->[ \t]*$")
@@ -115,6 +120,27 @@ class _ListAfterParagraph(Preprocessor):
         return out
 
 
+class _Defuse(Preprocessor):
+    """Escape the ``[`` of a paragraph holding more than :data:`MAX_BRACKETS` of them.
+
+    python-markdown looks for the end of a link from every ``[``, so a pasted run of 12,000 of them
+    takes 18 s to render. No real paragraph has hundreds; escaped, they render as the text they are.
+    """
+
+    def run(self, lines: list[str]) -> list[str]:
+        out: list[str] = []
+        start = 0
+        for end in [*(i for i, line in enumerate(lines) if not line.strip()), len(lines)]:
+            block = lines[start:end]
+            if sum(line.count("[") for line in block) > MAX_BRACKETS:
+                block = [line.replace("\\[", "[").replace("[", "\\[") for line in block]
+            out.extend(block)
+            if end < len(lines):
+                out.append(lines[end])
+            start = end + 1
+        return out
+
+
 class _NestedIndent(Preprocessor):
     """Agents indent nested bullets by two spaces (as GitHub reads them); python-markdown wants four."""
 
@@ -125,29 +151,40 @@ class _NestedIndent(Preprocessor):
 
 
 class _Sanitizer(Treeprocessor):
-    """Keep only safe tags, attributes and link targets; turn images into text; bound the nesting."""
+    """Keep only safe tags, attributes and link targets; turn images into text; bound the nesting.
+
+    Iterative, so memory nested a thousand levels deep (``*`` runs, ``>`` quotes) cannot exhaust
+    the stack: past :data:`MAX_DEPTH` block levels containers become plain paragraphs, and past
+    :data:`MAX_INLINE_DEPTH` levels of any kind the rest is kept as its text only. Past
+    :data:`MAX_ELEMENTS` elements (12,000 ``*a`` make as many ``<em>``, and Qt takes most of a second
+    to build them on the GUI thread) the rest is kept as text too.
+    """
 
     def run(self, root: etree.Element) -> None:
-        self._clean(root, 0)
-
-    def _clean(self, parent: etree.Element, depth: int) -> None:
-        index = 0
-        while index < len(parent):
-            child = parent[index]
-            if not isinstance(child.tag, str):  # a comment or processing instruction
-                parent.remove(child)
+        stack: list[tuple[etree.Element, int, int]] = [(root, 0, 0)]
+        seen = 0
+        while stack:
+            parent, blocks, levels = stack.pop()
+            if len(parent) and (levels >= MAX_INLINE_DEPTH or seen >= MAX_ELEMENTS):
+                _flatten(parent)
                 continue
-            if child.tag == "img":
-                alt, tail = child.get("alt") or "image", child.tail
-                child.clear()  # drops src and the rest: nothing is ever loaded
-                child.tag, child.text, child.tail = "span", f"[image: {alt}]", tail
-            elif child.tag not in _ALLOWED_TAGS:
-                child.tag = "span"
-            self._clean_attributes(child)
-            if depth >= MAX_DEPTH and child.tag in _CONTAINERS:
-                child.tag = "span" if child.tag != "li" else "p"
-            self._clean(child, depth + (child.tag in _CONTAINERS))
-            index += 1
+            if seen + len(parent) > MAX_ELEMENTS:
+                _truncate(parent, MAX_ELEMENTS - seen)
+            seen += len(parent)
+            for child in list(parent):
+                if not isinstance(child.tag, str):  # a comment or processing instruction
+                    parent.remove(child)
+                    continue
+                if child.tag == "img":
+                    alt, tail = child.get("alt") or "image", child.tail
+                    child.clear()  # drops src and the rest: nothing is ever loaded
+                    child.tag, child.text, child.tail = "span", f"[image: {alt}]", tail
+                elif child.tag not in _ALLOWED_TAGS:
+                    child.tag = "span"
+                self._clean_attributes(child)
+                if blocks >= MAX_DEPTH and child.tag in _CONTAINERS:
+                    child.tag = "span" if child.tag != "li" else "p"
+                stack.append((child, blocks + (child.tag in _CONTAINERS), levels + 1))
 
     @staticmethod
     def _clean_attributes(el: etree.Element) -> None:
@@ -165,6 +202,39 @@ class _Sanitizer(Treeprocessor):
             el.tag = "span"
 
 
+def _truncate(el: etree.Element, keep: int) -> None:
+    """Keep ``el``'s first ``keep`` children; the rest become text after them."""
+    rest = list(el)[keep:]
+    holder = etree.Element("span")
+    holder.extend(rest)
+    _flatten(holder)
+    for child in rest:
+        el.remove(child)
+    if keep > 0:
+        last = el[keep - 1]
+        last.tail = (last.tail or "") + (holder.text or "")
+    else:
+        el.text = (el.text or "") + (holder.text or "")
+
+
+def _flatten(el: etree.Element) -> None:
+    """Replace ``el``'s children by their text (iteratively: the subtree may be very deep)."""
+    parts: list[str] = [el.text or ""]
+    stack = list(reversed(list(el)))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, str):
+            parts.append(node)
+            continue
+        parts.append(node.text or "")
+        if node.tail:
+            stack.append(node.tail)
+        stack.extend(reversed(list(node)))
+    for child in list(el):
+        el.remove(child)
+    el.text = "".join(parts)
+
+
 class MemoryMarkdown(Extension):
     """The preview's rules on top of python-markdown (see the module docstring)."""
 
@@ -175,6 +245,7 @@ class MemoryMarkdown(Extension):
         md.preprocessors.register(_MarkedLines(md), "memdesk_marked_lines", 22)
         md.preprocessors.register(_ListAfterParagraph(md), "memdesk_list_after_paragraph", 21)
         md.preprocessors.register(_NestedIndent(md), "memdesk_nested_indent", 20)
+        md.preprocessors.register(_Defuse(md), "memdesk_defuse", 19)
         md.treeprocessors.register(_Sanitizer(md), "memdesk_sanitize", 1)
 
 

@@ -17,6 +17,7 @@ line is at the top, mapping lines to positions through the headings both sides s
 
 from __future__ import annotations
 
+import html
 import threading
 from bisect import bisect_right
 from collections.abc import Callable
@@ -78,7 +79,12 @@ def _render(text: str, cursor_line: int, last_source: str | None) -> RenderResul
     headings = [h.line for h in find_headings(window.source)]
     if window.source == last_source:
         return window, None, headings  # nothing changed: keep the HTML shown
-    return window, render_markdown(window.source), headings
+    try:
+        return window, render_markdown(window.source), headings
+    except Exception as exc:  # whatever the memory holds, show it: as the text it is
+        note = f"The preview could not render this part ({type(exc).__name__}); it shows the text as it is."
+        shown = PreviewWindow(window.source, window.first_line, note)
+        return shown, f"<pre>{html.escape(window.source)}</pre>", []
 
 
 class PreviewPane(QWidget):

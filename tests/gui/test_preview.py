@@ -233,3 +233,36 @@ def test_preview_follows_the_editor(qtbot, open_editor, sample_project: Path) ->
         expected = headings[section_index(headings, top)].title
         qtbot.waitUntil(lambda e=expected: editor.preview.top_heading() == e, timeout=5000)
     assert bar.value() > 0
+
+
+HOSTILE = {
+    "1000 nested quotes": ">" * 1000 + " deep\n",
+    "200 nested lists": "".join("  " * i + "- level\n" for i in range(200)),
+    "12,000 brackets": "[" * 12000 + "x" + "](" * 100,
+    "12,000 emphasis runs": "*a" * 12000,
+    "3,000 nested emphasis": "*" * 3000 + "x" + "*" * 3000,
+    "3,000 half links": "[a](http://x " * 3000,
+    "a 3,000-row table": "|a|b|\n|-|-|\n" + "|x|y|\n" * 3000,
+    "5,000 comment openers": "<!--" * 5000,
+    "24 nested raw tables": "<table><tr><td>" * 24 + "x" + "</td></tr></table>" * 24,
+    "6,000 image openers": "![" * 6000,
+    "12,000 backslashes": "\\" * 12000,
+}
+
+
+@pytest.mark.parametrize("name", list(HOSTILE))
+def test_hostile_memory_renders_to_bounded_html(name: str) -> None:
+    import re
+
+    from gui.editor.markdown_render import MAX_ELEMENTS
+    from gui.editor.preview_window import preview_window
+
+    source = preview_window(HOSTILE[name], 0).source
+    html = render_markdown(source)  # no RecursionError, no quadratic blow-up
+    assert len(re.findall(r"<[a-z]", html)) <= MAX_ELEMENTS + 10
+    assert "<table" not in html or name == "a 3,000-row table"
+    assert not re.search(r"<(?:img|script|iframe|link)\b", html)
+    doc = SafeDocument()
+    doc.setHtml(html)
+    doc.setTextWidth(600)
+    assert doc.size().height() > 0 and doc.blocked == set()
