@@ -69,6 +69,7 @@ from core.insights.model import (
     ProcessRunInput,
     ProcessRunResult,
     PruneOutcome,
+    PruneReason,
     PruneValidationResult,
     WorkingMemoryStatus,
 )
@@ -106,6 +107,7 @@ __all__ = [
     "ProcessRunInput",
     "ProcessRunResult",
     "PruneOutcome",
+    "PruneReason",
     "PruneValidationResult",
     "WorkingMemoryStatus",
     "apply_memory_pruning",
