@@ -125,7 +125,7 @@ def test_apply_writes_the_prune_keeps_history_and_records_the_audit(qtbot, sampl
     assert state["pruning"]["applied"] is True and state["pruning"]["newSize"] == len(new)
     assert (sample_project / MEMORY_AUDIT_PATH).exists()
     assert replaced == ["prune"] and audits == [1]
-    assert "Applied." in view.outcome_label.text()
+    assert "Applied</b> (all changes)." in view.outcome_label.text()
     proposal = view.session.proposal
     assert proposal.prune_status == "applied" and len(proposal.pending_insights) == 5  # insights wait on
     assert load_proposal(sample_project, proposal.id).prune_status == "applied"
