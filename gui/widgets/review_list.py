@@ -69,8 +69,9 @@ def group_html(title: str, counts: str, palette: QPalette, selected: bool) -> st
     return f"<b>{html.escape(title)}</b>&nbsp;&nbsp;<span style='color:{muted.name()}'>{html.escape(counts)}</span>"
 
 
-class ReviewDelegate(QStyledItemDelegate):
-    """Paints category and insight rows as rich text and reports clicks on an insight's source link."""
+class RichTextDelegate(QStyledItemDelegate):
+    """Paints each row as the rich text :meth:`html` gives (the display text, escaped, by default),
+    as tall as that text needs at the row's width, and reports clicks on its ``source`` link."""
 
     sourceClicked = Signal(QModelIndex)
     PAD = 5
@@ -80,18 +81,9 @@ class ReviewDelegate(QStyledItemDelegate):
         self.view = view
         self._heights: dict[tuple[str, int], int] = {}
 
-    def _html(self, index: _Index, palette: QPalette, selected: bool) -> str:
-        item = index.data(ProposalReviewModel.ItemRole)
-        if item is None:
-            model = index.model()
-            members = [model.index(r, 0, index).data(ProposalReviewModel.ItemRole) for r in range(model.rowCount(index))]
-            total = index.data(ProposalReviewModel.TotalRole) or 0
-            counts = group_counts(members)
-            if len(members) != total:
-                counts = f"{len(members)} of {total} shown · " + counts.split(" · ", 1)[-1]
-            return group_html(category_title(index.data(ProposalReviewModel.CategoryRole) or ""), counts,
-                              palette, selected)
-        return item_html(item, index.data(ProposalReviewModel.HtmlRole) or "", palette, selected)
+    def html(self, index: _Index, palette: QPalette, selected: bool) -> str:
+        """The rich text of the row of ``index``."""
+        return html.escape(str(index.data() or ""))
 
     def width_for(self, index: _Index) -> int:
         """The width an index's row has in the list now (its indentation taken off the viewport's)."""
@@ -108,7 +100,7 @@ class ReviewDelegate(QStyledItemDelegate):
         code_bg = (palette.color(QPalette.ColorRole.Highlight).darker(125) if selected
                    else palette.color(QPalette.ColorRole.AlternateBase)).name()
         doc.setDefaultStyleSheet(f"code {{ background-color: {code_bg}; font-family: monospace; }}")
-        doc.setHtml(self._html(index, palette, selected))
+        doc.setHtml(self.html(index, palette, selected))
         doc.setTextWidth(width)
         return doc
 
@@ -119,7 +111,7 @@ class ReviewDelegate(QStyledItemDelegate):
     def sizeHint(self, option: QStyleOptionViewItem, index: _Index) -> QSize:  # noqa: N802 (Qt override)
         width = self.width_for(index)
         palette = self.view.palette()
-        key = (self._html(index, palette, False), width)
+        key = (self.html(index, palette, False), width)
         height = self._heights.get(key)
         if height is None:
             if len(self._heights) > 20_000:
@@ -153,7 +145,7 @@ class ReviewDelegate(QStyledItemDelegate):
         return doc.documentLayout().anchorAt(point)
 
     def editorEvent(self, event: QEvent, model, option: QStyleOptionViewItem, index: _Index) -> bool:  # noqa: N802
-        if isinstance(event, QMouseEvent) and index.parent().isValid():
+        if isinstance(event, QMouseEvent):
             point = event.position() - QPointF(option.rect.topLeft())
             on_link = self.anchor_at(index, option.rect.width(), point) == SOURCE_ANCHOR
             if event.type() == QEvent.Type.MouseMove:
@@ -166,10 +158,29 @@ class ReviewDelegate(QStyledItemDelegate):
         return super().editorEvent(event, model, option, index)
 
 
-class ReviewList(QTreeView):
-    """Category rows with their insights beneath, each row as tall as its text at the current width."""
+class ReviewDelegate(RichTextDelegate):
+    """Category rows with their counts; insights with their state, rendered content and source link."""
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def html(self, index: _Index, palette: QPalette, selected: bool) -> str:
+        """The rich text of a category or an insight row."""
+        item = index.data(ProposalReviewModel.ItemRole)
+        if item is None:
+            model = index.model()
+            members = [model.index(r, 0, index).data(ProposalReviewModel.ItemRole) for r in range(model.rowCount(index))]
+            total = index.data(ProposalReviewModel.TotalRole) or 0
+            counts = group_counts(members)
+            if len(members) != total:
+                counts = f"{len(members)} of {total} shown · " + counts.split(" · ", 1)[-1]
+            return group_html(category_title(index.data(ProposalReviewModel.CategoryRole) or ""), counts,
+                              palette, selected)
+        return item_html(item, index.data(ProposalReviewModel.HtmlRole) or "", palette, selected)
+
+
+class RichTree(QTreeView):
+    """A one-column tree whose rows a :class:`RichTextDelegate` paints, laid out again whenever its width
+    changes (so row heights never lag a resize behind)."""
+
+    def __init__(self, parent: QWidget | None = None, delegate: type[RichTextDelegate] = RichTextDelegate) -> None:
         super().__init__(parent)
         self.setHeaderHidden(True)
         self.setUniformRowHeights(False)
@@ -180,7 +191,7 @@ class ReviewList(QTreeView):
         self.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.setTabKeyNavigation(False)  # Tab leaves the list; arrows move inside it
         self.setMouseTracking(True)
-        self.delegate = ReviewDelegate(self)
+        self.delegate = delegate(self)
         self.setItemDelegate(self.delegate)
         self._laid_out_width = -1
 
@@ -196,3 +207,10 @@ class ReviewList(QTreeView):
         if event.type() in (QEvent.Type.PaletteChange, QEvent.Type.FontChange, QEvent.Type.StyleChange):
             self.delegate.clear_cache()
             self.doItemsLayout()
+
+
+class ReviewList(RichTree):
+    """Category rows with their insights beneath, each row as tall as its text at the current width."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent, ReviewDelegate)
