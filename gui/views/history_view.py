@@ -171,6 +171,7 @@ class HistoryView(QWidget):
         splitter.addWidget(self.diff)
         splitter.setStretchFactor(0, 1)
         splitter.setStretchFactor(1, 3)
+        splitter.setSizes([180, 620])  # a few versions on top, the diff gets the room
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(splitter, 1)

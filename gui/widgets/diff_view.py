@@ -82,6 +82,10 @@ class SideBySideDiff(QWidget):
             col.addWidget(title)
             col.addWidget(pane, 1)
             splitter.addWidget(box)
+            splitter.setStretchFactor(splitter.count() - 1, 1)
+        splitter.setSizes([1000, 1000])  # two equal sides, whatever their titles say
+        for title in (self.left_title, self.right_title):
+            title.setMinimumWidth(1)  # a long title is cut, not a reason to widen its side
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.message)
         self.stack.addWidget(splitter)

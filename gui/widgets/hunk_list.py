@@ -59,7 +59,7 @@ def hunk_label(result: DiffResult, hunk: Hunk, reasons: dict[str, str]) -> str:
     first = next((line.strip() for line in lines if line.strip()), "")
     if not first:
         first = next((row.right.strip() for row in result.rows[hunk.row_start:hunk.row_end] if row.right), "")
-    quote = f"“{first[:100]}”" if first else "blank lines"
+    quote = f"“{first[:100]}{'…' if len(first) > 100 else ''}”" if first else "blank lines"
     return " · ".join(part for part in (place, what, why, quote) if part)
 
 

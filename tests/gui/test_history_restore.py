@@ -144,3 +144,16 @@ def test_usable_at_800_by_600(qtbot, sample_project: Path) -> None:
     for widget in (view.restore_button, view.restore_change_button, view.files, view.show_all):
         assert widget.isVisible() and widget.geometry().right() <= view.width()
     assert "Ctrl+R)" in view.restore_button.toolTip() and "Ctrl+Shift+R" in view.restore_change_button.toolTip()
+
+
+def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
+    _original, edited = two_edits(sample_project)
+    view = make(qtbot, sample_project)
+    save(view, edited)
+    fileio.replace_text(sample_project, MEMORY, edited.replace("single transaction", "single short transaction"),
+                        source="prune")
+    view.refresh()
+    view.table.selectRow(1)
+    wait_diff(qtbot, view)
+    view.diff.go_to_hunk(1)
+    screenshot(view, "history")

@@ -240,3 +240,12 @@ def test_row_heights_fit_the_text_right_after_a_resize(qtbot, real_review: Insig
     assert max(heights) < 20 * line  # no 659-px rows
     if width == 2560:
         assert min(heights) < 4 * line  # a short insight is its text line plus the source line
+
+
+def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
+    view = imported(qtbot, sample_project)
+    panel = view.proposals
+    panel.select_row(0)
+    qtbot.keyClick(panel.list, Qt.Key.Key_A)
+    qtbot.keyClick(panel.list, Qt.Key.Key_R)
+    screenshot(view, "insights-review")

@@ -154,3 +154,13 @@ def test_reject_prune_by_keyboard(qtbot, sample_project: Path) -> None:
     qtbot.keyClick(view.hunks.list, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
     assert view.session.proposal.prune_status == "rejected"
     assert (sample_project / MEMORY_WORKING_PATH).read_bytes() == before
+
+
+def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
+    view = make_view(qtbot, sample_project)
+    offline_prune(qtbot, view)
+    view.hunks.list.setFocus()
+    view.hunks.list.setCurrentRow(1)
+    qtbot.keyClick(view.hunks.list, Qt.Key.Key_R)
+    view.hunks.list.setCurrentRow(4)
+    screenshot(view, "prune-hunks")
