@@ -103,8 +103,11 @@ class MemoryBackend(ABC):
             raise MemoryBackendError(f"project root {root_p} is not a folder", "BACKEND_UNAVAILABLE", self.id)
         self.root = root_p
         self.config = raw
+        layout_path = Layout(root_p).memory_path
+        #: The document served by :meth:`read`/:meth:`write`: the layout's long-term file.
+        self.primary_path = layout_path
         if self.memory_path == SEED_MEMORY:
-            self.memory_path = Layout(root_p).memory_path
+            self.memory_path = layout_path
         self.on_initialize()
         self._initialized = True
 
@@ -126,7 +129,7 @@ class MemoryBackend(ABC):
     # -- documents (design §3a) -----------------------------------------------------------------
     def is_primary(self, relpath: str) -> bool:
         """Whether ``relpath`` is the document this backend serves through :meth:`read`/:meth:`write`."""
-        return relpath == self.memory_path
+        return relpath == getattr(self, "primary_path", self.memory_path)
 
     def read_document(self, relpath: str) -> str | None:
         """Return one document's text (``None`` when it does not exist).
