@@ -240,6 +240,7 @@ class Project:
     def create_document(self, path: str | None = None) -> Changes:
         """Create a missing document with its layout's exact scaffold (never overwrites); what changed."""
         rel = self.resolve_path(path)
+        self.backend.require_writable()
         scaffold = self.layout.scaffold_for(rel)
         if scaffold is None:
             scaffold = ""

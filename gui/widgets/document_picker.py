@@ -1,0 +1,112 @@
+"""The document picker: every memory document of the project, in design §2a order, beside the editor.
+
+One row per document with its label, a layer badge, its size and last change; each agent's files
+are grouped under the agent. The current document is selected, and a document with unsaved edits
+shows a dot. Choosing a row emits :attr:`DocumentPicker.documentChosen`; the picker never opens
+anything itself.
+"""
+
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
+
+from core.fileio import format_size
+from core.layout import DocumentInfo
+
+PATH_ROLE = Qt.ItemDataRole.UserRole + 1
+DIRTY_MARK = " •"
+LAYER_BADGES = {
+    "working": "working", "long-term": "long-term", "daily": "daily", "dreams": "dreams",
+    "insights": "insights", "archive": "archive", "legacy": "legacy",
+}
+
+
+class DocumentPicker(QTreeWidget):
+    """A tree of the project's documents; emits the chosen document's project-relative path."""
+
+    documentChosen = Signal(str)
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("documentPicker")
+        self.setColumnCount(4)
+        self.setHeaderLabels(["Document", "Layer", "Size", "Changed"])
+        self.setRootIsDecorated(True)
+        self.setUniformRowHeights(True)
+        self.setAlternatingRowColors(True)
+        header = self.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for col in (1, 2, 3):
+            header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
+        self.setMinimumWidth(180)
+        self._items: dict[str, QTreeWidgetItem] = {}
+        self._dirty: set[str] = set()
+        self._current: str | None = None
+        self.itemActivated.connect(self._on_activated)
+        self.itemClicked.connect(self._on_activated)
+
+    def set_documents(self, docs: list[DocumentInfo], current: str | None = None) -> None:
+        """Show ``docs`` (in their order), agents' files grouped under each agent."""
+        self.blockSignals(True)
+        self.clear()
+        self._items.clear()
+        groups: dict[str, QTreeWidgetItem] = {}
+        for doc in docs:
+            parent: QTreeWidget | QTreeWidgetItem = self
+            if doc.agent:
+                group = groups.get(doc.agent)
+                if group is None:
+                    group = QTreeWidgetItem(self, [f"Agent {doc.agent}", "agent", "", ""])
+                    group.setFlags(Qt.ItemFlag.ItemIsEnabled)
+                    group.setExpanded(True)
+                    groups[doc.agent] = group
+                parent = group
+            label = doc.label.split(": ", 1)[1] if doc.agent and ": " in doc.label else doc.label
+            item = QTreeWidgetItem(parent, [label, LAYER_BADGES.get(doc.layer, doc.layer),
+                                            format_size(doc.size) if doc.size is not None else "",
+                                            (doc.updated_at or "").replace("T", " ").rstrip("Z")])
+            item.setData(0, PATH_ROLE, doc.path)
+            item.setToolTip(0, doc.path + ("\nFusion does not read this file" if doc.legacy else ""))
+            item.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+            self._items[doc.path] = item
+        self.expandAll()
+        self.blockSignals(False)
+        self._paint_dirty()
+        self.set_current(current or self._current)
+
+    def paths(self) -> list[str]:
+        """The documents listed, in order."""
+        return list(self._items)
+
+    def set_current(self, path: str | None) -> None:
+        """Select ``path``'s row without emitting :attr:`documentChosen`."""
+        self._current = path
+        item = self._items.get(path or "")
+        self.blockSignals(True)
+        self.setCurrentItem(item) if item is not None else self.clearSelection()
+        self.blockSignals(False)
+
+    def set_dirty(self, path: str, dirty: bool) -> None:
+        """Mark ``path`` as having unsaved edits (a dot after its label)."""
+        (self._dirty.add if dirty else self._dirty.discard)(path)
+        self._paint_dirty()
+
+    def is_marked_dirty(self, path: str) -> bool:
+        """Whether the row of ``path`` shows the unsaved-edits dot."""
+        item = self._items.get(path)
+        return item is not None and item.text(0).endswith(DIRTY_MARK)
+
+    def _paint_dirty(self) -> None:
+        for path, item in self._items.items():
+            text = item.text(0).removesuffix(DIRTY_MARK)
+            item.setText(0, text + DIRTY_MARK if path in self._dirty else text)
+            font = item.font(0)
+            font.setBold(path in self._dirty)
+            item.setFont(0, font)
+
+    def _on_activated(self, item: QTreeWidgetItem, _column: int = 0) -> None:
+        path = item.data(0, PATH_ROLE)
+        if isinstance(path, str) and path != self._current:
+            self.documentChosen.emit(path)
