@@ -90,16 +90,21 @@ class DocumentPicker(QTreeWidget):
 
     def set_dirty(self, path: str, dirty: bool) -> None:
         """Mark ``path`` as having unsaved edits (a dot after its label)."""
+        if (path in self._dirty) == dirty:
+            return
         (self._dirty.add if dirty else self._dirty.discard)(path)
-        self._paint_dirty()
+        self._paint_dirty([path])
 
     def is_marked_dirty(self, path: str) -> bool:
         """Whether the row of ``path`` shows the unsaved-edits dot."""
         item = self._items.get(path)
         return item is not None and item.text(0).endswith(DIRTY_MARK)
 
-    def _paint_dirty(self) -> None:
-        for path, item in self._items.items():
+    def _paint_dirty(self, paths: list[str] | None = None) -> None:
+        for path in self._items if paths is None else paths:
+            item = self._items.get(path)
+            if item is None:
+                continue
             text = item.text(0).removesuffix(DIRTY_MARK)
             item.setText(0, text + DIRTY_MARK if path in self._dirty else text)
             font = item.font(0)
