@@ -185,9 +185,11 @@ class MainWindow(QMainWindow):
 
             self.picker = DocumentPicker(self)
             self.workspace.insertWidget(0, self.picker)
-            self.workspace.setStretchFactor(0, 0)
-            self.workspace.setStretchFactor(1, 1)
-            self.workspace.setSizes([260, 1020])
+            self.workspace.setStretchFactor(0, 1)
+            self.workspace.setStretchFactor(1, 6)
+            width = max(self.width(), 800)
+            side = max(240, min(340, width // 4))
+            self.workspace.setSizes([side, width - side])
         return self.picker
 
     def open_document(self, relpath: str, line: int = 0) -> bool:

@@ -9,6 +9,7 @@ anything itself.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
 from core.fileio import format_size
@@ -20,6 +21,23 @@ LAYER_BADGES = {
     "working": "working", "long-term": "long-term", "daily": "daily", "dreams": "dreams",
     "insights": "insights", "archive": "archive", "legacy": "legacy",
 }
+
+
+def compact_time(iso: str) -> str:
+    """``MM-DD HH:MM`` for a ``YYYY-MM-DD HH:MM:SS`` time (the year is in the tooltip)."""
+    return iso[5:16] if len(iso) >= 16 else iso
+
+
+def short_name(doc: DocumentInfo) -> str:
+    """The row's name: the file for long-term and dreams, the date for a daily note."""
+    name = doc.path.rsplit("/", 1)[-1]
+    if doc.layer == "daily":
+        return name.removesuffix(".md")
+    if doc.layer == "legacy":
+        return f"{name} (legacy)"
+    if doc.layer in {"insights", "archive"}:
+        return doc.label
+    return name
 
 
 class DocumentPicker(QTreeWidget):
@@ -40,7 +58,8 @@ class DocumentPicker(QTreeWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         for col in (1, 2, 3):
             header.setSectionResizeMode(col, QHeaderView.ResizeMode.ResizeToContents)
-        self.setMinimumWidth(180)
+        self.setMinimumWidth(200)
+        self.setIndentation(12)
         self._items: dict[str, QTreeWidgetItem] = {}
         self._dirty: set[str] = set()
         self._current: str | None = None
@@ -58,23 +77,31 @@ class DocumentPicker(QTreeWidget):
             if doc.agent:
                 group = groups.get(doc.agent)
                 if group is None:
-                    group = QTreeWidgetItem(self, [f"Agent {doc.agent}", "agent", "", ""])
+                    group = QTreeWidgetItem(self, [doc.agent, "agent", "", ""])
                     group.setFlags(Qt.ItemFlag.ItemIsEnabled)
                     group.setExpanded(True)
                     groups[doc.agent] = group
                 parent = group
-            label = doc.label.split(": ", 1)[1] if doc.agent and ": " in doc.label else doc.label
-            item = QTreeWidgetItem(parent, [label, LAYER_BADGES.get(doc.layer, doc.layer),
+            changed = (doc.updated_at or "").replace("T", " ").rstrip("Z")
+            item = QTreeWidgetItem(parent, [short_name(doc), LAYER_BADGES.get(doc.layer, doc.layer),
                                             format_size(doc.size) if doc.size is not None else "",
-                                            (doc.updated_at or "").replace("T", " ").rstrip("Z")])
+                                            compact_time(changed)])
             item.setData(0, PATH_ROLE, doc.path)
-            item.setToolTip(0, doc.path + ("\nFusion does not read this file" if doc.legacy else ""))
+            tip = f"{doc.label}\n{doc.path}\nlast change {changed or 'unknown'} UTC"
+            item.setToolTip(0, tip + ("\nFusion does not read this file" if doc.legacy else ""))
             item.setTextAlignment(2, Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
             self._items[doc.path] = item
         self.expandAll()
         self.blockSignals(False)
         self._paint_dirty()
         self.set_current(current or self._current)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """Narrow: name and size only (the name tells the layer); wide: layer and last change too."""
+        super().resizeEvent(event)
+        width = event.size().width()
+        self.setColumnHidden(1, width < 420)
+        self.setColumnHidden(3, width < 320)
 
     def paths(self) -> list[str]:
         """The documents listed, in order."""

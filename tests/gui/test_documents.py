@@ -59,7 +59,7 @@ def test_picker_lists_every_document_and_opening_changes_nothing(qtbot, window, 
                                   ".fusion/memory/DREAMS.md"]
     agents = [picker.topLevelItem(i).text(0) for i in range(picker.topLevelItemCount())
               if picker.topLevelItem(i).text(1) == "agent"]
-    assert agents == ["Agent executor-7", "Agent reviewer"]
+    assert agents == ["executor-7", "reviewer"]
     assert window.editor.text_edit.toPlainText() == (layered_project / ".fusion/memory/MEMORY.md").read_text()
     assert "MEMORY.md" in window.windowTitle()
     assert tree(layered_project) == before
