@@ -4,11 +4,11 @@ restoring a whole version or only one of its changes.
 The list comes from ``core.history``; by default it holds the memory documents only (internal files
 such as stored proposals are shown on request). Each version is labelled by what replaced it
 ("before prune", "agent append", …). The diff of the selected version against the current content
-(left: now, right: the version) is computed on a worker thread. Restoring the working memory goes
-through the session (so it lands wherever the backend keeps the memory and the content it replaces
-is recorded first); other files through ``core.history`` / ``core.fileio``. A restored change is
-written only if the file is still the one the diff was made from. Either way ``restored(relpath)``
-is emitted.
+(left: now, right: the version) is computed on a worker thread. Restoring a memory document goes
+through the project model (so it lands wherever the backend keeps the document and the content it
+replaces is recorded first); an internal file through ``core.history`` / ``core.fileio``. A restored
+change is written only if the file is still the one the diff was made from. Either way
+``restored(relpath)`` is emitted.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from PySide6.QtWidgets import (
 
 from core import fileio, history
 from core.diff import DiffResult, apply_hunks, diff_texts
-from core.project_memory import MEMORY_FILE_PATH
+from core.project import Changes
 from core.search.corpus import read_file
 from gui.models import RowTableModel
 from gui.proposal_text import format_when
@@ -186,8 +186,11 @@ class HistoryView(QWidget):
         self.refresh()
 
     # -- listing --------------------------------------------------------------------------------
+    def _is_document(self, path: str) -> bool:
+        return self.session.project.layout.is_document(path) or is_memory_document(path)
+
     def _listed(self, path: str) -> bool:
-        return self.show_all.isChecked() or is_memory_document(path)
+        return self.show_all.isChecked() or self._is_document(path)
 
     def refresh(self) -> None:
         """Reload the file list and the versions (keeping the file filter and selection when possible)."""
@@ -224,8 +227,8 @@ class HistoryView(QWidget):
 
     # -- diff -----------------------------------------------------------------------------------
     def _current(self, path: str) -> str:
-        if path == MEMORY_FILE_PATH:
-            return self.session.read_memory()[0]
+        if self._is_document(path):
+            return self.session.project.read(path)  # through the backend, wherever it keeps the document
         return read_file(self.session.root, path) or ""
 
     def _show_diff(self, row: int) -> None:
@@ -274,24 +277,18 @@ class HistoryView(QWidget):
         self.restore_change_button.setEnabled(self.shown is not None and self.diff.current_hunk() is not None)
 
     # -- restore --------------------------------------------------------------------------------
-    def _write(self, path: str, text: str, expected_hash: str | None) -> None:
-        """Write ``text`` as ``path`` with source ``restore`` (raises on failure)."""
-        if path == MEMORY_FILE_PATH:
-            if expected_hash is None:
-                expected_hash = self.session.read_memory()[1]
-            outcome = self.session.write_memory(text, expected_hash, source="restore")
-            if not outcome.success:
-                raise RuntimeError(outcome.error or "the write failed")
-        else:
-            fileio.replace_text(self.session.root, path, text, expected_hash=expected_hash, source="restore")
+    def _write(self, path: str, text: str, expected_hash: str) -> Changes:
+        """Write ``text`` as ``path`` with source ``restore`` if it still has ``expected_hash`` (raises on failure)."""
+        if self._is_document(path):
+            return self.session.project.write(path, text, expected_hash=expected_hash, source="restore").changes
+        fileio.replace_text(self.session.root, path, text, expected_hash=expected_hash, source="restore")
+        return Changes()
 
-    def _announce(self, path: str, message: str) -> None:
+    def _announce(self, path: str, changes: Changes, message: str) -> None:
         self.status.setText(message)
         self.restored.emit(path)
-        if path == MEMORY_FILE_PATH:
-            self.session.memoryReplaced.emit("restore")  # the editor reloads; this view refreshes
-        else:
-            self.refresh()
+        self.session.apply(changes, "restore")  # the editor reloads a restored current document
+        self.refresh()
 
     def restore_selected(self) -> bool:
         """Restore the selected version after confirmation; True when it was restored."""
@@ -303,17 +300,15 @@ class HistoryView(QWidget):
                                   "The content it replaces is kept in the history."):
             return False
         try:
-            found = history.get_version(self.session.root, version.id)
-            if found is None:
-                raise LookupError(f"version {version.id} is no longer in the history")
-            if version.path == MEMORY_FILE_PATH:
-                self._write(version.path, found[1], None)
+            if self._is_document(version.path):
+                changes = self.session.project.restore(version.id).changes
             else:
                 history.restore_version(self.session.root, version.id)
+                changes = Changes()
         except Exception as exc:
             self.status.setText(f"Version {version.id} was not restored: {exc}")
             return False
-        self._announce(version.path, f"Restored version {version.id} of {version.path}.")
+        self._announce(version.path, changes, f"Restored version {version.id} of {version.path}.")
         return True
 
     def restore_change(self) -> bool:
@@ -330,9 +325,10 @@ class HistoryView(QWidget):
             return False
         text = apply_hunks(shown.current, shown.content, shown.diff.hunks, [hunk.index])
         try:
-            self._write(version.path, text, fileio.content_hash(shown.current))
+            changes = self._write(version.path, text, fileio.content_hash(shown.current))
         except Exception as exc:
             self.status.setText(f"The change was not restored: {exc}")
             return False
-        self._announce(version.path, f"Restored one change ({where}) of {version.path} from version {version.id}.")
+        self._announce(version.path, changes,
+                       f"Restored one change ({where}) of {version.path} from version {version.id}.")
         return True

@@ -165,24 +165,34 @@ class SideBySideDiff(QWidget):
         return self.left.verticalScrollBar().value()
 
     def next_change(self) -> None:
-        """Scroll to the next run of changed rows."""
-        if self.result is None:
+        """Go to the change after the current one (from the top of the panes when there is none)."""
+        if self.result is None or not self.result.hunks:
+            return
+        starts = self.result.hunk_starts()
+        if self._current_hunk_in_view():  # the scroll position cannot tell near the end of a short file
+            self.go_to_hunk((self.hunk_index + 1) % len(starts))
             return
         here = self.current_row() + 3
-        starts = self.result.hunk_starts()
-        target = next((s for s in starts if s > here), starts[0] if starts else None)
-        if target is not None:
-            self.go_to_row(target)
+        self.go_to_row(next((s for s in starts if s > here), starts[0]))
 
     def previous_change(self) -> None:
-        """Scroll to the previous run of changed rows."""
-        if self.result is None:
+        """Go to the change before the current one (from the top of the panes when there is none)."""
+        if self.result is None or not self.result.hunks:
+            return
+        starts = self.result.hunk_starts()
+        if self._current_hunk_in_view():
+            self.go_to_hunk((self.hunk_index - 1) % len(starts))
             return
         here = self.current_row() + 3
-        starts = self.result.hunk_starts()
-        target = next((s for s in reversed(starts) if s < here), starts[-1] if starts else None)
-        if target is not None:
-            self.go_to_row(target)
+        self.go_to_row(next((s for s in reversed(starts) if s < here), starts[-1]))
+
+    def _current_hunk_in_view(self) -> bool:
+        hunk = self.current_hunk()
+        if hunk is None:
+            return False
+        top = self.current_row()
+        shown = max(1, self.left.viewport().height() // max(1, self.left.fontMetrics().lineSpacing()))
+        return hunk.row_start < top + shown and hunk.row_end > top
 
     def show_row(self, row: int) -> None:
         """Show row ``row`` in full in the detail strip under the panes; its hunk becomes the current one."""

@@ -157,3 +157,21 @@ def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     wait_diff(qtbot, view)
     view.diff.go_to_hunk(1)
     screenshot(view, "history")
+
+
+def test_a_layered_project_restores_a_change_of_an_agent_file(qtbot, layered_project: Path) -> None:
+    path = ".fusion/agent-memory/reviewer/MEMORY.md"
+    view = make(qtbot, layered_project)
+    before = view.session.project.read(path)
+    lines = before.split("\n")
+    edited = "\n".join([lines[0], "- a note the reviewer added", *lines[1:-2], lines[-2] + " (edited)", lines[-1]])
+    view.session.project.write(path, edited, source="append")
+    view.refresh()
+    assert [view.model.index(r, 1).data() for r in range(view.model.rowCount())] == ["agent append"]
+    assert view.files.itemText(1) == path
+    view.table.selectRow(0)
+    wait_diff(qtbot, view)
+    assert len(view.diff.result.hunks) == 2
+    view.diff.go_to_hunk(0)
+    assert view.restore_change()
+    assert (layered_project / path).read_text() == "\n".join([lines[0], *lines[1:-2], lines[-2] + " (edited)", lines[-1]])
