@@ -19,13 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QSplitter, QVBoxLayout, QWidget
 from core import fileio
 from core.errors import MemoryBackendError
 from core.extraction import ExtractionRun
-from core.insights import (
-    MEMORY_INSIGHTS_PATH,
-    MEMORY_WORKING_PATH,
-    is_duplicate_insight,
-    read_insights_memory,
-    read_working_memory,
-)
+from core.insights import MEMORY_INSIGHTS_PATH, is_duplicate_insight, read_insights_memory
 from core.proposals import Proposal, ProposalError, accept_insights, reject_insights, store_imported_reply
 from gui.models import ReviewItem
 from gui.proposal_text import (
@@ -140,7 +134,7 @@ class InsightsView(QWidget):
     # -- where each insight came from ------------------------------------------------------------------
     def _source_lines(self, proposals: list[tuple[str, str | None]]) -> list[int | None]:
         try:
-            memory = read_working_memory(self.session.root)
+            memory = self.session.project.read()  # the long-term document the extraction read
         except MemoryBackendError:
             return [None] * len(proposals)  # the links are a convenience; the review goes on without them
         return find_source_lines(memory, proposals)
@@ -157,11 +151,12 @@ class InsightsView(QWidget):
         item = next((i for i in self.proposals.model.rows if i.number == number), None)
         if item is None:
             return False
+        path = self.session.project.memory_path
         if item.source_line is None:
             self.proposals.status.setText(f"Insight {number}'s source ({item.insight.source or 'none given'}) "
-                                          f"is not in {MEMORY_WORKING_PATH} any more.")
+                                          f"is not in {path} any more.")
             return False
-        self.openSourceRequested.emit(MEMORY_WORKING_PATH, item.source_line)
+        self.openSourceRequested.emit(path, item.source_line)
         return True
 
     def _list_choices(self, current: Proposal | None) -> None:

@@ -32,7 +32,6 @@ from core import fileio
 from core.diff import DiffResult, apply_hunks, diff_texts
 from core.errors import MemoryBackendError
 from core.insights import (
-    MEMORY_WORKING_PATH,
     PruneValidationResult,
     read_working_memory,
     validate_prune_candidate,
@@ -109,7 +108,7 @@ class PruneView(QWidget):
         self.sections_label = self.facts.sections_label
         self.sizes_label = self.facts.sizes_label
         self.hunks = HunkList(self)
-        self.diff = SideBySideDiff("Current memory (.fusion/memory.md)", "Proposed prune", self)
+        self.diff = SideBySideDiff(f"Current memory ({session.project.memory_path})", "Proposed prune", self)
         self.outcome_label = QLabel(self)
         self.outcome_label.setWordWrap(True)
         self.reason_edit = QLineEdit(self)
@@ -251,7 +250,7 @@ class PruneView(QWidget):
     def _on_preview_error(self, exc: BaseException) -> None:
         self.operation = None
         self.diff.set_busy("The diff could not be computed.")
-        self.banner.show_message(f"Cannot read {MEMORY_WORKING_PATH}: {exc}", "error")
+        self.banner.show_message(f"Cannot read {self.session.project.memory_path}: {exc}", "error")
         self._update_state()
 
     def _no_candidate_text(self) -> str:
@@ -337,8 +336,8 @@ class PruneView(QWidget):
         total, accepted = len(preview.diff.hunks) if preview else 0, len(self.hunks.accepted())
         self.apply_button.setText("Apply prune" if accepted == total else f"Apply {accepted} of {total} changes")
         self.apply_button.setEnabled(refusal is None)
-        self.apply_button.setToolTip(refusal or "Replace .fusion/memory.md with the accepted changes of the prune "
-                                     "(the current version is kept in history) (Ctrl+Return)")
+        self.apply_button.setToolTip(refusal or f"Replace {self.session.project.memory_path} with the accepted changes "
+                                     "of the prune (the current version is kept in history) (Ctrl+Return)")
         if self.stale:
             self.banner.show_message(STALE_BANNER, "warning")
         elif self.banner.text() == STALE_BANNER:

@@ -249,3 +249,19 @@ def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     qtbot.keyClick(panel.list, Qt.Key.Key_A)
     qtbot.keyClick(panel.list, Qt.Key.Key_R)
     screenshot(view, "insights-review")
+
+
+def test_a_layered_project_opens_the_long_term_document(qtbot, layered_project: Path) -> None:
+    run = run_extraction(layered_project, OfflineProvider())
+    assert run.ok and run.proposal_id, run.message
+    view = make_view(qtbot, layered_project)
+    view.session.review_proposal(run.proposal_id)
+    panel = view.proposals
+    assert panel.model.rows
+    panel.select_row(0)
+    item = panel.model.rows[0]
+    with qtbot.waitSignal(view.openSourceRequested) as opened:
+        qtbot.keyClick(panel.list, Qt.Key.Key_O)
+    assert opened.args == [".fusion/memory/MEMORY.md", item.source_line]
+    memory = (layered_project / ".fusion/memory/MEMORY.md").read_text().split("\n")
+    assert " ".join(item.insight.content.split()[:3]) in memory[item.source_line - 1]
