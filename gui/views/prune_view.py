@@ -97,6 +97,7 @@ class PruneView(QWidget):
         self.proposal: Proposal | None = None
         self.preview: PrunePreview | None = None
         self.operation: Operation | None = None
+        self._selection: tuple[tuple[object, ...], str, PruneValidationResult] | None = None
         self.banner = Banner(self)
         self.source_label = QLabel(self)
         self.source_label.setWordWrap(True)
@@ -225,11 +226,14 @@ class PruneView(QWidget):
         preview, candidate = self.preview, self.candidate
         if preview is None or candidate is None:
             return None
-        accepted = self.hunks.accepted()
+        accepted = tuple(self.hunks.accepted())
         if len(accepted) == len(preview.diff.hunks):
             return candidate, preview.validation
-        text = apply_hunks(preview.memory_text, candidate, preview.diff.hunks, accepted)
-        return text, validate_prune_candidate(text)
+        key = (id(preview), candidate, accepted)
+        if self._selection is None or self._selection[0] != key:  # asked for several times per change
+            text = apply_hunks(preview.memory_text, candidate, preview.diff.hunks, accepted)
+            self._selection = (key, text, validate_prune_candidate(text))
+        return self._selection[1], self._selection[2]
 
     def _on_choices(self) -> None:
         preview = self.preview

@@ -72,6 +72,7 @@ class HunkList(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.result: DiffResult | None = None
+        self._accepted: list[bool] = []  # mirrors the check boxes: reading 2,700 of them per key press is slow
         self.title = QLabel(self)
         self.title.setWordWrap(True)
         self.list = QListWidget(self)
@@ -97,7 +98,7 @@ class HunkList(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.list, 1)
         layout.addLayout(buttons)
-        self.list.itemChanged.connect(lambda _item: self._changed())
+        self.list.itemChanged.connect(self._on_item_changed)
         self.list.currentRowChanged.connect(lambda row: row >= 0 and self.hunkSelected.emit(row))
         self.set_hunks(None, {})
 
@@ -112,6 +113,7 @@ class HunkList(QWidget):
     def set_hunks(self, result: DiffResult | None, reasons: dict[str, str]) -> None:
         """List the hunks of ``result`` (``None``: nothing), all accepted; ``reasons`` maps a removed line to its reason."""
         self.result = result
+        self._accepted = [True] * (len(result.hunks) if result is not None else 0)
         self.list.blockSignals(True)
         self.list.clear()
         for hunk in result.hunks if result is not None else []:
@@ -124,7 +126,7 @@ class HunkList(QWidget):
                                 for line in lines[:12])
             item.setToolTip(label + ("\n\n" + preview if preview else "") + ("\n…" if len(lines) > 12 else ""))
         self.list.blockSignals(False)
-        self._changed()
+        self._changed(range(self.list.count()))
 
     def preferred_height(self, most_rows: int = 8) -> int:
         """The height that shows the changes (at most ``most_rows`` of them), the title and the buttons."""
@@ -138,13 +140,11 @@ class HunkList(QWidget):
 
     def accepted(self) -> list[int]:
         """The indexes of the accepted hunks."""
-        return [row for row in range(self.list.count())
-                if self.list.item(row).checkState() == Qt.CheckState.Checked]
+        return [row for row, on in enumerate(self._accepted) if on]
 
     def rejected(self) -> list[int]:
         """The indexes of the rejected hunks."""
-        accepted = set(self.accepted())
-        return [row for row in range(self.list.count()) if row not in accepted]
+        return [row for row, on in enumerate(self._accepted) if not on]
 
     def set_accepted(self, rows: list[int], accepted: bool) -> None:
         """Accept (or reject) the hunks ``rows``."""
@@ -152,8 +152,16 @@ class HunkList(QWidget):
         self.list.blockSignals(True)
         for row in rows:
             self.list.item(row).setCheckState(state)
+            self._accepted[row] = accepted
         self.list.blockSignals(False)
-        self._changed()
+        self._changed(rows)
+
+    def _on_item_changed(self, item: QListWidgetItem) -> None:
+        row = self.list.row(item)
+        accepted = item.checkState() == Qt.CheckState.Checked
+        if 0 <= row < len(self._accepted) and self._accepted[row] != accepted:
+            self._accepted[row] = accepted
+            self._changed([row])
 
     def choose(self, accepted: bool) -> None:
         """Accept or reject the selected hunks, then move to the next one."""
@@ -169,13 +177,13 @@ class HunkList(QWidget):
         """Accept or reject every hunk."""
         self.set_accepted(list(range(self.list.count())), accepted)
 
-    def _changed(self) -> None:
-        total, accepted = self.list.count(), len(self.accepted())
+    def _changed(self, rows: range | list[int]) -> None:
+        total, accepted = len(self._accepted), sum(self._accepted)
         self.list.blockSignals(True)  # restyling an item is an itemChanged too
-        for row in range(total):
+        for row in rows:
             item = self.list.item(row)
             font = QFont(self.list.font())
-            kept = item.checkState() != Qt.CheckState.Checked
+            kept = not self._accepted[row]
             font.setStrikeOut(kept)
             item.setFont(font)
             item.setForeground(help_colour(self.list.palette()) if kept else self.list.palette().text())
