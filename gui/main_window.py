@@ -115,6 +115,7 @@ class MainWindow(QMainWindow):
         insights_menu.addAction(self._action("run_extraction", "Run &extraction…", "Ctrl+Shift+E"))
         tools_menu = self.menuBar().addMenu("&Tools")
         tools_menu.addAction(self._action("providers", "Model &providers…"))
+        tools_menu.addAction(self._action("migrate", "&Migrate legacy memory.md…"))
 
     def _rebuild_tab_actions(self) -> None:
         for name in [n for n in self.actions_by_name if n.startswith("tab:")]:
@@ -147,6 +148,7 @@ class MainWindow(QMainWindow):
         a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
         a["run_extraction"].triggered.connect(self.run_extraction)
         a["providers"].triggered.connect(lambda: self.dialogs().show_providers())
+        a["migrate"].triggered.connect(self.migrate_legacy)
         self.recent_menu.aboutToShow.connect(self._rebuild_recent_menu)
         self.tabs.viewBuilt.connect(self._connect_view)
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
@@ -206,7 +208,44 @@ class MainWindow(QMainWindow):
 
     def _show_documents(self, *_args: object) -> None:
         if self.session is not None and self.picker is not None:
-            self.picker.set_documents(self.session.documents(), self.session.current_path)
+            docs = self.session.documents()
+            self.picker.set_documents(docs, self.session.current_path)
+            self.actions_by_name["migrate"].setEnabled(any(d.legacy for d in docs))
+
+    def migrate_legacy(self) -> bool:
+        """Show what moving the legacy ``.fusion/memory.md`` into MEMORY.md changes; apply it if confirmed."""
+        if self.session is None:
+            return False
+        from core.migrate import apply_migration, plan_migration
+        from gui.widgets.migrate_dialog import MigrateDialog
+
+        try:
+            plan = plan_migration(self.session.project)
+        except Exception as exc:
+            self.show_error(f"Cannot plan the migration: {exc}")
+            return False
+        if plan is None:
+            self.show_error("Nothing to migrate: this project has no legacy .fusion/memory.md beside .fusion/memory/.")
+            return False
+        if plan.target in (self.editor.unsaved_documents() if self.editor else []):
+            self.show_error(f"{plan.target} has unsaved edits; save them first, then migrate.")
+            return False
+        if not self.ask_migrate(MigrateDialog(plan, self)):
+            return False
+        try:
+            changes = apply_migration(self.session.project, plan)
+        except Exception as exc:
+            self.show_error(f"Not migrated — nothing was changed: {exc}")
+            return False
+        if self.session.current_path not in {d.path for d in self.session.documents()}:
+            self.open_document(plan.target)
+        self.session.apply(changes, "migrate")
+        self.status.show_message(f"Moved {plan.moved} line(s) into {plan.target}; both old versions are in History")
+        return True
+
+    def ask_migrate(self, dialog: QWidget) -> bool:
+        """Show the migration dialog; True when the operator chose Apply (tests replace this)."""
+        return bool(dialog.exec())
 
     def _on_document_changed(self, relpath: str) -> None:
         if self.session is None:

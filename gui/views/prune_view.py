@@ -31,6 +31,7 @@ from PySide6.QtWidgets import (
 from core import fileio
 from core.diff import DiffResult, apply_hunks, diff_texts
 from core.errors import MemoryBackendError
+from core.extraction import store_imported_reply
 from core.insights import (
     PruneValidationResult,
     read_working_memory,
@@ -42,7 +43,6 @@ from core.proposals import (
     PruneReview,
     apply_prune,
     reject_prune,
-    store_imported_reply,
     store_prune_candidate,
 )
 from gui.proposal_text import STALE_BANNER, proposal_origin

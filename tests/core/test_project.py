@@ -251,8 +251,9 @@ def test_readonly_refuses_every_cli_write_path(request, fixture, tmp_path):
 
 
 def test_readonly_refuses_every_core_write_path(layered_project):
+    from core.extraction import store_imported_reply
     from core.insights import write_insights_memory, write_working_memory
-    from core.proposals import accept_insights, store_imported_reply
+    from core.proposals import accept_insights
 
     readonly(layered_project)
     project = Project(layered_project)
@@ -269,7 +270,8 @@ def test_readonly_refuses_every_core_write_path(layered_project):
 
 
 def test_insights_accepted_land_in_the_layered_path(layered_project):
-    from core.proposals import accept_insights, store_imported_reply
+    from core.extraction import store_imported_reply
+    from core.proposals import accept_insights
 
     reply = json.dumps({"summary": "s", "insights": [{"category": "pitfall", "content": "Never trust mtime"}],
                         "prunedMemory": None})
@@ -361,3 +363,15 @@ def test_instructions_and_timestamps_use_utc(layered_project):
     target = Project(layered_project).append_target()
     assert target == f".fusion/memory/{datetime.now(UTC).date().isoformat()}.md"
     assert fileio.content_hash("") == hashlib.sha256(b"").hexdigest()
+
+
+def test_process_run_result_has_fusions_flat_shape(sample_project):
+    from core.insights import process_insight_extraction_run
+    from core.insights.model import ProcessRunInput
+
+    reply = json.dumps({"summary": "two things", "insights": [{"category": "pitfall", "content": "Flat shape"}],
+                        "prunedMemory": None})
+    result = process_insight_extraction_run(sample_project, ProcessRunInput(reply, True, "2026-12-01T00:00:00Z"))
+    assert result.summary == "two things" and result.insights[0].content == "Flat shape"
+    assert result.pruned_memory is None and result.extracted_at and result.new_insight_count == 1
+    assert result.duplicate_count == 0 and result.to_json()["summary"] == "two things"

@@ -162,3 +162,26 @@ def test_empty_folder_asks_before_creating_memory(qtbot, window, tmp_path):
     assert (root / ".fusion/memory.md").read_text() == SEED_SCAFFOLD
     assert editor.text_edit.toPlainText() == SEED_SCAFFOLD
     assert window.picker.paths() == [".fusion/memory.md"]
+
+
+def test_migrate_from_the_gui_shows_the_diff_first(qtbot, window, layered_project):
+    legacy = "# Project Memory\n\n## Architecture\n\n- Legacy decision about leases\n"
+    (layered_project / ".fusion/memory.md").write_text(legacy)
+    window.open_project(layered_project)
+    assert window.actions_by_name["migrate"].isEnabled()
+    seen = []
+
+    def decline(dialog):
+        seen.append(dialog.diff.toPlainText())
+        return False
+
+    window.ask_migrate = decline
+    assert not window.migrate_legacy()
+    assert "+- Legacy decision about leases" in seen[0]
+    assert (layered_project / ".fusion/memory.md").read_text() == legacy  # declined: nothing changed
+    window.ask_migrate = lambda dialog: True
+    assert window.migrate_legacy()
+    assert "- Legacy decision about leases" in (layered_project / ".fusion/memory/MEMORY.md").read_text()
+    assert not (layered_project / ".fusion/memory.md").exists()
+    assert "- Legacy decision about leases" in window.editor.text_edit.toPlainText()
+    assert ".fusion/memory.md" not in window.picker.paths()

@@ -9,7 +9,8 @@ import pytest
 from PySide6.QtCore import Qt, QThreadPool
 
 from core import fileio, history
-from core.proposals import reject_insights, store_imported_reply
+from core.extraction import store_imported_reply
+from core.proposals import reject_insights
 from gui.session import ProjectSession
 from gui.views.history_view import ALL_FILES, HistoryView, is_memory_document, source_label
 
