@@ -132,7 +132,7 @@ def test_filter_by_text_and_status_and_hide_decided(qtbot, real_review: Insights
     shown = panel.visible_rows()
     assert 0 < len(shown) < 91
     assert all("websocket" in panel.model.rows[r].insight.content.lower() for r in shown)
-    assert "Showing" not in panel.status.text() and f"{len(shown)} shown" in panel.status.text()
+    assert f"{len(shown)} shown" in panel.status.text()
     panel.filter_edit.clear()
     panel.select_row(0)
     for _ in range(3):
