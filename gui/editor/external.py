@@ -22,10 +22,15 @@ from core.textmerge import classify_change, describe_append, merge3, to_editor_t
 if TYPE_CHECKING:
     from gui.editor.memory_editor import MemoryEditor
 
-CHANGED_HEADLINE = ("memory.md changed on disk while you had unsaved edits, and not only by appending. "
+CHANGED_HEADLINE = ("{name} changed on disk while you had unsaved edits, and not only by appending. "
                     "Nothing has been written. Choose how to go on:")
-SAVE_CONFLICT_HEADLINE = ("Not saved: memory.md changed on disk since it was loaded. Nothing has been "
+SAVE_CONFLICT_HEADLINE = ("Not saved: {name} changed on disk since it was loaded. Nothing has been "
                           "written. Choose how to go on:")
+
+
+def _name(editor: MemoryEditor) -> str:
+    """The shown document's file name, for messages."""
+    return editor.session.current_path.rsplit("/", 1)[-1]
 
 
 def _first_words(appended: str, limit: int = 80) -> str:
@@ -60,9 +65,9 @@ class ExternalChanges(QObject):
         if error is not None:
             if ed.buffer.dirty or self.in_conflict:
                 self._read_failed = True
-                ed.notice.show_message(f"memory.md changed on disk and cannot be read: {error.message} "
+                ed.notice.show_message(f"{_name(ed)} changed on disk and cannot be read: {error.message} "
                                        "Your edits are kept in the editor.", "error")
-                ed.noticed.emit(f"memory.md changed on disk and cannot be read: {error.message}", "error")
+                ed.noticed.emit(f"{_name(ed)} changed on disk and cannot be read: {error.message}", "error")
             else:
                 ed.load()
             return
@@ -84,10 +89,10 @@ class ExternalChanges(QObject):
             was_dirty = ed.buffer.dirty
             suffix = ed.buffer.append_from_disk(disk, digest)
             ed.notify(describe_append(suffix) + _first_words(suffix) if was_dirty
-                      else "Reloaded memory.md (changed on disk)" + _first_words(suffix))
+                      else f"Reloaded {_name(ed)} (changed on disk)" + _first_words(suffix))
         elif not ed.buffer.dirty:
             ed.buffer.load(disk, digest)
-            ed.notify("Reloaded memory.md (changed on disk)")
+            ed.notify(f"Reloaded {_name(ed)} (changed on disk)")
         else:
             self._open(disk, digest, CHANGED_HEADLINE)
 
@@ -98,9 +103,10 @@ class ExternalChanges(QObject):
 
     def _open(self, disk: str, digest: str, headline: str) -> None:
         self._disk = (disk, digest)
-        self._editor.show_conflict(headline, self._editor.buffer.text(), to_editor_text(disk))
-        self._editor.notify("memory.md changed on disk while you had unsaved edits — choose how to go on",
-                            "warning")
+        self._editor.show_conflict(headline.format(name=_name(self._editor)), self._editor.buffer.text(),
+                                   to_editor_text(disk))
+        self._editor.notify(f"{_name(self._editor)} changed on disk while you had unsaved edits — choose how to "
+                            "go on", "warning")
 
     def close_conflict(self) -> tuple[str, str] | None:
         """Leave the conflict view; return the disk version it held."""

@@ -2,9 +2,10 @@
 
 The proposal under review is the session's (:class:`core.proposals.Proposal`): one stored by a run
 in the app, by ``memdesk extract`` or the schedule, or by importing a saved AI reply. Its insights
-are listed for review (those the file holds meanwhile are flagged "already present"); its prune
-goes to the prune view. "Merge" saves the decisions through ``core.proposals``: the accepted
-insights are merged into the file, the rejected ones marked rejected.
+are listed for review, grouped by category (those the file holds meanwhile are flagged "already
+present"), each with the line of the working memory it came from: ``openSourceRequested(path, line)``
+asks for that line. Its prune goes to the prune view. "Merge" saves the decisions through
+``core.proposals``: the accepted insights are merged into the file, the rejected ones marked rejected.
 """
 
 from __future__ import annotations
@@ -17,11 +18,18 @@ from PySide6.QtWidgets import QFileDialog, QSplitter, QVBoxLayout, QWidget
 
 from core import fileio
 from core.errors import MemoryBackendError
-from core.extraction import ExtractionRun
+from core.extraction import ExtractionRun, store_imported_reply
 from core.insights import MEMORY_INSIGHTS_PATH, is_duplicate_insight, read_insights_memory
-from core.proposals import Proposal, ProposalError, accept_insights, reject_insights, store_imported_reply
+from core.proposals import Proposal, ProposalError, accept_insights, reject_insights
 from gui.models import ReviewItem
-from gui.proposal_text import plural, proposal_facts, proposal_label, proposal_origin, run_outcome
+from gui.proposal_text import (
+    find_source_lines,
+    plural,
+    proposal_facts,
+    proposal_label,
+    proposal_origin,
+    run_outcome,
+)
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.insights_file_panel import InsightsFilePanel
@@ -33,6 +41,7 @@ class InsightsView(QWidget):
 
     insightsMerged = Signal(object)  # the Proposal after the decisions were saved
     runExtractionRequested = Signal()
+    openSourceRequested = Signal(str, int)  # a memory document's project-relative path, a 1-based line
 
     def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -46,7 +55,9 @@ class InsightsView(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.file_panel)
         splitter.addWidget(self.proposals)
-        splitter.setSizes([620, 660])
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
+        splitter.setSizes([500, 780])
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         layout.addWidget(splitter, 1)
@@ -57,8 +68,10 @@ class InsightsView(QWidget):
         self.proposals.runExtractionRequested.connect(self.runExtractionRequested)
         self.proposals.proposalChosen.connect(self.review)
         self.proposals.mergeRequested.connect(self.merge)
+        self.proposals.sourceRequested.connect(self.open_source)
         session.insightsChanged.connect(self.refresh)
         session.proposalChanged.connect(self._show_proposal)
+        session.memoryReplaced.connect(lambda _source: self._relocate_sources())
         self.refresh()
         self._show_proposal(session.proposal)
 
@@ -112,10 +125,39 @@ class InsightsView(QWidget):
             return
         self.proposals.set_proposal_text(
             f"<b>Under review:</b> from {proposal_origin(proposal)} · {proposal_facts(proposal)}", proposal.summary)
+        lines = self._source_lines([(i.insight.content, i.insight.source) for i in proposal.insights])
         items = [ReviewItem(i.number, i.insight, i.status, is_duplicate_insight(self.text, i.insight.content),
-                            keep.get(i.number, "") if i.status != "accepted" else "")
-                 for i in proposal.insights]
+                            keep.get(i.number, "") if i.status != "accepted" else "", line)
+                 for i, line in zip(proposal.insights, lines, strict=True)]
         self.proposals.set_items(items)
+
+    # -- where each insight came from ------------------------------------------------------------------
+    def _source_lines(self, proposals: list[tuple[str, str | None]]) -> list[int | None]:
+        try:
+            memory = self.session.project.read()  # the long-term document the extraction read
+        except MemoryBackendError:
+            return [None] * len(proposals)  # the links are a convenience; the review goes on without them
+        return find_source_lines(memory, proposals)
+
+    def _relocate_sources(self) -> None:
+        model = self.proposals.model
+        lines = self._source_lines([(i.insight.content, i.insight.source) for i in model.rows])
+        items = [replace(i, source_line=line) for i, line in zip(model.rows, lines, strict=True)]
+        if items != model.rows:
+            self.proposals.set_items(items)
+
+    def open_source(self, number: int) -> bool:
+        """Ask for the memory line insight ``number`` came from; False (and says so) when it was not found."""
+        item = next((i for i in self.proposals.model.rows if i.number == number), None)
+        if item is None:
+            return False
+        path = self.session.project.memory_path
+        if item.source_line is None:
+            self.proposals.status.setText(f"Insight {number}'s source ({item.insight.source or 'none given'}) "
+                                          f"is not in {path} any more.")
+            return False
+        self.openSourceRequested.emit(path, item.source_line)
+        return True
 
     def _list_choices(self, current: Proposal | None) -> None:
         try:
