@@ -41,6 +41,7 @@ MEMORY_OFF = ("Memory is switched off for this project — agents get no memory 
               "Switch it on in Settings to edit.")
 SETTLE_MS = 120
 TITLE = "Memory"
+OUTLINE_MIN_EDITOR_WIDTH = 700
 
 
 class MemoryEditor(QWidget):
@@ -98,6 +99,7 @@ class MemoryEditor(QWidget):
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
         self._user_sized = False
+        self._outline_choice: bool | None = None  # None: shown when there is room
         self.read_only_reason: str | None = None
         self._read_error: str | None = None
         #: The file on disk when it is not UTF-8 (shown read-only, never saved).
@@ -107,10 +109,16 @@ class MemoryEditor(QWidget):
         self.load()
 
     def resizeEvent(self, event: QResizeEvent) -> None:
-        """Share the width out until the operator moves a divider: a narrow outline, text and preview halves."""
+        """Share the width out until the operator moves a divider: a narrow outline, text and preview halves.
+
+        Narrower than :data:`OUTLINE_MIN_EDITOR_WIDTH` the outline steps aside (the text and the
+        preview need the room) unless the operator asked for it (View ▸ Toggle outline).
+        """
         super().resizeEvent(event)
+        width = max(event.size().width(), 1)
+        if self._outline_choice is None:
+            self.outline.setVisible(width >= OUTLINE_MIN_EDITOR_WIDTH)
         if not self._user_sized:
-            width = max(event.size().width(), 1)
             outline = min(max(width * 16 // 100, 130), 300) if self.outline.isVisibleTo(self) else 0
             self.splitter.setSizes([outline, (width - outline) // 2, (width - outline) // 2])
 
@@ -390,9 +398,10 @@ class MemoryEditor(QWidget):
         return self.navigator.previous_section()
 
     def toggle_outline(self) -> bool:
-        """Show or hide the outline; return whether it is now shown."""
-        self.outline.setVisible(self.outline.isHidden())
-        return not self.outline.isHidden()
+        """Show or hide the outline (the operator's choice from now on); return whether it is shown."""
+        self._outline_choice = self.outline.isHidden()
+        self.outline.setVisible(self._outline_choice)
+        return self._outline_choice
 
     def notify(self, text: str, level: str = "info") -> None:
         """Say what happened to the memory, in the status bar and the notification list."""

@@ -100,6 +100,8 @@ class PreviewPane(QWidget):
         self.note.setObjectName("previewNote")
         self.note.setWordWrap(True)
         self.note.setVisible(False)
+        self.note.setToolTip("Long files are previewed a part at a time, so typing stays fast; "
+                             "the part follows the cursor.")
         self.document = SafeDocument(self)
         self.browser = _Browser(self)
         self.browser.setDocument(self.document)

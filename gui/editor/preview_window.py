@@ -71,6 +71,5 @@ def preview_window(text: str, cursor_line: int, full: int = FULL_PREVIEW_CHARS,
     top = [h for h in headings if h.level <= 2]
     k = section_index(top, line)
     where = f"section “{top[k].label}”" if k >= 0 else "the text before the first section"
-    note = (f"Long file: showing lines {lo + 1:,}–{hi:,} of {n:,} around the cursor, in {where}. "
-            "The preview follows the cursor; typing stays fast.")
+    note = f"Long file: lines {lo + 1:,}–{hi:,} of {n:,} around the cursor, in {where}."
     return PreviewWindow(source, lo, note)

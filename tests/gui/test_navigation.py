@@ -126,3 +126,18 @@ def test_line_numbers_are_shown_beside_the_text(window: MainWindow) -> None:
     image = edit.gutter.grab().toImage()
     assert any(image.pixelColor(x, y) != image.pixelColor(0, 0)
                for x in range(image.width()) for y in range(min(image.height(), 30)))  # digits painted
+
+
+def test_at_800_px_the_outline_steps_aside_until_asked_for(qtbot, window: MainWindow) -> None:
+    window.resize(800, 600)
+    qtbot.waitUntil(lambda: window.editor.width() < 700)
+    outline, edit = window.editor.outline, window.editor.text_edit
+    assert not outline.isVisible()
+    assert edit.width() >= 250 and window.editor.preview.width() >= 250  # the text and preview get the room
+    qtbot.keyClick(edit, Qt.Key.Key_O, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    assert outline.isVisible() and outline.title.text() == "Outline · 44"
+    window.resize(1280, 800)
+    qtbot.waitUntil(lambda: window.editor.width() > 900)
+    assert outline.isVisible()
+    qtbot.keyClick(edit, Qt.Key.Key_O, CTRL | Qt.KeyboardModifier.ShiftModifier)
+    assert not outline.isVisible()  # the operator's choice holds at any width
