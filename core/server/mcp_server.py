@@ -157,12 +157,14 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     @mcp.tool(description="Add one entry to memory: a short, self-contained markdown note (a decision, "
                           "convention, pitfall or context) that a later agent should know. It is dated and "
                           "appended; an empty entry is refused (skipped_empty) and one already present is "
-                          "not added twice (skipped_duplicate). layer: long-term (durable, default) or daily "
-                          "(running notes); agent: your agent id, to write to your own memory instead.")
+                          "not added twice (skipped_duplicate). In a layered project, layer picks the document: "
+                          "daily (today's running notes, the default) or long-term (durable MEMORY.md); agent: "
+                          "your agent id, to write to your own memory instead of the project's.")
     def memory_append(
         content: Annotated[str, Field(description="The entry's markdown.")],
         ctx: Context,
-        layer: Annotated[Literal["long-term", "daily"] | None, Field(description="long-term or daily.")] = None,
+        layer: Annotated[Literal["long-term", "daily"] | None, Field(
+            description="Layered projects: daily (default) or long-term.")] = None,
         agent: Annotated[str | None, Field(description="Agent id for the agent's own memory.")] = None,
         project: ProjectArg = None,
     ) -> models.AppendResponse:

@@ -107,7 +107,7 @@ class AppendRequest(_Request):
     """``POST /api/memory/append``: one entry, with seed 002's empty and duplicate guards."""
 
     content: StrictStr = Field(description="The entry's markdown; trimmed; empty is refused.")
-    layer: AppendLayer | None = Field(None, description="layered projects: long-term (default) or daily.")
+    layer: AppendLayer | None = Field(None, description="Layered projects: daily (default) or long-term.")
     agent: StrictStr | None = Field(None, description="An agent id: append to that agent's own memory.")
     path: StrictStr | None = Field(None, description="A document path instead of layer/agent.")
 

@@ -116,15 +116,11 @@ def files(project: Project) -> models.FilesResponse:
     return models.FilesResponse(files=[models.FileInfo.model_validate(d.to_json()) for d in project.documents()])
 
 
-def _exists(project: Project, relpath: str) -> bool:
-    return any(d.path == relpath for d in project.documents())
-
-
 def read_file(project: Project, path: str | None) -> models.FileResponse:
     """One whole document; ``NOT_FOUND`` when it is a valid document name that does not exist yet."""
     rel = project.resolve_path(path)
     text = project.read(rel)
-    if text == "" and path is not None and not _exists(project, rel):
+    if text == "" and path is not None and not project.exists(rel):
         raise MemoryBackendError(f"memory document {rel!r} does not exist yet", "NOT_FOUND", project.backend.id)
     return models.FileResponse(path=rel, content=text, hash=content_hash(text), size=len(text.encode("utf-8")),
                                totalLines=len(text.split("\n")))
@@ -191,6 +187,13 @@ def backend_info(project: Project, registry: MemoryBackendRegistry) -> models.Ba
         readOnlyReason=reason)
 
 
+def _plain(snippet: str) -> str:
+    """The snippet without the search view's «highlight» marks (agents get the text as it is in the file)."""
+    from core.search.snippet import MARKS
+
+    return snippet.replace(MARKS[0], "").replace(MARKS[1], "")
+
+
 def search(project: Project, query: str, *, limit: int = 5, mode: str = "keyword",
            derived: bool = False) -> models.SearchResponse:
     """Search the project; without ``derived`` a backend that cannot search raises ``CAPABILITY_UNSUPPORTED``."""
@@ -201,7 +204,7 @@ def search(project: Project, query: str, *, limit: int = 5, mode: str = "keyword
         out.append(models.SearchHit(
             path=h.file or project.memory_path, lineStart=start,
             lineEnd=None if start is None else start + h.content.count("\n"),
-            snippet=h.content, score=h.score, backend=project.backend.id, section=h.section))
+            snippet=_plain(h.content), score=h.score, backend=project.backend.id, section=h.section))
     return models.SearchResponse(query=query, results=out)
 
 
