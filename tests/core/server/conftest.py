@@ -50,10 +50,10 @@ class Running:
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def client(self, token: str | None, **kwargs: object) -> httpx.Client:
-        """An httpx client for this server carrying ``token`` (none when ``None``)."""
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        c = httpx.Client(base_url=self.url, headers=headers, timeout=60, **kwargs)  # type: ignore[arg-type]
+    def client(self, token: str | None, headers: dict[str, str] | None = None) -> httpx.Client:
+        """An httpx client for this server carrying ``token`` (none when ``None``) and ``headers``."""
+        sent = {"Authorization": f"Bearer {token}"} if token else {}
+        c = httpx.Client(base_url=self.url, headers={**sent, **(headers or {})}, timeout=60)
         self.clients.append(c)
         return c
 
