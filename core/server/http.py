@@ -18,7 +18,8 @@ from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
@@ -43,6 +44,12 @@ class ApiError(Exception):
     def __init__(self, status: int, message: str, code: str | None = None, backend: str | None = None) -> None:
         super().__init__(message)
         self.status, self.message, self.code, self.backend = status, message, code, backend
+
+
+def _json(model: BaseModel, status: int = 200) -> Response:
+    """The model as JSON (camelCase), serialised once by pydantic: a 1 MiB memory is not validated twice."""
+    body = type(model).__pydantic_serializer__.to_json(model, by_alias=True)  # bytes: no second encode
+    return Response(body, status_code=status, media_type="application/json")
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -104,83 +111,81 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     app.state.served = served
 
     @app.get("/api/memory", response_model=models.ContentResponse, tags=["memory"])
-    def get_memory(p: Proj) -> models.ContentResponse:
+    def get_memory(p: Proj) -> Response:
         """The working (long-term) memory; ``""`` when there is none."""
         doc = service.read_file(p, None)
-        return models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash)
+        return _json(models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
 
     @app.put("/api/memory", response_model=models.WriteResponse, tags=["memory"])
-    def put_memory(body: models.ContentWrite, p: Proj, request: Request) -> models.WriteResponse:
+    def put_memory(body: models.ContentWrite, p: Proj, request: Request) -> Response:
         """Replace the working memory (previous version kept in history)."""
-        return service.write_file(p, None, body.content, expected_hash=body.expected_hash,
-                                  author=author(request), source="http-write")
+        return _json(service.write_file(p, None, body.content, expected_hash=body.expected_hash,
+                                        author=author(request), source="http-write"))
 
     @app.get("/api/memory/files", response_model=models.FilesResponse, tags=["files"])
-    def get_files(p: Proj) -> models.FilesResponse:
+    def get_files(p: Proj) -> Response:
         """Every memory document of the project, in the layout's order."""
-        return service.files(p)
+        return _json(service.files(p))
 
     @app.get("/api/memory/file", response_model=models.FileResponse, tags=["files"])
-    def get_file(p: Proj, path: Annotated[str | None, Query()] = None) -> models.FileResponse:
+    def get_file(p: Proj, path: Annotated[str | None, Query()] = None) -> Response:
         """One whole document (no line cap)."""
         if not path:
             raise ApiError(400, "path is required (?path=.fusion/memory/MEMORY.md, MEMORY.md, ...)")
-        return service.read_file(p, path)
+        return _json(service.read_file(p, path))
 
     @app.put("/api/memory/file", response_model=models.WriteResponse, tags=["files"])
     def put_file(body: models.FileWrite, p: Proj, request: Request,
-                 path: Annotated[str | None, Query()] = None) -> models.WriteResponse:
+                 path: Annotated[str | None, Query()] = None) -> Response:
         """Replace one document; with ``expectedHash``, a stale base is refused with 409 and ``currentHash``."""
         if path and body.path and path != body.path:
             raise ApiError(400, f"path given twice and different: {path!r} (query) and {body.path!r} (body)")
         target = path or body.path
         if not target:
             raise ApiError(400, "path is required (in the body or ?path=)")
-        return service.write_file(p, target, body.content, expected_hash=body.expected_hash,
-                                  author=author(request), source="http-write")
+        return _json(service.write_file(p, target, body.content, expected_hash=body.expected_hash,
+                                        author=author(request), source="http-write"))
 
     @app.post("/api/memory/append", response_model=models.AppendResponse, tags=["memory"],
               responses={400: {"model": models.AppendResponse}})
-    def post_append(body: models.AppendRequest, p: Proj, request: Request) -> Any:
+    def post_append(body: models.AppendRequest, p: Proj, request: Request) -> Response:
         """Append one dated entry (seed 002): ``written``, ``skipped_duplicate``, or 400 ``skipped_empty``."""
         result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
                                 author=author(request), source="http-append")
-        if result.status == "skipped_empty":
-            return JSONResponse(result.model_dump(by_alias=True), status_code=400)
-        return result
+        return _json(result, 400 if result.status == "skipped_empty" else 200)
 
     @app.get("/api/memory/backend", response_model=models.BackendResponse, tags=["backend"])
-    def get_backend(p: Proj) -> models.BackendResponse:
+    def get_backend(p: Proj) -> Response:
         """The backend in use (after any fallback), its capabilities and the registered backends."""
-        return service.backend_info(p, served.registry)
+        return _json(service.backend_info(p, served.registry))
 
     @app.get("/api/memory/insights", response_model=models.InsightsResponse, tags=["insights"])
-    def get_insights(p: Proj) -> models.InsightsResponse:
+    def get_insights(p: Proj) -> Response:
         """The insights document; ``content: null`` when there is none."""
-        return service.insights(p)
+        return _json(service.insights(p))
 
     @app.put("/api/memory/insights", response_model=models.WriteResponse, tags=["insights"])
-    def put_insights(body: models.ContentWrite, p: Proj, request: Request) -> models.WriteResponse:
+    def put_insights(body: models.ContentWrite, p: Proj, request: Request) -> Response:
         """Replace the insights document."""
-        return service.write_insights(p, body.content, expected_hash=body.expected_hash,
-                                      author=author(request), source="http-insights")
+        return _json(service.write_insights(p, body.content, expected_hash=body.expected_hash,
+                                            author=author(request), source="http-insights"))
 
     @app.get("/api/memory/audit", response_model=models.AuditResponse, tags=["insights"])
-    def get_audit(p: Proj) -> models.AuditResponse:
+    def get_audit(p: Proj) -> Response:
         """The memory audit report (computed now; nothing is written)."""
-        return service.audit(p)
+        return _json(service.audit(p))
 
     @app.get("/api/memory/stats", response_model=models.StatsResponse, tags=["memory"])
-    def get_stats(p: Proj) -> models.StatsResponse:
+    def get_stats(p: Proj) -> Response:
         """Sizes of working memory and insights, in characters."""
-        return service.stats(p)
+        return _json(service.stats(p))
 
     @app.post("/api/memory/search", response_model=models.SearchResponse, tags=["memory"],
               responses={501: {"model": models.ErrorResponse}})
-    def post_search(body: models.SearchRequest, p: Proj) -> models.SearchResponse:
+    def post_search(body: models.SearchRequest, p: Proj) -> Response:
         """Search the memory; a backend that cannot search answers 501 unless ``derived`` is true."""
         try:
-            return service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived)
+            return _json(service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived))
         except MemoryBackendError as exc:
             if exc.code == "CAPABILITY_UNSUPPORTED":
                 raise ApiError(501, f"{exc.message}; send \"derived\": true to search memdesk's own index",

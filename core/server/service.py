@@ -7,6 +7,7 @@ base, path confinement). Nothing here runs a command or opens a network connecti
 
 from __future__ import annotations
 
+import hashlib
 import os
 import threading
 from collections.abc import Iterable
@@ -122,8 +123,32 @@ def read_file(project: Project, path: str | None) -> models.FileResponse:
     text = project.read(rel)
     if text == "" and path is not None and not project.exists(rel):
         raise MemoryBackendError(f"memory document {rel!r} does not exist yet", "NOT_FOUND", project.backend.id)
-    return models.FileResponse(path=rel, content=text, hash=content_hash(text), size=len(text.encode("utf-8")),
-                               totalLines=len(text.split("\n")))
+    digest, size, lines = _facts(project, rel, text)
+    return models.FileResponse(path=rel, content=text, hash=digest, size=size, totalLines=lines)
+
+
+_facts_memo: dict[tuple[str, str], tuple[str, str, int, int]] = {}
+_facts_lock = threading.Lock()
+
+
+def _facts(project: Project, rel: str, text: str) -> tuple[str, int, int]:
+    """Hash, UTF-8 size and line count of a document's text, remembered while the text stays the same.
+
+    Re-encoding and hashing 1 MiB takes milliseconds; comparing it with the text seen last time is a
+    memory compare, so a read of an unchanged document costs little more than the read itself.
+    """
+    key = (str(project.root), rel)
+    with _facts_lock:
+        memo = _facts_memo.get(key)
+    if memo is not None and memo[0] == text:
+        return memo[1], memo[2], memo[3]
+    data = text.encode("utf-8")
+    facts = (hashlib.sha256(data).hexdigest(), len(data), text.count("\n") + 1)
+    with _facts_lock:
+        if len(_facts_memo) >= 256:  # a bound, for servers whose documents come and go (daily notes)
+            _facts_memo.clear()
+        _facts_memo[key] = (text, *facts)
+    return facts
 
 
 @dataclass(frozen=True)
