@@ -42,6 +42,16 @@ def _token_action(actions: argparse._SubParsersAction, name: str, text: str) -> 
     return parser
 
 
+def _need_servers() -> None:
+    """Fail with one line when the ``servers`` extra is not installed."""
+    import importlib.util
+
+    missing = [m for m in ("fastapi", "uvicorn", "mcp") if importlib.util.find_spec(m) is None]
+    if missing:
+        raise CliError(f"the servers need the 'servers' extra (missing: {', '.join(missing)}); install it with "
+                       "pip install 'memdesk[servers]' (./run.sh installs it)", 1)
+
+
 def _served(paths: list[str]):
     from core.server.service import ServedProjects
 
@@ -53,6 +63,7 @@ def _served(paths: list[str]):
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Serve the projects until interrupted."""
+    _need_servers()
     from core.server.http import create_app
     from core.server.runner import bind_socket, is_loopback, make_server
     from core.server.tokens import TokenStore
@@ -88,6 +99,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve one project over MCP on stdin/stdout until the client closes it."""
+    _need_servers()
     from core.server.mcp_server import build_mcp_server
 
     served = _served([args.project])

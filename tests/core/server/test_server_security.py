@@ -258,3 +258,17 @@ def test_tokens_file_that_is_broken_refuses_everyone_and_is_not_overwritten(serv
                          env=cli_env(user_config_dir), timeout=120)
     assert out.returncode == 2 and "not a memdesk tokens file" in out.stderr
     assert path.read_text(encoding="utf-8") == "{broken"
+
+
+def test_the_memdesk_entry_point_hands_the_server_commands_to_the_cli(user_config_dir):
+    code = "import sys; from gui.main import main; sys.exit(main(sys.argv[1:]))"
+    env = cli_env(user_config_dir)
+    made = subprocess.run([sys.executable, "-c", code, "tokens", "create", "entry", "--json"], capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert made.returncode == 0, made.stderr
+    listed = subprocess.run([sys.executable, "-c", code, "tokens", "list"], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert listed.returncode == 0 and listed.stdout.startswith("entry ")
+    helped = subprocess.run([sys.executable, "-c", code, "mcp", "--help"], capture_output=True, text=True, env=env,
+                            timeout=120)
+    assert helped.returncode == 0 and "--project" in helped.stdout
