@@ -137,7 +137,8 @@ class BackendResponse(_Model):
     """``GET /api/memory/backend``."""
 
     current_backend: str = Field(alias="currentBackend", description="The backend in use after fallback.")
-    configured_backend: str = Field(alias="configuredBackend", description="The id in .fusion/config.json.")
+    configured_backend: str | None = Field(alias="configuredBackend",
+                                           description="The id in .fusion/config.json (null: none given).")
     capabilities: BackendCapabilities
     capability_list: list[str] = Field(alias="capabilityList", description="memdesk's capability names.")
     available_backends: list[str] = Field(alias="availableBackends")

@@ -205,7 +205,10 @@ def backend_info(project: Project, registry: MemoryBackendRegistry) -> models.Ba
         # Every memdesk write is atomic and refuses a stale base (CONFLICT) when given expectedHash.
         supportsAtomicWrite=writable, hasConflictResolution=writable, persistent=True)
     return models.BackendResponse(
-        currentBackend=backend.id, configuredBackend=project.settings.memory_backend, capabilities=caps,
+        currentBackend=backend.id, capabilities=caps,
+        # None when config.json names no backend (the layout's default then applies: file, or qmd if layered).
+        configuredBackend=project.settings.memory_backend if "memory_backend" in project.settings.model_fields_set
+        else None,
         capabilityList=sorted(c for c in ("read", "write", "search", "insights", "transactions")
                               if backend.has_capability(c)),
         availableBackends=[i.id for i in registry.infos()], fallbackReason=project.fallback_reason,

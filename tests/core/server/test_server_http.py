@@ -344,3 +344,10 @@ def test_a_backend_that_is_down_is_503(serve, token, sample_project, route):
         return
     assert r.status_code == 503 and r.json()["code"] == "BACKEND_UNAVAILABLE"
     assert "not answering" in r.json()["error"]
+
+
+def test_a_layered_project_without_a_backend_key_uses_qmd_and_says_none_was_configured(serve, token,
+                                                                                      layered_project):
+    body = serve(layered_project).client(token).get("/api/memory/backend").json()
+    assert body["currentBackend"] == "qmd" and body["configuredBackend"] is None
+    assert body["fallbackReason"] is None
