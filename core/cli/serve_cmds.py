@@ -15,6 +15,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--port", type=int, default=8765, help="port (default 8765; 0 picks a free one)")
     p.add_argument("--project", "-p", action="append", metavar="PATH",
                    help="a project folder to serve (repeat for several; default: the current folder)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME",
+                   help="another name clients may use in the Host header (this machine's LAN name or address, "
+                        "when --host is not loopback); repeat for several")
     p.add_argument("--no-mcp", action="store_true", help="do not serve MCP at /mcp")
     p.set_defaults(func=cmd_serve)
 
@@ -76,7 +79,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise fail_from(exc) from exc
     if not is_loopback(args.host):
         print(f"memdesk: warning: listening on {args.host}, not only on this machine: anyone who can reach "
-              "it and holds a token can read and write these projects' memory", file=sys.stderr)
+              "it and holds a token can read and write these projects' memory (clients must send a Host of "
+              "this machine: add its names with --allow-host)", file=sys.stderr)
     if not known:
         print("memdesk: warning: no tokens yet, so every request will be refused; create one with "
               "`memdesk tokens create NAME`", file=sys.stderr)
@@ -87,7 +91,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", 1) from exc
     port = sock.getsockname()[1]
-    app = create_app(served, tokens, port=port, host=args.host.strip("[]"), mcp=not args.no_mcp)
+    app = create_app(served, tokens, port=port, host=args.host.strip("[]"), mcp=not args.no_mcp,
+                     allow_hosts=[h.strip().strip("[]").lower() for h in args.allow_host])
     server = make_server(app, sock)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     keys = ", ".join(f"{s.key} ({s.root})" for s in served.served)

@@ -13,7 +13,7 @@ path or body → 400, a backend that cannot search → 501 on the search route.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -210,8 +210,12 @@ class _Dispatch:
 
 
 def create_app(served: ServedProjects, tokens: TokenStore, *, port: int, host: str = "127.0.0.1",
-               mcp: bool = True) -> ASGIApp:
-    """The whole ``serve`` app: the guard, then ``/mcp`` (when ``mcp``) or the API routes."""
+               mcp: bool = True, allow_hosts: Iterable[str] = ()) -> ASGIApp:
+    """The whole ``serve`` app: the guard, then ``/mcp`` (when ``mcp``) or the API routes.
+
+    ``Host`` headers may name the loopback names, ``host`` itself, and the names in ``allow_hosts``
+    (the machine's names, when it listens on a LAN), each with ``port`` or no port.
+    """
     mcp_handler = None
     lifespan = None
     if mcp:
@@ -233,6 +237,6 @@ def create_app(served: ServedProjects, tokens: TokenStore, *, port: int, host: s
                 yield
 
     api = create_api(served, lifespan=lifespan)
-    names = {"127.0.0.1", "localhost", "::1", host}
+    names = {"127.0.0.1", "localhost", "::1", host, *allow_hosts}
     # Lifespan events pass the guard untouched and reach the API, which runs the MCP session manager.
     return Guard(_Dispatch(api, mcp_handler), tokens=tokens, host_names=names, port=port)

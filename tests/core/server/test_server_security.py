@@ -213,8 +213,8 @@ def test_serve_binds_loopback_by_default_and_warns_otherwise(tokens, user_config
     import httpx
 
     token = tokens.create("cli")
-    proc, lines = _start_cli_server(["--project", str(sample_project), "--port", "0", "--host", host],
-                                    cli_env(user_config_dir))
+    proc, lines = _start_cli_server(["--project", str(sample_project), "--port", "0", "--host", host,
+                                     "--allow-host", "Devbox.lan"], cli_env(user_config_dir))
     try:
         text = "".join(lines)
         assert "serving sample" in text, text
@@ -223,6 +223,11 @@ def test_serve_binds_loopback_by_default_and_warns_otherwise(tokens, user_config
         r = httpx.get(f"http://127.0.0.1:{port}/api/memory", headers={"Authorization": f"Bearer {token}"}, timeout=30)
         assert r.status_code == 200
         assert r.json()["content"] == (sample_project / MEMORY).read_text(encoding="utf-8")
+        auth = {"Authorization": f"Bearer {token}"}
+        named = httpx.get(f"http://127.0.0.1:{port}/api/memory", headers={**auth, "Host": f"devbox.lan:{port}"})
+        assert named.status_code == 200
+        other = httpx.get(f"http://127.0.0.1:{port}/api/memory", headers={**auth, "Host": f"other.lan:{port}"})
+        assert other.status_code == 421
     finally:
         proc.terminate()
         proc.wait(30)
