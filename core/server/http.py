@@ -87,9 +87,11 @@ def _install_error_handlers(app: FastAPI) -> None:
         return _error(400, f"{where}: {err.get('msg', 'invalid value')}")
 
 
-def _project(request: Request,
-             project: Annotated[str | None, Query(description="served project: its key or its folder")] = None,
-             ) -> Project:
+async def _project(request: Request,
+                   project: Annotated[str | None, Query(description="served project: its key or its folder")] = None,
+                   ) -> Project:
+    # async: a lookup (two stats) is cheaper than a hop to the thread pool; a rebuild after a settings
+    # change reads config.json, rarely and briefly.
     return request.app.state.served.get(project)
 
 
