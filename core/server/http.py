@@ -20,6 +20,7 @@ from fastapi import Depends, FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
@@ -90,9 +91,10 @@ def _install_error_handlers(app: FastAPI) -> None:
 async def _project(request: Request,
                    project: Annotated[str | None, Query(description="served project: its key or its folder")] = None,
                    ) -> Project:
-    # async: a lookup (two stats) is cheaper than a hop to the thread pool; a rebuild after a settings
-    # change reads config.json, rarely and briefly.
-    return request.app.state.served.get(project)
+    # On the event loop when the cached model is current (two stats, cheaper than a thread-pool hop);
+    # building one (a settings change: the backend opens its store) runs in the pool.
+    served: ServedProjects = request.app.state.served
+    return served.cached(project) or await run_in_threadpool(served.get, project)
 
 
 Proj = Annotated[Project, Depends(_project)]

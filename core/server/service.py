@@ -92,14 +92,21 @@ class ServedProjects:
         raise ProjectNotServed(f"project {selector!r} is not served here; served: "
                                + ", ".join(s.key for s in self.served))
 
-    def get(self, selector: str | None = None) -> Project:
-        """The (cached) project model of the project named by ``selector``."""
+    def cached(self, selector: str | None = None) -> Project | None:
+        """The project model of ``selector`` when the cached one is current (no I/O beyond two stats)."""
         served = self.find(selector)
         stamp = _config_stamp(served.root)
         with self._lock:
             hit = self._cache.get(served.root)
-            if hit is not None and hit[0] == stamp:
-                return hit[1]
+        return hit[1] if hit is not None and hit[0] == stamp else None
+
+    def get(self, selector: str | None = None) -> Project:
+        """The (cached) project model of the project named by ``selector``."""
+        hit = self.cached(selector)
+        if hit is not None:
+            return hit
+        served = self.find(selector)
+        stamp = _config_stamp(served.root)
         project = Project(served.root, registry=self.registry)
         with self._lock:
             self._cache[served.root] = (stamp, project)
