@@ -351,3 +351,12 @@ def test_a_layered_project_without_a_backend_key_uses_qmd_and_says_none_was_conf
     body = serve(layered_project).client(token).get("/api/memory/backend").json()
     assert body["currentBackend"] == "qmd" and body["configuredBackend"] is None
     assert body["fallbackReason"] is None
+
+
+def test_a_settings_change_is_obeyed_at_the_next_request(serve, token, sample_project):
+    c = serve(sample_project).client(token)
+    assert c.post("/api/memory/append", json={"content": "before the switch"}).status_code == 200
+    _set_config(sample_project, {"memoryBackend": "readonly"})  # the operator switches, in the app or the CLI
+    r = c.post("/api/memory/append", json={"content": "after the switch"})
+    assert r.status_code == 409 and r.json()["code"] == "READ_ONLY"
+    assert "after the switch" not in (sample_project / MEMORY).read_text(encoding="utf-8")
