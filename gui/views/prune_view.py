@@ -37,6 +37,7 @@ from core.insights import (
     read_working_memory,
     validate_prune_candidate,
 )
+from core.project import Changes
 from core.proposals import (
     Proposal,
     ProposalError,
@@ -386,7 +387,7 @@ class PruneView(QWidget):
         self.outcome_label.setText(
             f"<b style='color:{css('ok-fg')}'>Applied</b> ({which}). Memory went from {outcome.original_size:,} to "
             f"{outcome.new_size:,} characters ({outcome.size_delta:+,}); the previous version is in history.")
-        self.session.memoryReplaced.emit("prune")
+        self.session.apply(Changes(documents=frozenset({self.session.project.memory_path})), "prune")
         self.session.statusMessage.emit("Prune applied")
         self.pruneApplied.emit(review)
         return review
