@@ -35,7 +35,7 @@ class SettingsView(QWidget):
         self.session = session
         self.banner = Banner(self)
         heading = QLabel(f"<b>Project settings</b> — stored in <code>{CONFIG_PATH}</code>", self)
-        self.form = SchemaForm(ProjectSettings, self._saved_values(), exclude=BACKEND_KEYS)
+        self.form = SchemaForm(ProjectSettings, self._saved_values(), exclude=(*BACKEND_KEYS, "memdeskBudgetConsumers"))
         self.cron_preview = CronPreview(parent=self.form)
         self.form.add_extra(SCHEDULE_KEY, self.cron_preview)
         self.form.setMaximumWidth(900)
