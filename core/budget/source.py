@@ -94,8 +94,10 @@ class _FileSource:
 
 def open_source(root: Path | str) -> DocumentSource:
     """The project's documents through the project model when this build has it, else the stand-in."""
-    try:
-        from core.project import Project
-    except ImportError:
+    # The sibling file, not an import attempt: an editable install of another checkout can lend its
+    # core.project to this one. (At merge this becomes a plain ``Project(root)``.)
+    if not (Path(__file__).resolve().parent.parent / "project.py").is_file():
         return _FileSource(Path(root))
+    from core.project import Project
+
     return _ProjectSource(Project(root))
