@@ -1,0 +1,165 @@
+"""Keeps the load budget of the document being edited up to date without slowing typing.
+
+Each change to the text restarts a short timer; when typing pauses the budget is computed once
+(:func:`core.budget.document_budget`, a few milliseconds on a 1 MiB file), the cut line is moved
+(:class:`gui.editor.cut_line.CutLineOverlay`) and ``budgetsChanged`` carries the result to the
+status-bar meter. A keystroke itself does nothing but restart the timer.
+
+The choice of agents per document is the project setting ``memdeskBudgetConsumers``; the tracker
+turns the operator's choice into a settings patch and saves it through the session.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtWidgets import QPlainTextEdit
+
+from core.budget import ConsumerBudget, all_consumers, chosen_consumer_ids, consumers_patch, document_budget
+from core.budget import tightest as tightest_budget
+from gui.editor.cut_line import CutLineOverlay
+
+if TYPE_CHECKING:
+    from core.budget import Consumer
+    from core.settings import ProjectSettings
+    from gui.session import ProjectSession
+
+log = logging.getLogger(__name__)
+
+DEBOUNCE_MS = 250
+DEFAULT_DOCUMENT = ".fusion/memory.md"
+
+
+def cut_label(budget: ConsumerBudget) -> str:
+    """The label drawn beside the cut line."""
+    cut = budget.cut
+    assert cut is not None
+    if cut.kind == "window":
+        return f"{budget.consumer_name}: one read ends here ({cut.last_loaded_line:,} lines)"
+    if cut.kind == "middle":
+        return f"✂ {budget.consumer_name} drops lines {cut.first_line:,}–{(cut.resume_line or 0) - 1:,}"
+    part = " (part of this line)" if cut.partial else ""
+    return f"✂ {budget.consumer_name} stops loading here{part}"
+
+
+class BudgetTracker(QObject):
+    """Budget of one document in one text field; ``session`` gives the project's settings and saves them."""
+
+    budgetsChanged = Signal(list)  # list[ConsumerBudget], every chosen consumer
+    choiceChanged = Signal(list, list)  # [(id, name)] offered, [id] chosen
+    statusMessage = Signal(str)
+
+    def __init__(self, edit: QPlainTextEdit, text_source: Callable[[], str], session: ProjectSession | None = None,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.edit = edit
+        self.text_source = text_source
+        self.session = session
+        self.overlay = CutLineOverlay(edit)
+        self.budgets: list[ConsumerBudget] = []
+        self.compute_count = 0
+        self._consumers: dict[str, Consumer] = all_consumers()
+        self._settings: ProjectSettings | None = session.settings if session is not None else None
+        self.relpath = _document_of(session)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(DEBOUNCE_MS)
+        self._timer.timeout.connect(self.refresh)
+        edit.document().contentsChanged.connect(self._timer.start)
+        if session is not None:
+            session.settingsChanged.connect(self.set_settings)
+
+    # -- inputs --------------------------------------------------------------------------------
+    def set_document(self, relpath: str) -> None:
+        """Track ``relpath`` (the document now in the text field)."""
+        self.relpath = relpath
+        self._emit_choice()
+        self.schedule()
+
+    def set_settings(self, settings: ProjectSettings) -> None:
+        """The project's settings changed (maybe who reads which document)."""
+        before = self.chosen_ids()
+        self._settings = settings
+        if self.chosen_ids() != before:
+            self._emit_choice()
+            self.refresh()
+
+    def choose_consumers(self, ids: Sequence[str]) -> bool:
+        """Save ``ids`` as the readers of this document; False (and a message) when it cannot be saved."""
+        try:
+            patch = consumers_patch(self._settings, self.relpath, list(ids), self._consumers)
+            if self.session is None:
+                raise RuntimeError("no project to save the choice in")
+            self.session.update_settings(patch)
+        except Exception as exc:  # a bad config or a read-only folder: say so, keep the old choice
+            log.warning("cannot save the readers of %s: %s", self.relpath, exc)
+            self.statusMessage.emit(f"Readers not saved: {exc}")
+            self._emit_choice()
+            return False
+        self.statusMessage.emit(f"{self.relpath} is read by {', '.join(self.chosen_ids())}")
+        return True
+
+    # -- state ---------------------------------------------------------------------------------
+    def chosen_ids(self) -> list[str]:
+        """Consumer ids reading the document (the project's choice or the defaults)."""
+        return [cid for cid in chosen_consumer_ids(self.relpath, self._settings) if cid in self._consumers]
+
+    def options(self) -> list[tuple[str, str]]:
+        """Every consumer the operator can choose, as (id, name)."""
+        return [(c.id, c.name) for c in self._consumers.values()]
+
+    def tightest(self) -> ConsumerBudget | None:
+        """The chosen consumer that loads least of the document."""
+        return tightest_budget(self.budgets)
+
+    def pending(self) -> bool:
+        """True while a recompute waits for typing to pause."""
+        return self._timer.isActive()
+
+    # -- work ----------------------------------------------------------------------------------
+    def schedule(self) -> None:
+        """Recompute after the debounce delay."""
+        self._timer.start()
+
+    def refresh(self) -> None:
+        """Recompute now: the budgets, the cut line, the meter."""
+        self._timer.stop()
+        try:
+            consumers = [self._consumers[cid] for cid in self.chosen_ids()]
+            self.budgets = document_budget(self.text_source(), self.relpath, consumers)
+        except Exception as exc:  # the budget is advice: never let it break editing
+            log.exception("load budget of %s failed", self.relpath)
+            self.statusMessage.emit(f"Load budget not computed: {exc}")
+            self.budgets = []
+        self.compute_count += 1
+        tight = self.tightest()
+        if tight is None or tight.cut is None:
+            self.overlay.set_cut(None)
+        else:
+            self.overlay.set_cut(tight.cut.first_line, cut_label(tight), tight.cut.kind, tight.cut.resume_line)
+        self.budgetsChanged.emit(self.budgets)
+
+    def _emit_choice(self) -> None:
+        self.choiceChanged.emit(self.options(), self.chosen_ids())
+
+    def announce(self) -> None:
+        """Emit the current choice and budgets again (a meter was just connected)."""
+        self._emit_choice()
+        self.budgetsChanged.emit(self.budgets)
+
+    def shutdown(self) -> None:
+        """Stop the timer (the editor is going away)."""
+        self._timer.stop()
+
+
+def _document_of(session: Any) -> str:
+    if session is None:
+        return DEFAULT_DOCUMENT
+    path = getattr(session, "memory_path", None)
+    try:
+        return path.relative_to(session.root).as_posix() if path is not None else DEFAULT_DOCUMENT
+    except ValueError:
+        return DEFAULT_DOCUMENT
