@@ -20,7 +20,7 @@ from PySide6.QtWidgets import QPlainTextEdit
 
 from core.budget import ConsumerBudget, all_consumers, chosen_consumer_ids, consumers_patch, document_budget
 from core.budget import tightest as tightest_budget
-from gui.editor.cut_line import CutLineOverlay
+from gui.editor.cut_line import CutLineOverlay, mark_cut_in_markdown
 
 if TYPE_CHECKING:
     from core.budget import Consumer
@@ -51,6 +51,7 @@ class BudgetTracker(QObject):
     budgetsChanged = Signal(list)  # list[ConsumerBudget], every chosen consumer
     choiceChanged = Signal(list, list)  # [(id, name)] offered, [id] chosen
     statusMessage = Signal(str)
+    previewChanged = Signal()  # the cut moved: a marked preview should render again
 
     def __init__(self, edit: QPlainTextEdit, text_source: Callable[[], str], session: ProjectSession | None = None,
                  parent: QObject | None = None) -> None:
@@ -61,6 +62,7 @@ class BudgetTracker(QObject):
         self.overlay = CutLineOverlay(edit)
         self.budgets: list[ConsumerBudget] = []
         self.compute_count = 0
+        self._last_marker: tuple[int, str] | None = None
         self._consumers: dict[str, Consumer] = all_consumers()
         self._settings: ProjectSettings | None = session.settings if session is not None else None
         self.relpath = _document_of(session)
@@ -141,6 +143,30 @@ class BudgetTracker(QObject):
         else:
             self.overlay.set_cut(tight.cut.first_line, cut_label(tight), tight.cut.kind, tight.cut.resume_line)
         self.budgetsChanged.emit(self.budgets)
+        marker = self._marker()
+        if marker != self._last_marker:  # only then: the preview re-renders after typing anyway
+            self._last_marker = marker
+            self.previewChanged.emit()
+
+    def marked(self, source: Callable[[], tuple[str, int]]) -> Callable[[], tuple[str, int]]:
+        """Wrap a preview text source so the preview shows a marker where a chosen agent stops loading
+        (hard cuts only: the end of one read is not a loss)."""
+        def wrapped() -> tuple[str, int]:
+            text, cursor_line = source()
+            marker = self._marker()
+            if marker is None:
+                return text, cursor_line
+            line, label = marker
+            marked_text, added = mark_cut_in_markdown(text, line, label)
+            return marked_text, cursor_line + (added if cursor_line >= line - 1 else 0)
+
+        return wrapped
+
+    def _marker(self) -> tuple[int, str] | None:
+        tight = self.tightest()
+        if tight is None or tight.cut is None or tight.cut.kind == "window":
+            return None
+        return tight.cut.first_line, cut_label(tight)
 
     def _emit_choice(self) -> None:
         self.choiceChanged.emit(self.options(), self.chosen_ids())

@@ -99,3 +99,16 @@ class CutLineOverlay(QWidget):
             painter.fillRect(box, background)
             painter.drawText(box, Qt.AlignmentFlag.AlignCenter, self.label)
         painter.end()
+
+
+def mark_cut_in_markdown(text: str, line: int, label: str) -> tuple[str, int]:
+    """``text`` with a visible marker (a rule, the label, a rule) before ``line``; returns the text and the
+    number of lines inserted, so that a caller can shift line numbers past the marker."""
+    start = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", start)
+        if nl < 0:
+            return text, 0
+        start = nl + 1
+    marker = f"\n\n---\n\n**{label}**\n\n---\n\n"
+    return text[:start] + marker + text[start:], marker.count("\n")

@@ -75,6 +75,8 @@ class MemoryEditor(QWidget):
         from gui.budget_tracker import BudgetTracker
 
         self.budget = BudgetTracker(self.text_edit, self.buffer.text, session, self)
+        self.preview.set_text_source(self.budget.marked(self.preview._source))  # the cut marked in the preview
+        self.budget.previewChanged.connect(self.preview.schedule)
         self._connect_signals()
         self.load()
 

@@ -78,7 +78,17 @@ class BudgetMeter(QWidget):
         self.clear()
 
     def set_consumers(self, options: Sequence[tuple[str, str]], chosen: Sequence[str]) -> None:
-        """Offer ``options`` (id, name) in the chooser, ticking ``chosen``."""
+        """Offer ``options`` (id, name) in the chooser, ticking ``chosen``.
+
+        The same options only update the ticks: the menu may be open, its action mid-signal.
+        """
+        actions = self.menu.actions()
+        if [(a.data(), a.text()) for a in actions] == [(cid, f"{name} ({cid})") for cid, name in options]:
+            for action in actions:
+                action.blockSignals(True)
+                action.setChecked(action.data() in chosen)
+                action.blockSignals(False)
+            return
         self.menu.clear()
         for cid, name in options:
             action = QAction(f"{name} ({cid})", self.menu)
