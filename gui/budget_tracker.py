@@ -1,8 +1,9 @@
 """Keeps the load budget of the document being edited up to date without slowing typing.
 
-Each change to the text restarts a short timer; when typing pauses the budget is computed once
-(:func:`core.budget.document_budget`, a few milliseconds on a 1 MiB file), the cut line is moved
-(:class:`gui.editor.cut_line.CutLineOverlay`) and ``budgetsChanged`` carries the result to the
+Each change to the text restarts a short timer; when typing pauses the budget is computed once on a
+worker thread (:func:`core.budget.document_budget`, about 10 ms on a 1 MiB file: too long to hold the
+GUI thread), at most one at a time and once more if the text changed meanwhile. Then the cut line is
+moved (:class:`gui.editor.cut_line.CutLineOverlay`) and ``budgetsChanged`` carries the result to the
 status-bar meter. A keystroke itself does nothing but restart the timer.
 
 The choice of agents per document is the project setting ``memdeskBudgetConsumers``; the tracker
@@ -20,7 +21,9 @@ from PySide6.QtWidgets import QPlainTextEdit
 
 from core.budget import ConsumerBudget, all_consumers, chosen_consumer_ids, consumers_patch, document_budget
 from core.budget import tightest as tightest_budget
+from core.budget.sections import sections_past_cut
 from gui.editor.cut_line import CutLineOverlay, mark_cut_in_markdown
+from gui.tasks import Operation, run_in_background
 
 if TYPE_CHECKING:
     from core.budget import Consumer
@@ -69,8 +72,11 @@ class BudgetTracker(QObject):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.refresh)
+        self._timer.timeout.connect(self.start_recompute)
+        self._op: Operation | None = None
+        self._again = False
         edit.document().contentsChanged.connect(self._timer.start)
+        self._active = True
         if session is not None:
             session.settingsChanged.connect(self.set_settings)
 
@@ -117,9 +123,16 @@ class BudgetTracker(QObject):
         """The chosen consumer that loads least of the document."""
         return tightest_budget(self.budgets)
 
+    def sections_past(self) -> list[tuple[str, int, bool]]:
+        """The sections past the tightest cut, ``(heading, line, wholly)``, for the outline (parsed now)."""
+        tight = self.tightest()
+        if tight is None or tight.cut is None or tight.cut.kind == "window":
+            return []
+        return sections_past_cut(self.text_source(), tight.cut.first_line)
+
     def pending(self) -> bool:
-        """True while a recompute waits for typing to pause."""
-        return self._timer.isActive()
+        """True while a recompute waits for typing to pause or runs."""
+        return self._timer.isActive() or self._op is not None or self._again
 
     # -- work ----------------------------------------------------------------------------------
     def schedule(self) -> None:
@@ -127,15 +140,50 @@ class BudgetTracker(QObject):
         self._timer.start()
 
     def refresh(self) -> None:
-        """Recompute now: the budgets, the cut line, the meter."""
-        self._timer.stop()
-        try:
-            consumers = [self._consumers[cid] for cid in self.chosen_ids()]
-            self.budgets = document_budget(self.text_source(), self.relpath, consumers)
+        """Recompute now, on this thread: the budgets, the cut line, the meter."""
+        self._drop_running()
+        self._apply(self._compute(self.text_source(), self.relpath, self._chosen()))
+
+    def _chosen(self) -> list[Consumer]:
+        return [self._consumers[cid] for cid in self.chosen_ids()]
+
+    @staticmethod
+    def _compute(text: str, relpath: str, consumers: list[Consumer]) -> list[ConsumerBudget] | Exception:
+        try:  # no sections here: parsing the headings is half the work; sections_past() does it on demand
+            return document_budget(text, relpath, consumers, sections=False)
         except Exception as exc:  # the budget is advice: never let it break editing
-            log.exception("load budget of %s failed", self.relpath)
-            self.statusMessage.emit(f"Load budget not computed: {exc}")
-            self.budgets = []
+            log.exception("load budget of %s failed", relpath)
+            return exc
+
+    def start_recompute(self) -> None:
+        """Recompute on a worker thread now (typing paused); one at a time, once more if asked meanwhile."""
+        if self._op is not None:
+            self._again = True  # one in flight: run once more when it lands
+            return
+        text, relpath, consumers = self.text_source(), self.relpath, self._chosen()  # a str: safe to share
+        self._op = run_in_background(lambda _token: self._compute(text, relpath, consumers),
+                                     on_done=self._landed, parent=self)
+        self._op.finished.connect(self._op.deleteLater)
+
+    def _landed(self, result: list[ConsumerBudget] | Exception) -> None:
+        self._op = None
+        self._apply(result)
+        if self._again:
+            self._again = False
+            self.start_recompute()
+
+    def _drop_running(self) -> None:
+        self._timer.stop()
+        self._again = False
+        if self._op is not None:
+            self._op.cancel()
+            self._op = None
+
+    def _apply(self, result: list[ConsumerBudget] | Exception) -> None:
+        if isinstance(result, Exception):
+            self.statusMessage.emit(f"Load budget not computed: {result}")
+            result = []
+        self.budgets = result
         self.compute_count += 1
         tight = self.tightest()
         if tight is None or tight.cut is None:
@@ -176,9 +224,21 @@ class BudgetTracker(QObject):
         self._emit_choice()
         self.budgetsChanged.emit(self.budgets)
 
+    def set_active(self, active: bool) -> None:
+        """Follow the text (the default) or not at all: no timer, no cut line (for measuring the cost)."""
+        document = self.edit.document()
+        if active and not self._active:
+            document.contentsChanged.connect(self._timer.start)
+            self.refresh()
+        elif not active and self._active:
+            document.contentsChanged.disconnect(self._timer.start)
+            self._drop_running()
+            self.overlay.set_cut(None)
+        self._active = active
+
     def shutdown(self) -> None:
-        """Stop the timer (the editor is going away)."""
-        self._timer.stop()
+        """Stop the timer and drop a recompute in flight (the editor is going away)."""
+        self._drop_running()
 
 
 def _document_of(session: Any) -> str:

@@ -149,16 +149,28 @@ def _cut_at(text: str, kind: str, stop: int, binding: str, start: int) -> Cut:
     return Cut(kind, line_of(text, stop), stop, True, binding)
 
 
-def measure_rule(text: str, rule: LoadRule) -> RuleResult:
-    """Apply ``rule`` to ``text``: the used/limit measures and where loading stops."""
-    start, end = _trim_bounds(text) if rule.trim else (0, len(text))
+def measure_rule(text: str, rule: LoadRule, memo: dict | None = None) -> RuleResult:
+    """Apply ``rule`` to ``text``: the used/limit measures and where loading stops.
+
+    ``memo`` (a dict kept for one text) shares whole-text counts between the rules of several consumers.
+    """
+    memo = {} if memo is None else memo
+    bounds = memo.setdefault(("bounds", rule.trim), _trim_bounds(text) if rule.trim else (0, len(text)))
+    start, end = bounds
     body = text[start:end]
     limits = rule.limits()
     counter = token_counter(rule.tokenizer) if "tokens" in limits else None
     notes = (counter.note,) if counter is not None and counter.note else ()
-    measures = tuple(Measure(unit, _used(body, unit, counter), limit, unit == "tokens" and counter.estimated)
-                     for unit, limit in limits.items())  # type: ignore[union-attr]
-    total = line_count(text)
+
+    def used(unit: Unit) -> int:
+        key = (unit, start, end, counter.name if unit == "tokens" and counter is not None else "")
+        if key not in memo:
+            memo[key] = _used(body, unit, counter)
+        return memo[key]
+
+    measures = tuple(Measure(unit, used(unit), limit, unit == "tokens" and counter.estimated)  # type: ignore[union-attr]
+                     for unit, limit in limits.items())
+    total = memo.setdefault("total_lines", line_count(text))
     if not limits:
         if rule.read_window is None:
             return RuleResult(measures, None, total, notes)

@@ -6,7 +6,7 @@ Pure functions of text: the CLI, the servers, the project model's append and the
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from core.budget.measure import Cut, Measure, line_of, measure_rule
 from core.budget.registry import resolve_consumers
@@ -14,7 +14,7 @@ from core.budget.rules import Consumer
 from core.budget.sections import SectionCut, headings, sections_cut
 
 __all__ = ["ConsumerBudget", "PruneBudget", "append_warnings", "budget_for", "document_budget", "prune_budget",
-           "tightest", "unit_label"]
+           "tightest", "unit_label", "with_sections"]
 
 _UNIT_LABELS = {"lines": "lines", "bytes": "bytes", "chars": "characters", "utf16": "characters",
                 "tokens": "tokens"}
@@ -102,10 +102,11 @@ class ConsumerBudget:
         }
 
 
-def budget_for(text: str, relpath: str, consumer: Consumer, heads: list | None = None) -> ConsumerBudget:
-    """How ``consumer`` loads ``text`` (the document at ``relpath``)."""
+def budget_for(text: str, relpath: str, consumer: Consumer, heads: list | None = None,
+               memo: dict | None = None) -> ConsumerBudget:
+    """How ``consumer`` loads ``text`` (the document at ``relpath``); ``heads=[]`` skips the sections."""
     rule, matched = consumer.rule_for(relpath)
-    result = measure_rule(text, rule)
+    result = measure_rule(text, rule, memo)
     if result.cut is not None and heads is None:
         heads = headings(text)
     sections = tuple(sections_cut(heads or [], result.cut))
@@ -115,11 +116,20 @@ def budget_for(text: str, relpath: str, consumer: Consumer, heads: list | None =
                           result.measures, result.cut, result.total_lines, sections, notes)
 
 
-def document_budget(text: str, relpath: str, consumers: Iterable[str | Consumer]) -> list[ConsumerBudget]:
-    """Every chosen consumer's view of one document (headings parsed once)."""
+def document_budget(text: str, relpath: str, consumers: Iterable[str | Consumer], *,
+                    sections: bool = True) -> list[ConsumerBudget]:
+    """Every chosen consumer's view of one document (headings parsed once; none when not ``sections``)."""
     found = resolve_consumers(consumers)
-    heads = headings(text) if found else []
-    return [budget_for(text, relpath, c, heads) for c in found]
+    heads = headings(text) if found and sections else []
+    memo: dict = {}
+    return [budget_for(text, relpath, c, heads, memo) for c in found]
+
+
+def with_sections(budget: ConsumerBudget, text: str) -> ConsumerBudget:
+    """``budget`` with the sections its cut leaves out (for a budget computed without them)."""
+    if budget.cut is None or budget.sections:
+        return budget
+    return replace(budget, sections=tuple(sections_cut(headings(text), budget.cut)))
 
 
 def tightest(budgets: Sequence[ConsumerBudget]) -> ConsumerBudget | None:
@@ -158,8 +168,9 @@ def append_warnings(relpath: str, before: str, after: str, consumers: Iterable[s
         return []
     entry_line = line_of(after, start)
     out = []
+    memo: dict = {}
     for consumer in resolve_consumers(consumers):
-        b = budget_for(after, relpath, consumer, heads=[])
+        b = budget_for(after, relpath, consumer, heads=[], memo=memo)
         c = b.cut
         if c is None:
             continue

@@ -14,7 +14,11 @@ from core.budget.measure import Cut, line_count
 
 __all__ = ["Heading", "SectionCut", "headings", "sections_cut", "sections_past_cut"]
 
-_LINE = re.compile(r"^(?:(#{1,6})[ \t]+([^\n]*)|#{1,6}$|[ \t]{0,3}(`{3,}|~{3,})[^\n]*)", re.MULTILINE)
+# Candidate lines start with '#' or a fence; searching from a literal newline is several times faster
+# than a MULTILINE '^' on a 1 MiB text. The first line is checked on its own.
+_CANDIDATE = re.compile(r"\n(?=#|```|~~~|[ \t]{1,3}(?:```|~~~))")
+_HEADING = re.compile(r"(#{1,6})(?:[ \t]+(.*))?$")
+_FENCE = re.compile(r"[ \t]{0,3}(`{3,}|~{3,})(.*)$")
 _CLOSING = re.compile(r"[ \t]+#+[ \t]*$")
 
 
@@ -46,31 +50,35 @@ def headings(text: str) -> list[Heading]:
     """The headings of ``text`` in order, with the line where each section ends."""
     found: list[tuple[int, str, int]] = []
     fence: str | None = None
+    starts = [0] if text[:1] in ("#", "`", "~", " ", "\t") else []
+    starts += [m.start() + 1 for m in _CANDIDATE.finditer(text)]
     pos, line = 0, 1
-    for m in _LINE.finditer(text):
-        line += text.count("\n", pos, m.start())
-        pos = m.start()
-        marker = m.group(3)
-        if marker is not None:
+    for start in starts:
+        line += text.count("\n", pos, start)
+        pos = start
+        end = text.find("\n", start)
+        row = text[start:end if end >= 0 else len(text)]
+        fenced = _FENCE.match(row)
+        if fenced is not None:
+            marker = fenced.group(1)
             if fence is None:
                 fence = marker
-            elif marker[0] == fence[0] and len(marker) >= len(fence) and not m.group(0).strip()[len(marker):]:
+            elif marker[0] == fence[0] and len(marker) >= len(fence) and not fenced.group(2).strip():
                 fence = None
             continue
-        if fence is not None:
-            continue
-        hashes = m.group(1) or m.group(0)
-        title = _CLOSING.sub("", (m.group(2) or "").rstrip()).strip()
-        found.append((len(hashes), title, line))
+        heading = _HEADING.match(row) if fence is None else None
+        if heading is not None:
+            title = _CLOSING.sub("", (heading.group(2) or "").rstrip()).strip()
+            found.append((len(heading.group(1)), title, line))
     total = max(line_count(text), 1)
     out: list[Heading] = []
-    for i, (level, title, start) in enumerate(found):
-        end = total
+    for i, (level, title, start_line) in enumerate(found):
+        end_line = total
         for later_level, _title, later_line in found[i + 1:]:
             if later_level <= level:
-                end = later_line - 1
+                end_line = later_line - 1
                 break
-        out.append(Heading(level, title, start, end))
+        out.append(Heading(level, title, start_line, end_line))
     return out
 
 

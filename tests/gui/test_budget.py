@@ -85,6 +85,20 @@ def test_meter_and_cut_line_on_the_real_memory(qtbot, open_window, real_project:
     # Between line 166 (Component tests, loaded) and line 167 (Route tests, the first one not loaded).
     assert shown.index("Component tests") < shown.index("stops loading here") < shown.index("Route tests")
     assert "✂" not in win.editor.text()  # the marker is the preview's, never the memory's
+    past = win.editor.budget.sections_past()  # for the outline: what Claude Code never sees
+    assert ("Color Theme System", 172, True) in past and ("Conventions", 122, False) in past
+
+
+def test_closing_while_a_recompute_runs_is_clean(qtbot, open_window, real_project: Path) -> None:
+    set_document_consumers(real_project, MEMORY, ["claude-code"])
+    win = open_window(real_project)
+    tracker = win.editor.budget
+    qtbot.keyClicks(win.editor.text_edit, "typed")
+    tracker.start_recompute()
+    assert tracker.pending()
+    win.close()  # the result of the worker is dropped, nothing is drawn on a deleted field
+    QThreadPool.globalInstance().waitForDone(5000)
+    qtbot.wait(50)
 
 
 def test_typing_past_200_lines_moves_the_meter_after_a_pause(qtbot, open_window, project: Path) -> None:
