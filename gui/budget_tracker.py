@@ -205,8 +205,7 @@ class BudgetTracker(QObject):
             if marker is None:
                 return text, cursor_line
             line, label = marker
-            marked_text, added = mark_cut_in_markdown(text, line, label)
-            return marked_text, cursor_line + (added if cursor_line >= line - 1 else 0)
+            return mark_cut_in_markdown(text, line, label), cursor_line
 
         return wrapped
 
@@ -214,7 +213,7 @@ class BudgetTracker(QObject):
         tight = self.tightest()
         if tight is None or tight.cut is None or tight.cut.kind == "window":
             return None
-        return tight.cut.first_line, cut_label(tight)
+        return tight.cut.first_line, f"✂ {tight.consumer_name} stops loading after this line"
 
     def _emit_choice(self) -> None:
         self.choiceChanged.emit(self.options(), self.chosen_ids())

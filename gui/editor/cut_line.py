@@ -101,14 +101,14 @@ class CutLineOverlay(QWidget):
         painter.end()
 
 
-def mark_cut_in_markdown(text: str, line: int, label: str) -> tuple[str, int]:
-    """``text`` with a visible marker (a rule, the label, a rule) before ``line``; returns the text and the
-    number of lines inserted, so that a caller can shift line numbers past the marker."""
-    start = 0
+def mark_cut_in_markdown(text: str, line: int, label: str) -> str:
+    """``text`` with ``label`` in bold at the end of the last line loaded (before ``line``), so the preview
+    shows where loading stops without a line being added (the preview's line numbers stay right)."""
+    if line <= 1:
+        return f"**{label}** {text}"
+    end = -1
     for _ in range(line - 1):
-        nl = text.find("\n", start)
-        if nl < 0:
-            return text, 0
-        start = nl + 1
-    marker = f"\n\n---\n\n**{label}**\n\n---\n\n"
-    return text[:start] + marker + text[start:], marker.count("\n")
+        end = text.find("\n", end + 1)
+        if end < 0:
+            return text
+    return f"{text[:end]} **{label}**{text[end:]}"

@@ -81,9 +81,10 @@ def test_meter_and_cut_line_on_the_real_memory(qtbot, open_window, real_project:
     preview = win.editor.preview
     preview.render_now()
     shown = preview.browser.toPlainText()
-    assert "✂ Claude Code stops loading here" in shown
-    # Between line 166 (Component tests, loaded) and line 167 (Route tests, the first one not loaded).
-    assert shown.index("Component tests") < shown.index("stops loading here") < shown.index("Route tests")
+    assert "✂ Claude Code stops loading after this line" in shown
+    # At the end of line 166 (Component tests, loaded), before line 167 (Route tests, not loaded).
+    assert shown.index("new API functions") < shown.index("stops loading after") < shown.index("Route tests")
+    assert "of 1294" in preview.note.text()  # the preview counts the lines of the memory, no marker line
     assert "✂" not in win.editor.text()  # the marker is the preview's, never the memory's
     past = win.editor.budget.sections_past()  # for the outline: what Claude Code never sees
     assert ("Color Theme System", 172, True) in past and ("Conventions", 122, False) in past
