@@ -79,6 +79,7 @@ class BudgetTracker(QObject):
         self._active = True
         if session is not None:
             session.settingsChanged.connect(self.set_settings)
+            session.backendChanged.connect(self._on_backend_changed)
 
     # -- inputs --------------------------------------------------------------------------------
     def set_document(self, relpath: str) -> None:
@@ -86,6 +87,9 @@ class BudgetTracker(QObject):
         self.relpath = relpath
         self._emit_choice()
         self.schedule()
+
+    def _on_backend_changed(self, *_args: object) -> None:
+        self.set_document(_document_of(self.session))
 
     def set_settings(self, settings: ProjectSettings) -> None:
         """The project's settings changed (maybe who reads which document)."""
