@@ -68,7 +68,8 @@ class BudgetTracker(QObject):
         self._last_marker: tuple[int, str] | None = None
         self._consumers: dict[str, Consumer] = all_consumers()
         self._settings: ProjectSettings | None = session.settings if session is not None else None
-        self.relpath = _document_of(session)
+        self._relpath = _document_of(session)
+        self._announced: str | None = None
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
@@ -82,14 +83,22 @@ class BudgetTracker(QObject):
             session.backendChanged.connect(self._on_backend_changed)
 
     # -- inputs --------------------------------------------------------------------------------
+    @property
+    def relpath(self) -> str:
+        """The document in the text field: the session's current one (it follows the document picker)."""
+        current = getattr(self.session, "current_path", None)
+        return current if isinstance(current, str) and current else self._relpath
+
     def set_document(self, relpath: str) -> None:
-        """Track ``relpath`` (the document now in the text field)."""
-        self.relpath = relpath
+        """Track ``relpath`` (for a text field without a session that names its document)."""
+        self._relpath = relpath
         self._emit_choice()
         self.schedule()
 
     def _on_backend_changed(self, *_args: object) -> None:
-        self.set_document(_document_of(self.session))
+        self._relpath = _document_of(self.session)
+        self._emit_choice()
+        self.schedule()
 
     def set_settings(self, settings: ProjectSettings) -> None:
         """The project's settings changed (maybe who reads which document)."""
@@ -184,6 +193,8 @@ class BudgetTracker(QObject):
             self._op = None
 
     def _apply(self, result: list[ConsumerBudget] | Exception) -> None:
+        if self._announced != self.relpath:  # another document is shown: offer its readers
+            self._emit_choice()
         if isinstance(result, Exception):
             self.statusMessage.emit(f"Load budget not computed: {result}")
             result = []
@@ -220,6 +231,7 @@ class BudgetTracker(QObject):
         return tight.cut.first_line, f"✂ {tight.consumer_name} stops loading after this line"
 
     def _emit_choice(self) -> None:
+        self._announced = self.relpath
         self.choiceChanged.emit(self.options(), self.chosen_ids())
 
     def announce(self) -> None:
@@ -247,6 +259,9 @@ class BudgetTracker(QObject):
 def _document_of(session: Any) -> str:
     if session is None:
         return DEFAULT_DOCUMENT
+    current = getattr(session, "current_path", None)
+    if isinstance(current, str) and current:
+        return current
     path = getattr(session, "memory_path", None)
     try:
         return path.relative_to(session.root).as_posix() if path is not None else DEFAULT_DOCUMENT

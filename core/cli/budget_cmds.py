@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 from core import fileio
 from core.budget import (
@@ -21,9 +22,10 @@ from core.budget import (
     line_count,
 )
 from core.budget.report import ConsumerBudget
-from core.budget.source import DocumentSource, open_source
-from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
-from core.settings import update_settings
+from core.cli.common import CliError, add_common, cli_project, emit_json, fail_from
+
+if TYPE_CHECKING:
+    from core.project import Project
 
 SECTIONS_SHOWN = 6
 _UNIT_WORDS = {"chars": "characters", "utf16": "characters (UTF-16 units)", "tokens": "tokens (bytes / 4)"}
@@ -50,17 +52,13 @@ def cmd_budget(args: argparse.Namespace) -> int:
     """Dispatch to the report, the consumer table or the per-document choice."""
     if args.list_consumers:
         return _list_consumers(args)
-    root = project_root(args)
-    try:
-        source = open_source(root)
-    except Exception as exc:
-        raise fail_from(exc) from exc
+    project = cli_project(args)
     try:
         if args.set_consumers:
-            return _set_consumers(args, root, source)
-        return _report(args, source)
+            return _set_consumers(args, project)
+        return _report(args, project)
     finally:
-        source.close()
+        project.close()
 
 
 def _list_consumers(args: argparse.Namespace) -> int:
@@ -84,39 +82,38 @@ def _list_consumers(args: argparse.Namespace) -> int:
     return 0
 
 
-def _set_consumers(args: argparse.Namespace, root: object, source: DocumentSource) -> int:
+def _set_consumers(args: argparse.Namespace, project: Project) -> int:
     path, ids = args.set_consumers
+    reset = ids.strip().lower() == "default"
+    wanted = [] if reset else _split([ids])
+    if not wanted and not reset:
+        raise CliError("give consumer ids (for example fusion,claude-code) or 'default'", 2)
     try:
-        rel = source.resolve(path)
-        wanted = [] if ids.strip().lower() == "default" else _split([ids])
-        if not wanted and ids.strip().lower() != "default":
-            raise CliError("give consumer ids (for example fusion,claude-code) or 'default'", 2)
-        patch = consumers_patch(source.settings, rel, wanted)
-        settings = update_settings(root, patch)  # type: ignore[arg-type]
-    except CliError:
-        raise
+        rel = project.resolve_path(path)
+        project.update_settings(consumers_patch(project.settings, rel, wanted))
     except Exception as exc:
         raise fail_from(exc) from exc
-    chosen = chosen_consumer_ids(rel, settings)
+    chosen = chosen_consumer_ids(rel, project.settings)
     if args.json:
-        emit_json({"path": rel, "consumers": chosen, SETTING_KEY: settings.memdesk_budget_consumers})
+        emit_json({"path": rel, "consumers": chosen, SETTING_KEY: project.settings.memdesk_budget_consumers})
     else:
-        print(f"{rel} is read by: {', '.join(chosen)}{' (the defaults)' if not wanted else ''}")
+        print(f"{rel} is read by: {', '.join(chosen)}{' (the defaults)' if reset else ''}")
     return 0
 
 
-def _report(args: argparse.Namespace, source: DocumentSource) -> int:
+def _report(args: argparse.Namespace, project: Project) -> int:
     override = _split(args.consumer)
     try:
         table = all_consumers()
         for cid in override:
             get_consumer(cid, table)
-        docs = [(source.resolve(args.file), None)] if args.file else source.documents()
-        labels = dict(source.documents())
+        listed = [(d.path, d.label) for d in project.documents()]
+        docs = [(project.resolve_path(args.file), None)] if args.file else listed
+        labels = dict(listed)
         out = []
         for rel, label in docs:
-            text = source.read(rel)
-            ids = override or chosen_consumer_ids(rel, source.settings)
+            text = project.read(rel)
+            ids = override or chosen_consumer_ids(rel, project.settings)
             budgets = document_budget(text, rel, [table[i] for i in ids if i in table])
             out.append((rel, label or labels.get(rel, ""), text, budgets))
     except Exception as exc:

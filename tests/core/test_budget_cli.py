@@ -15,6 +15,7 @@ from core.budget import append_warnings, chosen_consumer_ids, prune_budget, set_
 from core.cli import main
 from core.entries import append_memory_entry
 from core.errors import SettingsError
+from core.project import Project
 from core.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[2]
@@ -117,39 +118,47 @@ def test_choice_defaults_and_validation(project: Path, user_config_dir: Path) ->
     assert (project / ".fusion" / "config.json").read_bytes() == config
 
 
-def test_an_append_past_claude_codes_cut_warns(project: Path, user_config_dir: Path) -> None:
-    path = _memory_index(project, 199)
-    settings = set_document_consumers(project, ".fusion/memory/MEMORY.md", ["fusion", "claude-code"])
+@pytest.mark.parametrize(("lines", "warned"), [
+    (199, ()),  # the entry is line 200: still loaded
+    (200, ("entry falls past claude-code's cut (line 201 of 200)",)),
+])
+def test_an_append_past_claude_codes_cut_warns(project: Path, user_config_dir: Path, lines: int,
+                                               warned: tuple[str, ...]) -> None:
+    path = _memory_index(project, lines)
     rel = ".fusion/memory/MEMORY.md"
-    before = path.read_text(encoding="utf-8")
-    result = append_memory_entry(project, "Ship the meter", relpath=rel, today=date(2026, 8, 21))
-    assert result.status == "written"
-    after = path.read_text(encoding="utf-8")
-    assert after.endswith("\n\n<!-- 2026-08-21 -->\nShip the meter")
-    warnings = append_warnings(rel, before, after, chosen_consumer_ids(rel, settings))
-    assert warnings == ["entry falls past claude-code's cut (line 201 of 200)"]  # line 200 is the blank one
+    set_document_consumers(project, rel, ["fusion", "claude-code"])
+    outcome = Project(project).append("Ship the meter", path="MEMORY.md")
+    assert outcome.status == "written" and outcome.path == rel
+    assert path.read_text(encoding="utf-8").endswith("one-line hook\nShip the meter\n")  # Fusion's layered format
+    assert outcome.warnings == warned
+    assert outcome.to_json()["warnings"] == list(warned)
 
 
 def test_an_append_that_fits_does_not_warn(project: Path, user_config_dir: Path) -> None:
-    path = _memory_index(project, 150)
-    rel = ".fusion/memory/MEMORY.md"
-    before = path.read_text(encoding="utf-8")
-    append_memory_entry(project, "Still within", relpath=rel, today=date(2026, 8, 21))
-    assert append_warnings(rel, before, path.read_text(encoding="utf-8"), ["claude-code", "fusion"]) == []
-    assert append_warnings(rel, before, before, ["claude-code"]) == []
+    _memory_index(project, 150)
+    set_document_consumers(project, ".fusion/memory/MEMORY.md", ["claude-code", "fusion"])
+    outcome = Project(project).append("Still within", path="MEMORY.md")
+    assert outcome.status == "written" and outcome.warnings == ()
 
 
 def test_an_append_on_the_real_memory_warns_for_each_chosen_consumer(real_project: Path,
                                                                      user_config_dir: Path) -> None:
-    before = (real_project / MEM).read_text(encoding="utf-8")
-    append_memory_entry(real_project, "A late finding", today=date(2026, 8, 21))
-    after = (real_project / MEM).read_text(encoding="utf-8")
-    warnings = append_warnings(MEM, before, after, ["fusion", "claude-code", "windsurf", "gemini-cli"])
-    assert warnings == [
+    set_document_consumers(real_project, MEM, ["fusion", "claude-code", "windsurf", "gemini-cli"])
+    outcome = Project(real_project).append("A late finding", today=date(2026, 8, 21))
+    assert (real_project / MEM).read_text(encoding="utf-8").endswith("\n\n<!-- 2026-08-21 -->\nA late finding")
+    assert list(outcome.warnings) == [
         "entry falls past fusion's first read (line 1,296; a read returns 400 lines)",
         "entry falls past claude-code's cut (line 1,296; claude-code loads 25,000 characters, up to line 166)",
         "entry falls past windsurf's cut (line 1,296; windsurf loads 12,000 characters, up to line 70)",
     ]
+
+
+def test_the_seed_wrapper_append_matches_the_pure_function(real_project: Path, user_config_dir: Path) -> None:
+    before = (real_project / MEM).read_text(encoding="utf-8")
+    append_memory_entry(real_project, "Through the seed wrapper", today=date(2026, 8, 21))
+    after = (real_project / MEM).read_text(encoding="utf-8")
+    assert append_warnings(MEM, before, after, ["claude-code"]) == [
+        "entry falls past claude-code's cut (line 1,296; claude-code loads 25,000 characters, up to line 166)"]
 
 
 def test_prune_budget_shows_before_and_after(real_project: Path, user_config_dir: Path) -> None:
