@@ -12,10 +12,15 @@ from core.budget.rules import Consumer, LoadRule
 
 FUSION = Consumer(id="fusion", name="Fusion", builtin=True, rules=(
     LoadRule(
-        what="whole file in prompts; the agent's memory_get tool returns at most 400 lines a read",
-        applies_to=("**",), read_window=400,
+        what="layered memory through the agent's memory_get tool: at most 400 lines a read (120 unless asked)",
+        applies_to=(".fusion/memory/*.md", ".fusion/agent-memory/*/*.md"), read_window=400,
         source="Fusion packages/core/src/memory-backend.ts: MAX_MEMORY_GET_LINES = 400 "
                "(DEFAULT_MEMORY_GET_LINES = 120); lines counted with split('\\n')"),
+    LoadRule(
+        what="the working memory, whole: prompts name the file and agents read it with their own tools",
+        applies_to=("**",),
+        source="seed 000 (memory instructions name .fusion/memory.md; no line cap) and "
+               "Fusion packages/core/src/memory/project-memory.ts"),
 ))
 
 CLAUDE_CODE = Consumer(id="claude-code", name="Claude Code", builtin=True, rules=(

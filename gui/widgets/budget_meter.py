@@ -31,7 +31,7 @@ def meter_text(budget: ConsumerBudget | None) -> str:
     if cut is None:
         binding = budget.binding()
         if binding is None:
-            return f"{budget.consumer_name}: all"
+            return f"{budget.consumer_name}: loads it all"
         return f"{budget.consumer_name}: {binding.used:,}/{binding.limit:,} {_word(binding.unit)}"
     if cut.kind == "window":
         return f"{budget.consumer_name}: {cut.last_loaded_line:,} lines/read"

@@ -43,7 +43,8 @@ def _first_unloaded_line(text: str, loaded: str) -> tuple[int, bool]:
 def test_fusion_reads_400_lines_at_a_time(real: str) -> None:
     lines = real.split("\n")  # Fusion's getMemoryFile: content.split("\n"), slice(0, 400)
     first_read = "\n".join(lines[:400])
-    b = budget_for(real, MEM, get_consumer("fusion"))
+    assert budget_for(real, MEM, get_consumer("fusion")).cut is None  # the seed file: read whole
+    b = budget_for(real, ".fusion/memory/MEMORY.md", get_consumer("fusion"))  # memory_get serves layered files
     assert b.cut is not None and b.cut.kind == "window"
     assert b.cut.first_line == 401 == first_read.count("\n") + 2
     assert real.split("\n")[b.cut.first_line - 1] == lines[400]
@@ -88,9 +89,10 @@ def test_gemini_cli_reads_2000_lines_at_a_time(real: str) -> None:
 
 
 def test_tightest_cut_is_the_earliest(real: str) -> None:
-    budgets = document_budget(real, MEM, ["fusion", "claude-code", "codex", "windsurf", "gemini-cli"])
+    budgets = document_budget(real, ".fusion/memory/MEMORY.md",
+                              ["fusion", "claude-code", "codex", "windsurf", "gemini-cli"])
     assert tightest(budgets).consumer_id == "windsurf"
-    assert tightest(budgets[:1]).consumer_id == "fusion"
+    assert tightest([budgets[0], budgets[4]]).consumer_id == "fusion"  # a read window before no cut at all
 
 
 def _numbered(n: int) -> str:

@@ -44,7 +44,7 @@ def test_budget_json_on_the_real_memory(real_project: Path, capsys, user_config_
     [doc] = json.loads(out)["documents"]
     assert doc["path"] == MEM and doc["lines"] == 1293
     cuts = {c["consumer"]: c["firstUnloadedLine"] for c in doc["consumers"]}
-    assert cuts == {"fusion": 401, "claude-code": 167, "codex": 246}
+    assert cuts == {"fusion": None, "claude-code": 167, "codex": 246}  # Fusion reads the seed file whole
     claude = doc["consumers"][1]
     assert claude["measures"][0] == {"unit": "lines", "used": 1293, "limit": 200, "estimated": False}
     assert any(s["heading"] == "Color Theme System" and s["wholly"] for s in claude["sections"])
@@ -134,6 +134,18 @@ def test_an_append_past_claude_codes_cut_warns(project: Path, user_config_dir: P
     assert outcome.to_json()["warnings"] == list(warned)
 
 
+def test_a_layered_append_past_fusions_first_read_says_so(layered_project: Path, user_config_dir: Path) -> None:
+    from core.budget import line_count
+
+    rel = ".fusion/memory/MEMORY.md"
+    path = layered_project / rel
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "".join(f"- filler {i}\n" for i in range(400 - line_count(text))), encoding="utf-8")
+    outcome = Project(layered_project).append("One more", path="MEMORY.md")
+    # Fusion's "\n<content>\n" after a final newline: line 401 is blank, the entry is line 402.
+    assert outcome.warnings == ("entry falls past fusion's first read (line 402; a read returns 400 lines)",)
+
+
 def test_an_append_that_fits_does_not_warn(project: Path, user_config_dir: Path) -> None:
     _memory_index(project, 150)
     set_document_consumers(project, ".fusion/memory/MEMORY.md", ["claude-code", "fusion"])
@@ -147,7 +159,6 @@ def test_an_append_on_the_real_memory_warns_for_each_chosen_consumer(real_projec
     outcome = Project(real_project).append("A late finding", today=date(2026, 8, 21))
     assert (real_project / MEM).read_text(encoding="utf-8").endswith("\n\n<!-- 2026-08-21 -->\nA late finding")
     assert list(outcome.warnings) == [
-        "entry falls past fusion's first read (line 1,296; a read returns 400 lines)",
         "entry falls past claude-code's cut (line 1,296; claude-code loads 25,000 characters, up to line 166)",
         "entry falls past windsurf's cut (line 1,296; windsurf loads 12,000 characters, up to line 70)",
     ]

@@ -62,7 +62,7 @@ def test_meter_and_cut_line_on_the_real_memory(qtbot, open_window, real_project:
     meter = win.status.budget_meter
     assert meter.isVisible() and meter.label.text() == "✂ Claude Code: line 167/1,293"
     assert meter.chosen() == ["fusion", "claude-code"]
-    assert "Fusion: one read returns lines 1–400" in meter.toolTip()
+    assert "Fusion: loaded whole" in meter.toolTip()
     overlay = win.editor.budget.overlay
     assert overlay.isVisible() and overlay.line == 167 and "Claude Code stops loading here" in overlay.label
     _scroll_to_line(win, 167)
@@ -142,7 +142,7 @@ def test_meter_updates_after_an_external_append(qtbot, open_window, project: Pat
 def test_choosing_readers_saves_them_in_the_project(qtbot, open_window, real_project: Path) -> None:
     win = open_window(real_project)
     meter = win.status.budget_meter
-    assert meter.chosen() == ["fusion"] and meter.label.text() == "Fusion: 400 lines/read"
+    assert meter.chosen() == ["fusion"] and meter.label.text() == "Fusion: loads it all"
     claude = next(a for a in meter.menu.actions() if a.data() == "claude-code")
     claude.trigger()
     config = json.loads((real_project / ".fusion" / "config.json").read_text(encoding="utf-8"))
@@ -190,3 +190,16 @@ def test_screenshots_of_the_meter(qtbot, open_window, real_project: Path, tmp_pa
 def _is_cut_colour(colour) -> bool:
     return abs(colour.red() - LINE_COLOUR.red()) < 40 and abs(colour.green() - LINE_COLOUR.green()) < 40 \
         and abs(colour.blue() - LINE_COLOUR.blue()) < 40
+
+
+def test_the_meter_follows_the_document_shown(qtbot, open_window, layered_project: Path) -> None:
+    daily = ".fusion/memory/2026-08-20.md"
+    set_document_consumers(layered_project, ".fusion/memory/MEMORY.md", ["claude-code"])
+    win = open_window(layered_project)
+    meter, tracker = win.status.budget_meter, win.editor.budget
+    assert tracker.relpath == ".fusion/memory/MEMORY.md" and meter.chosen() == ["claude-code"]
+    assert meter.label.text() == "✂ Claude Code: line 144/190"  # its 25,000-character gate
+    win.editor.switch_document(daily)
+    qtbot.waitUntil(lambda: tracker.relpath == daily and not tracker.pending() and meter.chosen() == ["fusion"],
+                    timeout=5000)
+    assert meter.label.text() == "Fusion: 59/400 lines" and not tracker.overlay.isVisible()
