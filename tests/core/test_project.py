@@ -375,3 +375,17 @@ def test_process_run_result_has_fusions_flat_shape(sample_project):
     assert result.summary == "two things" and result.insights[0].content == "Flat shape"
     assert result.pruned_memory is None and result.extracted_at and result.new_insight_count == 1
     assert result.duplicate_count == 0 and result.to_json()["summary"] == "two things"
+
+
+@pytest.mark.parametrize("planted", [".git/hooks/pre-commit", ".fusion/config.json", "../outside.md",
+                                     ".fusion/memdesk/proposals/x.json"])
+def test_restore_of_a_planted_history_row_is_refused(sample_project, planted):
+    from core import history
+
+    version_id = history.record_version(sample_project, planted, "#!/bin/sh\necho owned\n", "planted")
+    before = tree(sample_project)
+    with pytest.raises(MemoryBackendError) as exc:
+        Project(sample_project).restore(version_id)
+    assert "not a memory document" in exc.value.message
+    assert tree(sample_project) == before
+    assert not (sample_project / ".git").exists()

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import QPoint, Qt, QThreadPool
 
 from core import history
 from core.extraction import store_imported_reply
@@ -82,9 +82,11 @@ def test_scrolling_one_pane_scrolls_the_other(qtbot, sample_project: Path) -> No
     view.diff.right.horizontalScrollBar().setValue(30)
     assert view.diff.left.horizontalScrollBar().value() == 30
     view.diff.left.verticalScrollBar().setValue(0)
+    qtbot.mouseClick(view.diff.left.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(40, 4))  # the top row
+    assert view.diff.current_hunk() is None
     first, second = view.diff.result.hunk_starts()[:2]
     qtbot.mouseClick(view.diff.next_button, Qt.MouseButton.LeftButton)
-    assert view.diff.current_row() == first - 3
+    assert view.diff.current_row() == first - 3 and view.diff.current_hunk().index == 0
     qtbot.mouseClick(view.diff.next_button, Qt.MouseButton.LeftButton)
     assert view.diff.current_row() == second - 3
     qtbot.mouseClick(view.diff.previous_button, Qt.MouseButton.LeftButton)
@@ -126,7 +128,7 @@ def test_apply_writes_the_prune_keeps_history_and_records_the_audit(qtbot, sampl
     assert state["pruning"]["applied"] is True and state["pruning"]["newSize"] == len(new)
     assert (sample_project / MEMORY_AUDIT_PATH).exists()
     assert replaced == ["prune"] and audits == [1]
-    assert "Applied." in view.outcome_label.text()
+    assert "Applied</b> (all changes)." in view.outcome_label.text()
     proposal = view.session.proposal
     assert proposal.prune_status == "applied" and len(proposal.pending_insights) == 5  # insights wait on
     assert load_proposal(sample_project, proposal.id).prune_status == "applied"
