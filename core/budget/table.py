@@ -28,8 +28,9 @@ CLAUDE_CODE = Consumer(id="claude-code", name="Claude Code", builtin=True, rules
         what="MEMORY.md at the start of every session: the first 200 lines or 25 KB, whichever comes first",
         applies_to=("**/MEMORY.md",), lines=200, utf16=25_000, trim=True, whole_lines=True,
         source="docs.claude.com/en/docs/claude-code/memory (Auto memory: 'The first 200 lines of MEMORY.md, "
-               "or the first 25KB, whichever comes first'); the file is trimmed, cut at 200 lines, then "
-               "at the last newline before 25,000 characters (JavaScript string length)"),
+               "or the first 25KB, whichever comes first'); how: memdir.ts truncateEntrypointContent as quoted "
+               "in public analyses of Claude Code's source (trim, 200 lines, then the last newline before "
+               "MAX_ENTRYPOINT_BYTES = 25_000 of the JavaScript string length)"),
 ))
 
 CODEX = Consumer(id="codex", name="Codex", builtin=True, rules=(
@@ -62,8 +63,9 @@ WINDSURF = Consumer(id="windsurf", name="Windsurf", builtin=True, rules=(
     LoadRule(
         what="rule files: 12,000 characters each, the rest truncated",
         applies_to=(".windsurfrules", "**/.windsurf/rules/*.md", "**/global_rules.md"), chars=12_000,
-        source="docs.windsurf.com/windsurf/cascade/memories (rules): 12,000 characters per workspace "
-               "rule file; earlier releases documented 6,000 per file and 12,000 in total"),
+        source="12,000 characters per workspace rule file, as current Windsurf guides state; the copy of "
+               "docs.windsurf.com/windsurf/cascade/memories seen here says 6,000 per file and 12,000 for "
+               "global and workspace rules together (override with a user rule if yours is older)"),
 ))
 
 BUILTIN_CONSUMERS: tuple[Consumer, ...] = (FUSION, CLAUDE_CODE, CODEX, GEMINI_CLI, WINDSURF)
