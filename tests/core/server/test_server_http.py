@@ -360,3 +360,13 @@ def test_a_settings_change_is_obeyed_at_the_next_request(serve, token, sample_pr
     r = c.post("/api/memory/append", json={"content": "after the switch"})
     assert r.status_code == 409 and r.json()["code"] == "READ_ONLY"
     assert "after the switch" not in (sample_project / MEMORY).read_text(encoding="utf-8")
+
+
+def test_an_append_past_a_consumers_load_limit_comes_back_with_a_warning(serve, token, real_project):
+    _set_config(real_project, {"memdeskBudgetConsumers": {MEMORY: ["claude-code"]}})
+    c = serve(real_project).client(token)
+    r = c.post("/api/memory/append", json={"content": "an entry at the end of a 1,293-line memory"})
+    assert r.status_code == 200 and r.json()["status"] == "written"
+    warnings = r.json()["warnings"]
+    assert warnings and "claude-code" in warnings[0]
+    assert (real_project / MEMORY).read_text(encoding="utf-8").endswith("an entry at the end of a 1,293-line memory")
