@@ -13,7 +13,7 @@ path or body → 400, a backend that cannot search → 501 on the search route.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -27,6 +27,7 @@ from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project import Project
 from core.server import models, service
 from core.server.guard import AUTHOR_KEY, Guard
+from core.server.memo import TextMemo
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 
@@ -51,6 +52,20 @@ def _json(model: BaseModel, status: int = 200) -> Response:
     """The model as JSON (camelCase), serialised once by pydantic: a 1 MiB memory is not validated twice."""
     body = type(model).__pydantic_serializer__.to_json(model, by_alias=True)  # bytes: no second encode
     return Response(body, status_code=status, media_type="application/json")
+
+
+_bodies = TextMemo()
+
+
+def _document_json(project: Project, shape: str, doc: models.FileResponse,
+                   build: Callable[[], BaseModel]) -> Response:
+    """A document's response, serialised again only when its text changed since the last one."""
+    key = (str(project.root), doc.path, shape)
+    body = _bodies.get(key, doc.content)
+    if body is None:
+        body = type(model := build()).__pydantic_serializer__.to_json(model, by_alias=True)
+        _bodies.put(key, doc.content, body)
+    return Response(body, media_type="application/json")
 
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
@@ -118,7 +133,8 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     def get_memory(p: Proj) -> Response:
         """The working (long-term) memory; ``""`` when there is none."""
         doc = service.read_file(p, None)
-        return _json(models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
+        return _document_json(p, "memory", doc, lambda: models.ContentResponse(
+            content=doc.content, path=doc.path, hash=doc.hash))
 
     @app.put("/api/memory", response_model=models.WriteResponse, tags=["memory"])
     def put_memory(body: models.ContentWrite, p: Proj, request: Request) -> Response:
@@ -136,7 +152,8 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         """One whole document (no line cap)."""
         if not path:
             raise ApiError(400, "path is required (?path=.fusion/memory/MEMORY.md, MEMORY.md, ...)")
-        return _json(service.read_file(p, path))
+        doc = service.read_file(p, path)
+        return _document_json(p, "file", doc, lambda: doc)
 
     @app.put("/api/memory/file", response_model=models.WriteResponse, tags=["files"])
     def put_file(body: models.FileWrite, p: Proj, request: Request,

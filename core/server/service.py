@@ -21,6 +21,7 @@ from core.errors import MemoryBackendError
 from core.fileio import content_hash
 from core.project import Project
 from core.server import models
+from core.server.memo import TextMemo
 
 __all__ = ["ProjectNotServed", "ServedProjects", "append", "audit", "backend_info", "file_window", "files",
            "insights", "read_file", "search", "stats", "write_file", "write_insights"]
@@ -134,27 +135,17 @@ def read_file(project: Project, path: str | None) -> models.FileResponse:
     return models.FileResponse(path=rel, content=text, hash=digest, size=size, totalLines=lines)
 
 
-_facts_memo: dict[tuple[str, str], tuple[str, str, int, int]] = {}
-_facts_lock = threading.Lock()
+_facts_memo = TextMemo()
 
 
 def _facts(project: Project, rel: str, text: str) -> tuple[str, int, int]:
-    """Hash, UTF-8 size and line count of a document's text, remembered while the text stays the same.
-
-    Re-encoding and hashing 1 MiB takes milliseconds; comparing it with the text seen last time is a
-    memory compare, so a read of an unchanged document costs little more than the read itself.
-    """
+    """Hash, UTF-8 size and line count of a document's text (remembered while the text stays the same)."""
     key = (str(project.root), rel)
-    with _facts_lock:
-        memo = _facts_memo.get(key)
-    if memo is not None and memo[0] == text:
-        return memo[1], memo[2], memo[3]
-    data = text.encode("utf-8")
-    facts = (hashlib.sha256(data).hexdigest(), len(data), text.count("\n") + 1)
-    with _facts_lock:
-        if len(_facts_memo) >= 256:  # a bound, for servers whose documents come and go (daily notes)
-            _facts_memo.clear()
-        _facts_memo[key] = (text, *facts)
+    facts = _facts_memo.get(key, text)
+    if facts is None:
+        data = text.encode("utf-8")
+        facts = (hashlib.sha256(data).hexdigest(), len(data), text.count("\n") + 1)
+        _facts_memo.put(key, text, facts)
     return facts
 
 

@@ -370,3 +370,29 @@ def test_an_append_past_a_consumers_load_limit_comes_back_with_a_warning(serve, 
     warnings = r.json()["warnings"]
     assert warnings and "claude-code" in warnings[0]
     assert (real_project / MEMORY).read_text(encoding="utf-8").endswith("an entry at the end of a 1,293-line memory")
+
+
+def test_a_read_after_any_change_returns_the_new_text(serve, token, sample_project):
+    c = serve(sample_project).client(token)
+    first = c.get("/api/memory").json()
+    text = first["content"]
+    same_size = text.replace("Architecture", "Arch1tecture", 1)  # same length, one byte differs
+    (sample_project / MEMORY).write_text(same_size, encoding="utf-8")
+    for url in ("/api/memory", f"/api/memory/file?path={MEMORY}"):
+        again = c.get(url).json()
+        assert again["content"] == same_size and again["hash"] == content_hash(same_size), url
+    (sample_project / MEMORY).write_text(text, encoding="utf-8")
+    assert c.get("/api/memory").json() == first
+
+
+def test_text_memo_forgets_by_size_and_never_answers_for_other_text():
+    from core.server.memo import TextMemo
+
+    memo = TextMemo(max_chars=10)
+    memo.put("a", "12345", 1)
+    memo.put("b", "67890", 2)
+    assert memo.get("a", "12345") == 1 and memo.get("a", "12346") is None
+    memo.put("c", "xyz", 3)  # over 10 characters: the least recently used ("b") goes
+    assert memo.get("b", "67890") is None and memo.get("a", "12345") == 1 and memo.get("c", "xyz") == 3
+    memo.put("d", "x" * 11, 4)  # bigger than the whole memo: not kept
+    assert memo.get("d", "x" * 11) is None
