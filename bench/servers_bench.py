@@ -1,6 +1,7 @@
 """Server figures on a 1 MiB memory, each beside the in-process call it wraps, measured in the same run.
 
-- ``GET /api/memory``: requests per second and p95, beside ``Project.read()``;
+- ``GET /api/memory``: requests per second and p95, beside ``Project.read()``, on an unchanged memory and
+  with another writer changing it before every read (nothing derived from the last read can be reused);
 - ``POST /api/memory/append``: requests per second and p95, beside ``Project.append()``;
 - MCP ``memory_append`` round trips over stdio (``memdesk mcp`` as a subprocess), beside ``Project.append()``,
   on the sample project's memory and on the 1 MiB one.
@@ -23,6 +24,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 N_READS = 300
 N_APPENDS = 200
+N_CHANGED = 100
 
 
 def p95(times: list[float]) -> float:
@@ -87,8 +89,10 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
 
     from core.project import Project
 
-    proc, port = start_server(make_project(base, "served", text), env)
-    floor = Project(make_project(base, "floor", text))
+    served_root = make_project(base, "served", text)
+    floor_root = make_project(base, "floor", text)
+    proc, port = start_server(served_root, env)
+    floor = Project(floor_root)
     try:
         with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"},
                           timeout=60) as c:
@@ -101,7 +105,23 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
             print(f"memory size: {size / 1048576:.2f} MiB")
             reads, reads_total, floor_reads, floor_reads_total = interleaved(
                 lambda i: c.get("/api/memory").raise_for_status(), lambda i: floor.read(), N_READS)
-            report("GET /api/memory", reads, reads_total, floor_reads, floor_reads_total, "p95 ≤ 5 ms")
+            report("GET /api/memory (unchanged)", reads, reads_total, floor_reads, floor_reads_total, "p95 ≤ 5 ms")
+
+            def changed(root: Path, read: Callable[[], object]) -> Callable[[int], object]:
+                def run(i: int) -> object:
+                    # Untimed: another writer adds a line, so every read sees different text (the slow path).
+                    with (root / ".fusion/memory.md").open("a", encoding="utf-8") as fh:
+                        fh.write(f"\n- {_entry('other writer', i)}")
+                    t0 = time.perf_counter()
+                    read()
+                    return time.perf_counter() - t0
+                return run
+
+            http_changed = changed(served_root, lambda: c.get("/api/memory").raise_for_status())
+            floor_changed = changed(floor_root, floor.read)
+            a = [http_changed(i) * 1000 for i in range(N_CHANGED)]
+            b = [floor_changed(i) * 1000 for i in range(N_CHANGED)]
+            report("GET /api/memory (changed before each read)", a, sum(a) / 1000, b, sum(b) / 1000, "p95 ≤ 5 ms")
 
             def post(i: int) -> None:
                 r = c.post("/api/memory/append", json={"content": _entry("http", i)})
