@@ -16,6 +16,7 @@ from core import fileio
 from core.errors import MemoryBackendError
 from core.layout import LONG_TERM_SCAFFOLD, Layout, daily_scaffold, detect_layout, sanitize_agent_id
 from core.project import MemoryDisabledError, Project
+from tests.snapshot import tree
 
 REPO = Path(__file__).resolve().parents[2]
 LAYERED_ORDER = [
@@ -30,18 +31,6 @@ LAYERED_ORDER = [
     ".fusion/agent-memory/reviewer/2026-08-20.md",
     ".fusion/memory/memory-insights.md",
 ]
-
-
-def tree(root: Path) -> dict[str, str]:
-    """Every file and folder under ``root`` with a hash of its bytes (folders: "dir")."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), root)] = "dir"
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
-    return out
 
 
 def cli(root: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
