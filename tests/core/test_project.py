@@ -378,3 +378,15 @@ def test_restore_of_a_planted_history_row_is_refused(sample_project, planted):
     assert "not a memory document" in exc.value.message
     assert tree(sample_project) == before
     assert not (sample_project / ".git").exists()
+
+
+def test_an_undated_head_over_budget_rotates_in_batches_not_on_every_append(project):
+    from core.entries import append_memory_entry
+
+    (project / ".fusion").mkdir()
+    (project / ".fusion/memory.md").write_text("# Project Memory\n\n" + "".join(f"- fact {i}\n" for i in range(300)))
+    results = [append_memory_entry(project, f"entry {i}", max_lines=100) for i in range(30)]
+    rewrites = [r.archived_entries for r in results if r.archived_entries]
+    assert len(rewrites) <= 30 // 3 and min(rewrites) >= 3  # each rewrite moves a batch
+    text = (project / ".fusion/memory.md").read_text()
+    assert "entry 29" in text and text.count("- fact ") == 300
