@@ -6,7 +6,8 @@ such as stored proposals are shown on request). Each version is labelled by what
 ("before prune", "agent append", …). The diff of the selected version against the current content
 (left: now, right: the version) is computed on a worker thread. Restoring a memory document goes
 through the project model (so it lands wherever the backend keeps the document and the content it
-replaces is recorded first); an internal file through ``core.history`` / ``core.fileio``. A restored
+replaces is recorded first); internal files can be looked at but are never restored (history rows
+are untrusted: a planted row must not write outside the memory documents). A restored
 change is written only if the file is still the one the diff was made from. Either way
 ``restored(relpath)`` is emitted.
 """
@@ -35,6 +36,7 @@ from PySide6.QtWidgets import (
 
 from core import fileio, history
 from core.diff import DiffResult, apply_hunks, diff_texts
+from core.errors import MemoryBackendError
 from core.project import Changes
 from core.search.corpus import read_file
 from gui.models import RowTableModel
@@ -279,10 +281,10 @@ class HistoryView(QWidget):
     # -- restore --------------------------------------------------------------------------------
     def _write(self, path: str, text: str, expected_hash: str) -> Changes:
         """Write ``text`` as ``path`` with source ``restore`` if it still has ``expected_hash`` (raises on failure)."""
-        if self._is_document(path):
-            return self.session.project.write(path, text, expected_hash=expected_hash, source="restore").changes
-        fileio.replace_text(self.session.root, path, text, expected_hash=expected_hash, source="restore")
-        return Changes()
+        if not self._is_document(path):  # history rows are untrusted: only memory documents are restored
+            raise MemoryBackendError(f"{path} is not a memory document of this project; memdesk restores memory "
+                                     "documents only", "INVALID_CONFIG", self.session.backend.id)
+        return self.session.project.write(path, text, expected_hash=expected_hash, source="restore").changes
 
     def _announce(self, path: str, changes: Changes, message: str) -> None:
         self.status.setText(message)
@@ -300,11 +302,7 @@ class HistoryView(QWidget):
                                   "The content it replaces is kept in the history."):
             return False
         try:
-            if self._is_document(version.path):
-                changes = self.session.project.restore(version.id).changes
-            else:
-                history.restore_version(self.session.root, version.id)
-                changes = Changes()
+            changes = self.session.project.restore(version.id).changes  # memory documents only
         except Exception as exc:
             self.status.setText(f"Version {version.id} was not restored: {exc}")
             return False

@@ -19,7 +19,8 @@ from PySide6.QtWidgets import QFileDialog, QSplitter, QVBoxLayout, QWidget
 from core import fileio
 from core.errors import MemoryBackendError
 from core.extraction import ExtractionRun, store_imported_reply
-from core.insights import MEMORY_INSIGHTS_PATH, is_duplicate_insight, read_insights_memory
+from core.insights import is_duplicate_insight
+from core.project import Changes
 from core.proposals import Proposal, ProposalError, accept_insights, reject_insights
 from gui.models import ReviewItem
 from gui.proposal_text import (
@@ -75,13 +76,18 @@ class InsightsView(QWidget):
         self.refresh()
         self._show_proposal(session.proposal)
 
+    @property
+    def insights_path(self) -> str:
+        """Where this project's layout keeps the insights."""
+        return self.session.project.insights_path
+
     # -- the insights file ---------------------------------------------------------------------------
     def refresh(self, keep_edits: bool = True) -> None:
         """Re-read the insights file; raw edits in progress are kept unless ``keep_edits`` is False."""
         try:
-            text = read_insights_memory(self.session.root)
+            text = self.session.project.read_insights()
         except MemoryBackendError as exc:
-            self.banner.show_message(f"Cannot read {MEMORY_INSIGHTS_PATH}: {exc}", "error")
+            self.banner.show_message(f"Cannot read {self.insights_path}: {exc}", "error")
             self.text = None
             self.file_panel.set_text(None, keep_edits=False)
             self.file_panel.set_read_only(True, "The file cannot be read, so it cannot be edited here.")
@@ -97,19 +103,19 @@ class InsightsView(QWidget):
     def save_raw(self, text: str) -> bool:
         """Save the raw text, unless the file changed since it was loaded (then nothing is written)."""
         try:
-            fileio.replace_text(self.session.root, MEMORY_INSIGHTS_PATH, text,
-                                expected_hash=self.raw_base_hash, source="insights-edit")
+            result = self.session.project.write_insights(text, expected_hash=self.raw_base_hash,
+                                                         source="insights-edit")
         except MemoryBackendError as exc:
             if exc.code == "CONFLICT":
                 self.banner.show_message(
-                    f"Not saved: {MEMORY_INSIGHTS_PATH} changed on disk since you started editing it. Your text "
+                    f"Not saved: {self.insights_path} changed on disk since you started editing it. Your text "
                     "is kept in the editor; copy what you need, then Reload to see the file as it is now.",
                     "error")
             else:
                 self.banner.show_message(f"Not saved: {exc}", "error")
             return False
-        self.file_panel.mark_saved(f"Saved {MEMORY_INSIGHTS_PATH}.")
-        self.session.insightsChanged.emit()  # refreshes this view too
+        self.file_panel.mark_saved(f"Saved {self.insights_path}.")
+        self.session.apply(result.changes | Changes(insights=True), "insights-edit")  # refreshes this view too
         return True
 
     # -- the proposal under review -------------------------------------------------------------------
@@ -212,16 +218,16 @@ class InsightsView(QWidget):
         self.banner.clear()
         parts = []
         if accepted:
-            parts.append(f"Merged {plural(added, 'insight')} into {MEMORY_INSIGHTS_PATH}"
+            parts.append(f"Merged {plural(added, 'insight')} into {self.insights_path}"
                          + (f" ({present} already present)" if present else ""))
         if rejected:
             parts.append(f"rejected {plural(len(rejected), 'insight')}")
         message = "; ".join(parts) + "."
         message = message[0].upper() + message[1:]
         self.session.set_proposal(proposal)
-        if added:
-            self.session.insightsChanged.emit()  # refreshes this view too
-            self.session.auditChanged.emit()
+        if added:  # refreshes this view too
+            self.session.apply(Changes(documents=frozenset({self.insights_path}), insights=True, audit=True),
+                               "insights-merge")
         self.proposals.status.setText(message)
         self.session.statusMessage.emit(message)
         self.insightsMerged.emit(proposal)

@@ -37,6 +37,7 @@ from core.insights import (
     read_working_memory,
     validate_prune_candidate,
 )
+from core.project import Changes
 from core.proposals import (
     Proposal,
     ProposalError,
@@ -72,6 +73,21 @@ class PrunePreview:
     validation: PruneValidationResult
     seconds: float
     memory_text: str = ""
+    #: What each agent chosen for the memory loads before → after the whole prune (design §8).
+    budget: tuple[str, ...] = ()
+
+
+def _budget_lines(root: Path, before: str, after: str) -> tuple[str, ...]:
+    """The load budget of the memory before and after the prune, for its chosen consumers (never raises)."""
+    try:
+        from core.budget import chosen_consumer_ids, prune_budget
+        from core.project import open_project
+
+        project = open_project(root)
+        ids = chosen_consumer_ids(project.memory_path, project.settings)
+        return tuple(b.summary() for b in prune_budget(before, after, ids, project.memory_path))
+    except Exception as exc:  # the budget is a help for the review, never a reason to fail it
+        return (f"Load budget unavailable: {exc}",)
 
 
 def compute_preview(root: Path, candidate: str) -> PrunePreview:
@@ -81,7 +97,7 @@ def compute_preview(root: Path, candidate: str) -> PrunePreview:
     diff = diff_texts(current, candidate)
     validation = validate_prune_candidate(candidate)
     return PrunePreview(fileio.content_hash(current), len(current), diff, validation,
-                        time.perf_counter() - start, current)
+                        time.perf_counter() - start, current, _budget_lines(root, current, candidate))
 
 
 class PruneView(QWidget):
@@ -105,6 +121,10 @@ class PruneView(QWidget):
         self.load_button = QPushButton("Load candidate file…", self)
         self.load_button.setToolTip("Review a prune candidate from a file: an extraction reply, or markdown")
         self.facts = PruneFacts(self)
+        self.budget_label = QLabel(self)
+        self.budget_label.setObjectName("pruneBudget")
+        self.budget_label.setWordWrap(True)
+        self.budget_label.setVisible(False)
         self.validation_label = self.facts.validation_label
         self.sections_label = self.facts.sections_label
         self.sizes_label = self.facts.sizes_label
@@ -144,6 +164,7 @@ class PruneView(QWidget):
         layout.addWidget(self.banner)
         layout.addLayout(header)
         layout.addWidget(self.facts)
+        layout.addWidget(self.budget_label)
         layout.addWidget(splitter, 1)
         layout.addWidget(self.outcome_label)
         layout.addLayout(actions)
@@ -336,6 +357,10 @@ class PruneView(QWidget):
         if preview is not None:
             self.facts.show_facts(selection[1] if selection is not None else preview.validation,
                                   preview.memory_size, preview.seconds)
+        self.budget_label.setVisible(bool(preview and preview.budget))
+        if preview is not None and preview.budget:
+            self.budget_label.setText("What agents load (before, then after the whole prune) — "
+                                      + "; ".join(preview.budget))
         refusal = self.apply_refusal()
         total, accepted = len(preview.diff.hunks) if preview else 0, len(self.hunks.accepted())
         self.apply_button.setText("Apply prune" if accepted == total else f"Apply {accepted} of {total} changes")
@@ -386,7 +411,7 @@ class PruneView(QWidget):
         self.outcome_label.setText(
             f"<b style='color:{css('ok-fg')}'>Applied</b> ({which}). Memory went from {outcome.original_size:,} to "
             f"{outcome.new_size:,} characters ({outcome.size_delta:+,}); the previous version is in history.")
-        self.session.memoryReplaced.emit("prune")
+        self.session.apply(Changes(documents=frozenset({self.session.project.memory_path})), "prune")
         self.session.statusMessage.emit("Prune applied")
         self.pruneApplied.emit(review)
         return review

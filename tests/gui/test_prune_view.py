@@ -236,3 +236,20 @@ def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     view = make_view(qtbot, sample_project)
     load_reply(qtbot, view)
     screenshot(view, "prune")
+
+
+def test_prune_shows_what_agents_load_before_and_after(qtbot, real_project: Path) -> None:
+    """The real memory is past Claude Code's cut; a prune down to its first 100 lines is not."""
+    cfg = real_project / ".fusion" / "config.json"
+    cfg.write_text(json.dumps({"memdeskBudgetConsumers": {".fusion/memory.md": ["claude-code"]}}))
+    view = make_view(qtbot, real_project)
+    memory = (real_project / MEMORY_WORKING_PATH).read_text()
+    candidate = "\n".join(memory.splitlines()[:100]) + "\n"
+    reply = json.dumps({"summary": "prune", "insights": [], "prunedMemory": candidate})
+    view.session.review_proposal(store_reply(view, reply))
+    wait_for_diff(qtbot, view)
+    text = view.budget_label.text()
+    assert view.budget_label.isVisible() and "Claude Code" in text
+    line = text.split(" — ", 1)[1]  # after the label's caption
+    before, after = line.split(" → ", 1)
+    assert "cut at line 167" in before and "all 100 lines loaded" in after
