@@ -1,7 +1,10 @@
-"""Appending dated entries to memory (seed 002): empty and duplicate guards, one shared writer.
+"""Appended entries (seed 002): their format, the tool's messages, and rotation of old ones to the archive.
 
-``append_memory_entry`` is the only code that appends entries; the ``memdesk append`` command wraps it.
-Above a line budget the oldest dated entries move to ``.fusion/memory-archive.md``; nothing is deleted.
+:meth:`core.project.Project.append` is the one code path that appends; ``append_memory_entry`` is
+the seed-named wrapper over it. In the seed layout, once the working memory runs 10 % over its line
+budget, the oldest dated entries move to ``.fusion/memory-archive.md`` until it is 10 % under, so
+the whole-file rewrite that rotation costs happens once per many appends, not on every one.
+Nothing is deleted: the archive is written first, so a crash can duplicate an entry but never lose one.
 """
 
 from __future__ import annotations
@@ -11,15 +14,19 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from core import fileio
-from core.errors import MemoryBackendError
-from core.project_memory import MEMORY_FILE_PATH
+from core.layout import ARCHIVE
+
+if TYPE_CHECKING:
+    from core.project import Project
 
 AppendStatus = Literal["written", "skipped_empty", "skipped_duplicate"]
-MEMORY_ARCHIVE_PATH = ".fusion/memory-archive.md"
+MEMORY_ARCHIVE_PATH = ARCHIVE
 DEFAULT_MAX_LINES = 2000
+#: Rotation starts this far over the budget and stops this far under it (amortises the rewrite).
+ROTATION_SLACK = 0.10
 ARCHIVE_HEADER = "# Memory Archive\n\n<!-- Dated entries moved out of .fusion/memory.md by memdesk; nothing here is deleted. -->\n"
 
 _MARKER = re.compile(r"\n\n<!-- (\d{4}-\d{2}-\d{2}) -->\n")
@@ -32,6 +39,7 @@ class AppendResult:
     status: AppendStatus
     file_path: Path | None
     archived_entries: int = 0
+    warnings: tuple[str, ...] = ()
 
 
 def format_entry(content: str, today: date | None = None) -> str:
@@ -44,46 +52,38 @@ def append_memory_entry(
     root: str | os.PathLike[str],
     content: str | None,
     *,
-    relpath: str = MEMORY_FILE_PATH,
+    relpath: str | None = None,
     max_lines: int | None = DEFAULT_MAX_LINES,
     today: date | None = None,
 ) -> AppendResult:
-    """Append a dated entry unless it is empty (no I/O at all) or already present (no write).
+    """Append an entry unless it is empty (no I/O at all) or already present (no write).
 
-    Raises :class:`MemoryBackendError` (``READ_FAILED``, ``QUOTA_EXCEEDED``, ``WRITE_FAILED``).
+    Goes through the project's backend (so ``readonly`` refuses with ``READ_ONLY``). In the seed
+    layout it appends to ``.fusion/memory.md``; in the layered layout to today's daily note.
+    Raises :class:`~core.errors.MemoryBackendError` (``READ_FAILED``, ``QUOTA_EXCEEDED``, ``WRITE_FAILED`` …).
     """
-    trimmed = (content or "").strip()
-    if not trimmed:
+    if not (content or "").strip():
         return AppendResult("skipped_empty", None)
-    root_p = Path(root)
-    path = fileio.resolve_in_root(root_p, relpath)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    entry = format_entry(trimmed, today)
-    with fileio.file_lock(root_p, relpath):
-        existing = fileio.read_text(path) or ""
-        if trimmed in existing:
-            return AppendResult("skipped_duplicate", path)
-        fileio.check_size((existing + entry).encode("utf-8"), relpath)
-        _append_bytes(path, entry.encode("utf-8"))
-        archived = 0
-        if max_lines is not None:
-            archived = _rotate(root_p, relpath, existing + entry, max_lines)
-    return AppendResult("written", path, archived)
+    from core.project import open_project
+
+    outcome = open_project(root).append(content, path=relpath, today=today, max_lines=max_lines, force=True)
+    return AppendResult(outcome.status, outcome.file_path, outcome.archived_entries, outcome.warnings)
 
 
-def _append_bytes(path: Path, data: bytes) -> None:
-    # O_APPEND keeps writers that do not take our lock (Fusion's own agents) from being overwritten.
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    except OSError as exc:
-        raise MemoryBackendError(f"cannot append to {path}: {exc.strerror or exc}", "WRITE_FAILED", "file", exc) from exc
+def tool_message_for(status: str, file_path: Path | str | None, scope: str = "project") -> str:
+    """The ``memory_write`` tool's user-facing string for an append status (seed 002 §3)."""
+    if status == "written":
+        return f"Memory written to {scope} scope ({file_path})"
+    if status == "skipped_empty":
+        return "Error: VALIDATION_ERROR — memory_write content cannot be empty"
+    if status == "skipped_duplicate":
+        return f"Memory entry already present (no-op) — {file_path}"
+    return f"Memory write returned unknown status: {status}"
+
+
+def tool_message(result: AppendResult, scope: str = "project") -> str:
+    """Map an :class:`AppendResult` to the ``memory_write`` tool's user-facing string (seed 002 §3)."""
+    return tool_message_for(result.status, result.file_path, scope)
 
 
 def split_dated_entries(text: str) -> tuple[str, list[tuple[str, str]]]:
@@ -102,41 +102,60 @@ def split_dated_entries(text: str) -> tuple[str, list[tuple[str, str]]]:
     return head, entries
 
 
-def _rotate(root: Path, relpath: str, text: str, max_lines: int) -> int:
-    """Move the oldest dated entries to the archive until ``text`` fits ``max_lines``; return how many."""
-    if text.count("\n") + 1 <= max_lines:
-        return 0
+def _line_count(text: str) -> int:
+    return text.count("\n") + 1
+
+
+def plan_rotation(text: str, max_lines: int) -> tuple[str, str, int] | None:
+    """Which entries to move once ``text`` is over budget: ``(kept, archived, count)`` or ``None``.
+
+    Nothing moves until the text is :data:`ROTATION_SLACK` over ``max_lines``; then the oldest dated
+    entries go until it is that much under (the newest entry always stays).
+    """
+    lines = _line_count(text)
+    if lines <= max_lines * (1 + ROTATION_SLACK):
+        return None
     head, entries = split_dated_entries(text)
     if not entries:
-        return 0
+        return None
+    target = int(max_lines * (1 - ROTATION_SLACK))
     order = sorted(range(len(entries)), key=lambda i: (entries[i][0], i))
-    lines = text.count("\n") + 1
     moved: set[int] = set()
     for i in order:
-        if lines <= max_lines or len(moved) == len(entries) - 1:
-            break  # keep the newest entry in place
+        if lines <= target or len(moved) == len(entries) - 1:
+            break
         moved.add(i)
         lines -= entries[i][1].count("\n")
     if not moved:
-        return 0
-    archive_text = "".join(entries[i][1] for i in sorted(moved))
-    archive_path = fileio.resolve_in_root(root, MEMORY_ARCHIVE_PATH)
-    with fileio.file_lock(root, MEMORY_ARCHIVE_PATH):
-        if not archive_path.exists():
-            fileio.atomic_write_bytes(archive_path, ARCHIVE_HEADER.encode("utf-8"))
-        # Archive first: a crash between the two writes duplicates an entry, never loses one.
-        _append_bytes(archive_path, archive_text.encode("utf-8"))
+        return None
+    archived = "".join(entries[i][1] for i in sorted(moved))
     kept = head + "".join(block for i, (_d, block) in enumerate(entries) if i not in moved)
-    fileio.replace_text(root, relpath, kept, expected_hash=fileio.content_hash(text), source="rotate")
-    return len(moved)
+    return kept, archived, len(moved)
 
 
-def tool_message(result: AppendResult, scope: str = "project") -> str:
-    """Map an :class:`AppendResult` to the ``memory_write`` tool's user-facing string (seed 002 §3)."""
-    if result.status == "written":
-        return f"Memory written to {scope} scope ({result.file_path})"
-    if result.status == "skipped_empty":
-        return "Error: VALIDATION_ERROR — memory_write content cannot be empty"
-    if result.status == "skipped_duplicate":
-        return f"Memory entry already present (no-op) — {result.file_path}"
-    return f"Memory write returned unknown status: {result.status}"
+def rotate_if_needed(project: Project, relpath: str, max_lines: int | None = None, *,
+                     seen: str | None = None) -> int:
+    """Move old dated entries of ``relpath`` to the archive when it is over budget; return how many moved.
+
+    ``seen`` is the text as the caller last wrote it, to skip the re-read when it is within budget.
+
+    The archive is appended first, then the document is replaced with a hash guard, so an append
+    that lands meanwhile makes the replacement fail (``CONFLICT``) instead of being lost.
+    """
+    budget = DEFAULT_MAX_LINES if max_lines is None else max_lines
+    if budget is None or budget <= 0:
+        return 0
+    if seen is not None and _line_count(seen) <= budget * (1 + ROTATION_SLACK):
+        return 0  # the text just written is within budget: no need to read it again
+    with fileio.file_lock(project.root, relpath):
+        text = project.read(relpath)
+        plan = plan_rotation(text, budget)
+        if plan is None:
+            return 0
+        kept, archived, count = plan
+        archive = project.layout.archive_path
+        # Archive first: a crash between the two writes duplicates an entry, never loses one.
+        project.backend.append_document(
+            archive, lambda current: (ARCHIVE_HEADER if not current else "") + archived, source="rotate")
+        project.write(relpath, kept, expected_hash=fileio.content_hash(text), source="rotate")
+    return count
