@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import tempfile
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,18 +67,53 @@ def decode_utf8(data: bytes, path: Path | str, backend_id: str = "file") -> str:
         ) from exc
 
 
-def read_text(path: Path, backend_id: str = "file") -> str | None:
-    """Read a UTF-8 file whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
+def read_bytes(path: Path, backend_id: str = "file") -> bytes | None:
+    """Read a file's bytes whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
         raise MemoryBackendError(f"{path} is a folder, not a file", "READ_FAILED", backend_id, exc) from exc
     except OSError as exc:
         raise MemoryBackendError(f"cannot read {path}: {exc.strerror or exc}", "READ_FAILED", backend_id, exc) from exc
+
+
+def read_text(path: Path, backend_id: str = "file") -> str | None:
+    """Read a UTF-8 file whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
+    data = read_bytes(path, backend_id)
     # Newlines are kept as they are on disk so that a save without an edit changes no byte.
-    return decode_utf8(data, path, backend_id)
+    return None if data is None else decode_utf8(data, path, backend_id)
+
+
+class _Written:
+    """The bytes this process last wrote to a few files, with their SHA-256.
+
+    When a file still holds exactly those bytes (compared byte for byte, never by ``stat``) the
+    next replacement knows they are valid UTF-8 and their hash, so it neither decodes nor hashes a
+    MiB again: about half the cost of a save above the disk's own.
+    """
+
+    KEEP = 4
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[bytes, str]] = {}
+        self._lock = threading.Lock()
+
+    def hash_if_same(self, path: Path, data: bytes) -> str | None:
+        with self._lock:
+            known = self._items.get(str(path))
+        return known[1] if known is not None and known[0] == data else None
+
+    def remember(self, path: Path, data: bytes, digest: str) -> None:
+        with self._lock:
+            self._items.pop(str(path), None)
+            self._items[str(path)] = (data, digest)
+            while len(self._items) > self.KEEP:
+                self._items.pop(next(iter(self._items)))
+
+
+_written = _Written()
 
 
 def lock_path_for(root: Path, relpath: str) -> Path:
@@ -174,13 +210,15 @@ def replace_text(
     source: str = "write",
     backend_id: str = "file",
     keep_history: bool = True,
+    author: str | None = None,
 ) -> ReplaceResult:
     """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
 
     ``expected_hash`` is the :func:`content_hash` of the text the caller started from (hash of
     ``""`` for a file that did not exist); when the file changed since, ``CONFLICT`` is raised and
     nothing is written. ``keep_history=False`` is for files memdesk generates itself (audit
-    reports, schedule state), whose old versions are not worth keeping.
+    reports, schedule state), whose old versions are not worth keeping. ``author`` (who made the
+    change) is stored with the version kept in history.
     """
     if not isinstance(content, str):
         raise MemoryBackendError(
@@ -195,20 +233,27 @@ def replace_text(
     check_size(data, relpath, backend_id)
     try:
         with file_lock(root_p, relpath):
-            current = read_text(path, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
-            if expected_hash is not None and content_hash(current or "") != expected_hash:
-                raise MemoryBackendError(
-                    f"{relpath} changed on disk since it was loaded; reload or merge before saving",
-                    "CONFLICT",
-                    backend_id,
-                )
-            if current == content:
-                return ReplaceResult(path, False, content_hash(content), len(data))
-            if current and keep_history:
+            raw = read_bytes(path, backend_id)
+            digest = _written.hash_if_same(path, raw) if raw is not None else None
+            if raw is not None and digest is None:
+                decode_utf8(raw, path, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
+            if expected_hash is not None:
+                digest = digest or hashlib.sha256(raw or b"").hexdigest()
+                if digest != expected_hash:
+                    raise MemoryBackendError(
+                        f"{relpath} changed on disk since it was loaded; reload or merge before saving",
+                        "CONFLICT",
+                        backend_id,
+                    )
+            if raw == data:
+                return ReplaceResult(path, False, digest or hashlib.sha256(data).hexdigest(), len(data))
+            if raw and keep_history:
                 from core import history  # late import: history imports this module
 
-                history.record_version(root_p, relpath, current, source)
+                history.record_version(root_p, relpath, raw, source, author=author, digest=digest)
             atomic_write_bytes(path, data)
+            new_digest = hashlib.sha256(data).hexdigest()
+            _written.remember(path, data, new_digest)
     except MemoryBackendError:
         raise
     except TimeoutError as exc:
@@ -222,4 +267,4 @@ def replace_text(
         raise MemoryBackendError(
             f"cannot write {relpath}: {exc.strerror or exc}", "WRITE_FAILED", backend_id, exc
         ) from exc
-    return ReplaceResult(path, True, content_hash(content), len(data))
+    return ReplaceResult(path, True, new_digest, len(data))

@@ -16,7 +16,6 @@ import difflib
 import json
 import logging
 import os
-import re
 import sqlite3
 import zlib
 from collections.abc import Iterator, Mapping
@@ -325,16 +324,11 @@ def prune_history(root: Path | str, *, days: int = DEFAULT_RETENTION_DAYS, min_v
 
 
 # -- which files a version may be restored to ------------------------------------------------------
-_DAILY = r"\d{4}-\d{2}-\d{2}\.md"
-_MEMORY_DOCUMENT = re.compile(
-    r"\.fusion/(?:memory\.md|memory-insights\.md|memory-archive\.md"
-    rf"|memory/(?:MEMORY\.md|DREAMS\.md|memory-insights\.md|{_DAILY})"
-    rf"|agent-memory/(?!\.\.?/)[A-Za-z0-9._-]+/(?:MEMORY\.md|DREAMS\.md|{_DAILY}))")
+def is_memory_document(root: Path | str, relpath: str) -> bool:
+    """Whether ``relpath`` is a memory document of the project at ``root`` (design 2/2a): the only files restored."""
+    from core.layout import Layout  # late: the layout lists folders, history is asked on every save
 
-
-def is_memory_document(relpath: str) -> bool:
-    """Whether ``relpath`` names a memory document of a project (design 2 and 2a), the only files restored."""
-    return isinstance(relpath, str) and _MEMORY_DOCUMENT.fullmatch(relpath) is not None
+    return isinstance(relpath, str) and Layout(root).is_document(relpath)
 
 
 # -- diff and restore ----------------------------------------------------------------------------
@@ -371,7 +365,7 @@ def restore_version(root: Path | str, version_id: int, *, backend: Any = None,
     if found is None:
         raise MemoryBackendError(f"no version {version_id} in the history", "NOT_FOUND", "history")
     version, content = found
-    if not is_memory_document(version.path):
+    if not is_memory_document(root, version.path):
         raise MemoryBackendError(f"version {version.id} is of {version.path!r}, which is not a memory document of "
                                  "this project; nothing was restored", "INVALID_CONFIG", "history")
     if backend is not None and version.path == MEMORY_FILE_PATH:
