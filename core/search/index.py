@@ -36,6 +36,12 @@ _TABLES = (
 _KEYWORD_SQL = ("SELECT rowid, bm25(search_fts, 1.0, 0.4) FROM search_fts WHERE search_fts MATCH ? "
                 "ORDER BY 2 LIMIT ?")
 _COUNT_SQL = "(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?))"
+# The best matches with their rows: the LIMIT inside keeps FTS5 ranking alone (no join per match).
+_ROWS_SQL = ("SELECT e.id, k.score, e.path, e.line, e.end_line, e.section, e.date, e.hash, e.text FROM "
+             "(SELECT rowid AS id, bm25(search_fts, 1.0, 0.4) AS score FROM search_fts WHERE search_fts MATCH ? "
+             "ORDER BY score LIMIT ?) k JOIN search_entries e ON e.id = k.id ORDER BY k.score, e.id")
+#: How many all-words matches are read to put the exact ones first (see :meth:`SearchIndex.ranked`).
+EXACT_WINDOW = 100
 #: How many entries the selective words of a query may hold together (see :meth:`SearchIndex.ranked`).
 FILL_BUDGET = 300
 _FTS = ("CREATE VIRTUAL TABLE search_fts USING fts5(text, section, content='search_entries', "
@@ -69,10 +75,13 @@ class IndexedEntry:
 
 @dataclass(frozen=True)
 class KeywordHit:
-    """One FTS5 match: entry id and raw ``bm25()`` (lower is better)."""
+    """One FTS5 match: entry id and raw ``bm25()`` (lower is better), with its row when it was read along."""
 
     id: int
     bm25: float
+    entry: IndexedEntry | None = None
+    #: Whether the entry holds every query word as typed (not only a stemmed form of it).
+    exact: bool = False
 
 
 @dataclass
@@ -138,22 +147,24 @@ class SearchIndex:
 
     def sync_document(self, path: str, text: str, digest: str, *, mtime_ns: int | None = None,
                       size: int | None = None, provider: Callable[[], Any] | None = None,
-                      optimize: bool = True) -> SyncStats:
+                      optimize: bool = True, fresh: bool = False) -> SyncStats:
         """Make the index hold exactly the entries of ``text`` for ``path`` (one transaction).
 
         ``provider`` returns the embedding provider (or ``None``); it is called only when new entries
         need vectors, so a sync that adds nothing never loads the model. When rows changed the FTS
         index is optimized after the commit (one segment: removed terms leave no trace, and queries
         read one doclist per word instead of merging several); ``optimize=False`` leaves that to the
-        caller, which syncs several documents and then calls :meth:`optimize` once.
+        caller, which syncs several documents and then calls :meth:`optimize` once. ``fresh``: the
+        document has no rows yet (a rebuild after :meth:`clear`), so they are not looked up.
         """
         entries = chunk_markdown(text, path)
         stats = SyncStats()
         with self.db.transaction() as c:
             self._writing()
             old: dict[str, list[tuple]] = defaultdict(list)
-            for row in c.execute("SELECT id, hash, line, end_line, section, date, text FROM search_entries "
-                                 "WHERE path = ? ORDER BY line", (path,)):
+            rows = () if fresh else c.execute("SELECT id, hash, line, end_line, section, date, text "
+                                              "FROM search_entries WHERE path = ? ORDER BY line", (path,))
+            for row in rows:
                 old[row[1]].append(row)
             new_rows: list[Entry] = []
             for e in entries:
@@ -259,21 +270,38 @@ class SearchIndex:
         with self.db.lock:
             return list(self.db.conn.execute(sql, args).fetchone())
 
-    def ranked(self, terms: list[str], limit: int) -> tuple[list[KeywordHit], int]:
+    def keyword_rows(self, match: str, limit: int) -> list[KeywordHit]:
+        """The best ``limit`` matches of ``match`` with their entry rows, best first."""
+        with self.db.lock:
+            rows = self.db.conn.execute(_ROWS_SQL, (match, limit)).fetchall()
+        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
+
+    def ranked(self, terms: list[str], limit: int, exact: Callable[[str, str | None], bool] | None = None
+               ) -> tuple[list[KeywordHit], int]:
         """The best ``limit`` entries for ``terms`` and how many of them hold all the words.
 
-        First the entries holding all the words, by BM25. When those are fewer than ``limit``, the
-        rest comes from the entries holding the query's *selective* words, by BM25 over those words,
-        and only when these run out from the entries holding its common words alone. The selective
-        words are the rarest ones: enough of them to hold ``limit`` entries, and more while together
-        they hold no more than :data:`FILL_BUDGET`. BM25 scores every entry a match selects (about a
-        microsecond each), so an OR over a word held by thousands of entries is what made searches
-        slow, and such a word weighs little in BM25 anyway. On an index where all the words together
-        hold at most that many entries every word is selective: plain BM25 over any of the words.
+        First the entries holding all the words: with ``exact`` (a test of an entry's text and
+        section), those holding every word as typed before those that match only through a stemmed
+        form, each group by BM25 (among the best :data:`EXACT_WINDOW` all-words matches). When those
+        are fewer than ``limit``, the rest comes from the entries holding the query's *selective*
+        words, by BM25 over those words, and only when these run out from the entries holding its
+        common words alone. The selective words are the rarest ones: enough of them to hold
+        ``limit`` entries, and more while together they hold no more than :data:`FILL_BUDGET`. BM25
+        scores every entry a match selects (about a microsecond each), so an OR over a word held by
+        thousands of entries is what made searches slow, and such a word weighs little in BM25
+        anyway. On an index where all the words together hold at most that many entries every word
+        is selective: plain BM25 over any of the words.
         """
         if not terms or limit <= 0:
             return [], 0
-        hits = self.keyword(join_terms(terms, "AND"), limit)
+        match = join_terms(terms, "AND")
+        if exact is None:
+            hits = self.keyword(match, limit)
+        else:
+            found = self.keyword_rows(match, max(limit, EXACT_WINDOW))
+            marked = [KeywordHit(h.id, h.bm25, h.entry, exact(h.entry.text, h.entry.section))  # type: ignore[union-attr]
+                      for h in found]
+            hits = ([h for h in marked if h.exact] + [h for h in marked if not h.exact])[:limit]
         all_words = len(hits)
         if all_words >= limit or len(terms) == 1:
             return hits, all_words
