@@ -14,10 +14,12 @@ import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-
-from filelock import FileLock
+from typing import TYPE_CHECKING
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 log = logging.getLogger(__name__)
 
@@ -130,6 +132,8 @@ def file_lock(root: Path | str, relpath: str) -> FileLock:
 
     One instance per lock file, so a thread that already holds it can take it again (reentrant).
     """
+    from filelock import FileLock  # here, not at the top: read-only commands never take a lock
+
     lp = lock_path_for(Path(root).resolve(), relpath)
     lp.parent.mkdir(parents=True, exist_ok=True)
     key = str(lp)

@@ -18,7 +18,7 @@ from typing import Any
 
 from core.errors import MemoryBackendError
 from core.fileio import content_hash
-from core.search import fusion, watch
+from core.search import fusion
 from core.search._numpy import numpy
 from core.search.corpus import (
     MEMORY_FILE_PATH,
@@ -80,7 +80,7 @@ class SearchService:
         self._keyword_only_reason = keyword_only_reason
         self._vectors_checked = False
         self._checks = 0
-        self._watcher: watch.Watcher | None = None
+        self._watcher: Any = None  # a core.search.watch.Watcher once a second search asks
         self._linked: set[str] = set()  # documents reached through a symlink: no event covers them
 
     # -- semantic availability ------------------------------------------------------------------
@@ -149,6 +149,8 @@ class SearchService:
                 return found | self._linked
             return None
         if self._checks >= 2:
+            from core.search import watch  # ctypes: only a process that searches twice needs it
+
             self._watcher = watch.open_watcher(self.root)
         return None
 
