@@ -34,7 +34,7 @@ from gui.tasks import Operation, run_in_background
 from gui.widgets.colors import colour
 from gui.widgets.parts import row_table
 
-COLUMNS = ("Saved", "Source", "Size", "File")
+COLUMNS = ("Saved", "Source", "Author", "Size", "File")
 ALL_FILES = "All files"
 _Index = QModelIndex | QPersistentModelIndex
 
@@ -51,7 +51,7 @@ class VersionsModel(RowTableModel):
         v = self.rows[index.row()]
         if role == Qt.ItemDataRole.DisplayRole:
             saved = v.created_at.replace("T", " ").replace("+00:00", " UTC")
-            return (saved, v.source, fileio.format_size(v.size), v.path)[index.column()]
+            return (saved, v.label, v.author or "", fileio.format_size(v.size), v.path)[index.column()]
         if role == Qt.ItemDataRole.ToolTipRole:
             return f"version {v.id} · sha256 {v.hash[:12]}…"
         return None

@@ -66,8 +66,9 @@ def test_lists_versions_and_diffs_against_now(qtbot, sample_project: Path):
     original = (sample_project / MEMORY).read_text()
     edit(view, original.replace("Node 20 LTS", "Node 22 LTS"))
     assert view.model.rowCount() == 1
-    assert view.model.data(view.model.index(0, 1)) == "editor"
-    assert view.model.data(view.model.index(0, 3)) == MEMORY
+    assert view.model.data(view.model.index(0, 1)) == "before editor save"
+    assert view.model.data(view.model.index(0, 2)) == ""  # no author: the operator's own save
+    assert view.model.data(view.model.index(0, 4)) == MEMORY
     diff = wait_diff(qtbot, view)
     assert "-- Node 20 LTS" in diff and "+- Node 22 LTS" in diff
     fileio.replace_text(sample_project, ".fusion/memory-insights.md", "# Memory Insights\n", source="insights-merge")
