@@ -9,9 +9,8 @@ the one in flight. Activating a result emits ``openAtLine(relpath, line)``; the 
 
 from __future__ import annotations
 
-from typing import Any
-
 from html import escape
+from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument

@@ -76,7 +76,7 @@ def test_lists_versions_and_diffs_against_now(qtbot, sample_project: Path):
     assert [view.files.itemText(i) for i in range(view.files.count())] == [
         ALL_FILES, ".fusion/memory-insights.md", MEMORY]
     view.files.setCurrentText(".fusion/memory-insights.md")
-    assert view.model.rowCount() == 1 and view.model.data(view.model.index(0, 1)) == "insights-merge"
+    assert view.model.rowCount() == 1 and view.model.data(view.model.index(0, 1)) == "before insights merge"
     assert "-## Last Updated: 2026-11-20" in wait_diff(qtbot, view)
 
 
