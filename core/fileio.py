@@ -12,6 +12,7 @@ import logging
 import os
 import tempfile
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -167,8 +168,12 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
+def atomic_write_bytes(path: Path, data: bytes, before_rename: Callable[[], object] | None = None) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename.
+
+    ``before_rename`` runs once the temp file is on disk and before it replaces ``path``; when it
+    raises, the temp file goes and ``path`` is left as it was (a save waits there for its history).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777
@@ -183,6 +188,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        if before_rename is not None:
+            before_rename()
         _rename(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -251,11 +258,14 @@ def replace_text(
                     )
             if raw == data:
                 return ReplaceResult(path, False, digest or hashlib.sha256(data).hexdigest(), len(data))
+            pending = None
             if raw and keep_history:
                 from core import history  # late import: history imports this module
 
-                history.record_version(root_p, relpath, raw, source, author=author, digest=digest)
-            atomic_write_bytes(path, data)
+                # Recorded on history's worker thread while the new bytes go to disk; the rename
+                # waits for it, so the previous version is in history before it is replaced.
+                pending = history.record_version_soon(root_p, relpath, raw, source, author=author, digest=digest)
+            atomic_write_bytes(path, data, pending.result if pending is not None else None)
             new_digest = hashlib.sha256(data).hexdigest()
             _written.remember(path, data, new_digest)
     except MemoryBackendError:

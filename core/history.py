@@ -17,8 +17,10 @@ import json
 import logging
 import os
 import sqlite3
+import threading
 import zlib
 from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -27,7 +29,7 @@ from typing import Any
 
 from core import history_store
 from core.errors import MemoryBackendError
-from core.history_db import HISTORY_DB, HistoryUnavailable, connection, db_path, wrap_error
+from core.history_db import HISTORY_DB, HistoryUnavailable, connection, db_path, forget_connection, wrap_error
 
 log = logging.getLogger(__name__)
 
@@ -164,6 +166,33 @@ def record_version(root: Path | str, relpath: str, content: str | bytes, source:
             version_id = int(cur.lastrowid or 0)
         _prune(conn, policy, now, relpath)
     return version_id
+
+
+_worker: ThreadPoolExecutor | None = None
+_worker_lock = threading.Lock()
+
+
+def record_version_soon(root: Path | str, relpath: str, content: str | bytes, source: str, *,
+                        author: str | None = None, digest: str | None = None) -> Future[int | None]:
+    """:func:`record_version` on history's worker thread; the caller waits on the future before replacing the file.
+
+    A save writes and syncs its new bytes meanwhile, so the two ``fsync`` calls overlap instead of
+    adding up. Versions are recorded one at a time, in the order asked.
+    """
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdesk-history")
+        return _worker.submit(record_version, root, relpath, content, source, author=author, digest=digest)
+
+
+def forget_connections(root: Path | str) -> None:
+    """Close every connection this process keeps to the project's history (before moving the file aside)."""
+    forget_connection(root)
+    with _worker_lock:
+        worker = _worker
+    if worker is not None:
+        worker.submit(forget_connection, root).result()
 
 
 def record_append(root: Path | str, relpath: str, text: str, *, author: str | None = None,

@@ -12,7 +12,6 @@ import pytest
 
 from core import fileio, history
 from core.cli import main
-from core.history_db import forget_connection
 
 MEMORY = ".fusion/memory.md"
 REPO = Path(__file__).resolve().parents[2]
@@ -94,7 +93,7 @@ def test_a_damaged_database_is_one_line_naming_the_file(capsys, sample_project: 
         code, out, err = run(capsys, *args, "-p", str(sample_project))
         assert code == 1 and out == "" and err.count("\n") == 1, (args, err)
         assert str(db) in err and "move it aside" in err
-    forget_connection(sample_project)
+    history.forget_connections(sample_project)
 
 
 def test_in_a_real_process(sample_project: Path):

@@ -14,7 +14,7 @@ import pytest
 
 from core import fileio, history, history_store
 from core.errors import MemoryBackendError
-from core.history_db import SCHEMA_VERSION, HistoryUnavailable, forget_connection
+from core.history_db import SCHEMA_VERSION, HistoryUnavailable
 
 MEMORY = ".fusion/memory.md"
 REAL = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
@@ -45,7 +45,7 @@ def objects(root: Path) -> list[tuple[str, str | None, int]]:
 
 def fresh_process(root: Path) -> None:
     """Forget what this process keeps in memory, as a new process would."""
-    forget_connection(root)
+    history.forget_connections(root)
     history_store.recent._items.clear()
     history_store.recent._size = 0
 
