@@ -40,8 +40,9 @@ _COUNT_SQL = "(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts M
 _ROWS_SQL = ("SELECT e.id, k.score, e.path, e.line, e.end_line, e.section, e.date, e.hash, e.text FROM "
              "(SELECT rowid AS id, bm25(search_fts, 1.0, 0.4) AS score FROM search_fts WHERE search_fts MATCH ? "
              "ORDER BY score LIMIT ?) k JOIN search_entries e ON e.id = k.id ORDER BY k.score, e.id")
+_SAMPLE_SQL = "SELECT rowid, bm25(search_fts, 1.0, 0.4) FROM search_fts WHERE search_fts MATCH ? LIMIT ?"
 #: How many all-words matches are read to put the exact ones first (see :meth:`SearchIndex.ranked`).
-EXACT_WINDOW = 100
+EXACT_WINDOW = 40
 #: How many entries the selective words of a query may hold together (see :meth:`SearchIndex.ranked`).
 FILL_BUDGET = 300
 _FTS = ("CREATE VIRTUAL TABLE search_fts USING fts5(text, section, content='search_entries', "
@@ -270,11 +271,14 @@ class SearchIndex:
         with self.db.lock:
             return list(self.db.conn.execute(sql, args).fetchone())
 
-    def keyword_rows(self, match: str, limit: int) -> list[KeywordHit]:
-        """The best ``limit`` matches of ``match`` with their entry rows, best first."""
+    def keyword_rows(self, match: str, limit: int, exact: Callable[[str, str | None], bool] | None = None
+                     ) -> list[KeywordHit]:
+        """The best ``limit`` matches of ``match`` with their entry rows, best first (``exact`` marks them)."""
         with self.db.lock:
             rows = self.db.conn.execute(_ROWS_SQL, (match, limit)).fetchall()
-        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
+        if exact is None:
+            return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
+        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), exact(r[8], r[5])) for r in rows]
 
     def ranked(self, terms: list[str], limit: int, exact: Callable[[str, str | None], bool] | None = None
                ) -> tuple[list[KeywordHit], int]:
@@ -285,7 +289,7 @@ class SearchIndex:
         form, each group by BM25 (among the best :data:`EXACT_WINDOW` all-words matches). When those
         are fewer than ``limit``, the rest comes from the entries holding the query's *selective*
         words, by BM25 over those words, and only when these run out from the entries holding its
-        common words alone. The selective words are the rarest ones: enough of them to hold
+        common words alone (the best by BM25 of the first :data:`FILL_BUDGET` of them). The selective words are the rarest ones: enough of them to hold
         ``limit`` entries, and more while together they hold no more than :data:`FILL_BUDGET`. BM25
         scores every entry a match selects (about a microsecond each), so an OR over a word held by
         thousands of entries is what made searches slow, and such a word weighs little in BM25
@@ -296,22 +300,30 @@ class SearchIndex:
             return [], 0
         match = join_terms(terms, "AND")
         if exact is None:
-            hits = self.keyword(match, limit)
+            hits = self.keyword_rows(match, limit)
         else:
-            found = self.keyword_rows(match, max(limit, EXACT_WINDOW))
-            marked = [KeywordHit(h.id, h.bm25, h.entry, exact(h.entry.text, h.entry.section))  # type: ignore[union-attr]
-                      for h in found]
-            hits = ([h for h in marked if h.exact] + [h for h in marked if not h.exact])[:limit]
+            found = self.keyword_rows(match, max(limit, EXACT_WINDOW), exact)
+            hits = ([h for h in found if h.exact] + [h for h in found if not h.exact])[:limit]
         all_words = len(hits)
         if all_words >= limit or len(terms) == 1:
             return hits, all_words
         selective, common = self.split_terms(terms, limit)
         if selective:  # the all-words entries come back too (skipped): ask for ``limit``
-            hits += self._unseen(hits, self.keyword(join_terms(selective, "OR"), limit), limit)
+            hits += self._unseen(hits, self.keyword_rows(join_terms(selective, "OR"), limit), limit)
             if common and len(hits) < limit:
                 match = f"({join_terms(common, 'OR')}) NOT ({join_terms(selective, 'OR')})"
-                hits += self._unseen(hits, self.keyword(match, limit - len(hits)), limit)
+                hits += self._unseen(hits, self.keyword_sample(match, limit - len(hits)), limit)
         return hits, all_words
+
+    def keyword_sample(self, match: str, limit: int) -> list[KeywordHit]:
+        """The best ``limit`` by BM25 among the first :data:`FILL_BUDGET` matches of ``match`` (index order).
+
+        For the last fill, entries holding only a query's common words: ranking every one of
+        thousands such entries cost milliseconds, and they rank below everything else anyway.
+        """
+        with self.db.lock:
+            rows = self.db.conn.execute(_SAMPLE_SQL, (match, FILL_BUDGET)).fetchall()
+        return [KeywordHit(rid, score) for rid, score in sorted(rows, key=lambda r: (r[1], r[0]))[:limit]]
 
     @staticmethod
     def _unseen(hits: list[KeywordHit], more: list[KeywordHit], limit: int) -> list[KeywordHit]:

@@ -64,13 +64,15 @@ def test_common_words_are_scored_only_when_the_selective_ones_run_out(index: Sea
     ids = sync(index, ["rare rarer common", "rare rarer thing", "rare other thing"] +
                [f"common filler {n}" for n in range(8)])
     asked: list[str] = []
-    keyword = index.keyword
 
-    def spy(match: str, limit: int) -> list[KeywordHit]:
-        asked.append(match)
-        return keyword(match, limit)
+    def spying(method):
+        def spy(match: str, limit: int, *args) -> list[KeywordHit]:
+            asked.append(match)
+            return method(match, limit, *args)
+        return spy
 
-    monkeypatch.setattr(index, "keyword", spy)
+    for name in ("keyword", "keyword_rows", "keyword_sample"):  # every query ranked() can make
+        monkeypatch.setattr(index, name, spying(getattr(index, name)))
     # Two words fill three results: the common word is never matched on its own.
     hits, all_words = index.ranked(["rare", "common"], 3)
     assert all_words == 1 and hits[0].id == ids["rare rarer common"]
