@@ -237,15 +237,15 @@ class SearchService:
         report = progress or (lambda _p, _m: None)
         docs = self.documents()
         # One transaction for the whole rebuild (a cancel leaves the old index as it was).
+        states = stat_files(self.root, [p for p in docs if not (self.working and p == MEMORY_FILE_PATH)])
+        rows = []
+        for path, text in docs.items():
+            st = states.get(path)
+            rows.append((path, text, content_hash(text), st.mtime_ns if st else None, st.size if st else None))
         with self.db.transaction():
             self.index.clear()
-            for n, (path, text) in enumerate(docs.items()):
-                if cancelled is not None and cancelled():
-                    raise InterruptedError("reindex cancelled")
-                st = stat_file(self.root, path) if not (self.working and path == MEMORY_FILE_PATH) else None
-                self.index.sync_document(path, text, content_hash(text), mtime_ns=st.mtime_ns if st else None,
-                                         size=st.size if st else None, optimize=False, fresh=True)
-                report(int(50 * (n + 1) / max(1, len(docs))), f"indexed {path}")
+            self.index.load_documents(rows, cancelled)
+            report(50, f"indexed {len(docs)} documents")
             self.db.after_commit(self.index.optimize)
         vectors = self._fill_missing_vectors(lambda done, total: report(50 + int(50 * done / max(1, total)),
                                                                         f"embedded {done}/{total} entries"))
