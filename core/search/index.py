@@ -247,8 +247,14 @@ class SearchIndex:
             rows += [(path, e.line, e.end_line, e.section, e.date, e.hash, e.text) for e in chunk_markdown(text, path)]
         with self.db.transaction() as c:
             self._writing()
+            # Building the two indexes once after the rows is cheaper than keeping them up to date row by row.
+            c.execute("DROP INDEX IF EXISTS search_entries_path")
+            c.execute("DROP INDEX IF EXISTS search_entries_hash")
             c.executemany("INSERT INTO search_entries(path, line, end_line, section, date, hash, text) "
                           "VALUES (?,?,?,?,?,?,?)", rows)
+            for sql in _TABLES:
+                if sql.startswith("CREATE INDEX"):
+                    c.execute(sql)
             c.execute("INSERT INTO search_fts(rowid, text, section) SELECT id, text, coalesce(section, '') "
                       "FROM search_entries")
             now = time.time_ns()
