@@ -62,6 +62,8 @@ def source_label(source: str) -> str:
     if label is not None:
         return label
     words = source.replace("-", " ").replace("_", " ").strip()
+    if words.startswith("before "):  # a source already worded as a label ("before migrate")
+        return words
     return f"before {words}" if words else "unknown"
 
 

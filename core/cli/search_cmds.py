@@ -8,20 +8,15 @@ embedding model, so that the whole process takes less than a tenth of a second.
 from __future__ import annotations
 
 import argparse
-import json
-import os
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
+from core.cli.light import file_backend
 
 if TYPE_CHECKING:
     from core import history
-
-#: Backends whose search is memdesk's derived index (``qmd``'s is too), so a search needs no backend.
-DERIVED_BACKENDS = frozenset({"file", "readonly", "qmd"})
-
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the search, history and reindex commands."""
@@ -77,40 +72,17 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 
 
 # -- search ---------------------------------------------------------------------------------------
-def configured_backend(root: Path) -> str | None:
-    """The backend id ``config.json`` names (the layout's default when none), read as plain JSON.
-
-    ``None`` when the file cannot be read as a settings object: the full settings code then says why.
-    """
-    try:
-        with open(os.path.join(root, ".fusion", "config.json"), "rb") as fh:
-            doc = json.loads(fh.read().decode("utf-8") or "{}")
-    except FileNotFoundError:
-        doc = {}
-    except (OSError, ValueError):
-        return None
-    if not isinstance(doc, dict):
-        return None
-    settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else doc
-    backend = settings.get("memoryBackend", settings.get("memoryBackendType"))
-    if backend is None:
-        from core.layout import detect_layout
-
-        return "qmd" if detect_layout(root) == "layered" else "file"
-    return backend if isinstance(backend, str) else None
-
-
 def _search(args: argparse.Namespace, root: Path) -> tuple[list[Any], str, str, str | None]:
     """Run the search; return the results, the backend id, the mode that ran and a note."""
     from core.search.types import MemorySearchOptions
 
     options = MemorySearchOptions(limit=args.limit, mode=args.mode)
-    backend_id = configured_backend(root)
-    if backend_id in DERIVED_BACKENDS:
+    backend_id = file_backend(root)
+    if backend_id is not None:  # its search is memdesk's derived index: no backend, no settings model
         from core.search.derived import DERIVED_MODE, DERIVED_NOTE, derived_search
 
         note = DERIVED_NOTE if args.mode != DERIVED_MODE else None
-        return derived_search(root, args.query, options), backend_id or "file", DERIVED_MODE, note
+        return derived_search(root, args.query, options), backend_id, DERIVED_MODE, note
     from core.cli.common import cli_project
 
     project = cli_project(args)

@@ -59,3 +59,25 @@ def test_one_command_builds_a_parser_with_its_module_only(command: str):
     parser = build_parser(command)
     choices = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
     assert command in choices
+
+
+@pytest.mark.parametrize("fixture, file", [("sample_project", None), ("layered_project", None),
+                                           ("layered_project", "MEMORY.md"), ("sample_project", ".fusion/memory.md")])
+def test_show_without_the_project_model_prints_what_the_project_reads(request, capsys, fixture: str, file):
+    from core.cli import main
+    from core.project import Project
+
+    root = request.getfixturevalue(fixture)
+    args = ["show", "--json", "-p", str(root)] + (["--file", file] if file else [])
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    project = Project(root)
+    rel = project.resolve_path(file)
+    assert (doc["path"], doc["content"], doc["backend"], doc["fallbackReason"]) == (
+        rel, project.read(rel), project.backend.id, None)
+    project.close()
+
+
+def test_show_on_the_file_backend_imports_no_settings_model(sample_project: Path, tmp_path: Path):
+    out = imported_after(sample_project, tmp_path, "show", "-p", str(sample_project))
+    assert out == {"rc": 0, "mods": []}

@@ -166,6 +166,7 @@ def test_source_labels():
     assert history.source_label("restore") == "before restore"
     assert history.source_label("append") == "agent append"
     assert history.source_label("some-new_thing") == "before some new thing"
+    assert history.source_label("before migrate") == "before migrate"
 
 
 @pytest.mark.parametrize("bad", [0, -1, 2**63, 2**80, True])
