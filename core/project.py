@@ -240,6 +240,7 @@ class Project:
     def create_document(self, path: str | None = None) -> Changes:
         """Create a missing document with its layout's exact scaffold (never overwrites); what changed."""
         rel = self.resolve_path(path)
+        self.backend.require_writable()
         scaffold = self.layout.scaffold_for(rel)
         if scaffold is None:
             scaffold = ""
@@ -277,7 +278,7 @@ class Project:
         layout: Fusion's ``\\n<content>\\n``, today's daily note created with its scaffold when missing.
         With memory switched off the append is refused unless ``force``.
         """
-        from core import entries
+        from core import appending as entries
 
         trimmed = (text or "").strip()
         if not trimmed:
@@ -328,12 +329,10 @@ class Project:
             log.warning("append to %s not recorded in history: %s", rel, exc)
 
     def _warnings(self, rel: str, before: str, after: str) -> list[str]:
+        from core.budget import project_append_warnings  # here: core.budget sits above the project model
+
         try:
-            from core.budget import append_warnings  # type: ignore[import-not-found]
-        except ImportError:
-            return []
-        try:
-            return list(append_warnings(self, rel, before, after))
+            return list(project_append_warnings(self, rel, before, after))
         except Exception as exc:
             log.warning("load-budget check failed for %s: %s", rel, exc)
             return []
@@ -357,16 +356,27 @@ class Project:
 
     # -- settings ----------------------------------------------------------------------------------
     def update_settings(self, patch: Mapping[str, Any]) -> Changes:
-        """Save a settings patch (``SettingsError`` on bad input, nothing changed) and re-resolve the backend."""
-        from core.store import ProjectStore
+        """Save a settings patch (``SettingsError`` on bad input, nothing changed) and re-resolve the backend.
+
+        Switching memory on creates the long-term file when it is missing (never fatal). The
+        extraction schedule is kept in step by :class:`core.store.ProjectStore`, which sits above.
+        """
+        from core.settings import update_settings
 
         before = self.settings
-        self.settings = ProjectStore(self.root, project=self).update_settings(patch)
+        self.settings = update_settings(self.root, patch)
         self.settings_error = None
+        changes = Changes(settings=True)
         if (self.settings.memory_backend, self.settings.memory_backend_config) != (
                 before.memory_backend, before.memory_backend_config):
             self._replace_backend(resolve_memory_backend(self.settings, self.root, self.registry))
-        return Changes(settings=True)
+        if self.settings.memory_enabled and not before.memory_enabled:
+            try:
+                if self.writable() is None and not self.exists():
+                    changes = changes | self.create_document()
+            except Exception as exc:  # non-fatal: the setting is saved; the file can be created later
+                log.warning("memory file not created (non-fatal): %s", exc)
+        return changes
 
     # -- history -----------------------------------------------------------------------------------
     def restore(self, version_id: int, *, author: str | None = None) -> WriteResult:

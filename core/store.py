@@ -52,6 +52,12 @@ class ProjectStore:
             previous = self.settings()
         except Exception:
             previous = None
+        if self.project is not None:  # the project writes the settings, re-resolves its backend, creates memory
+            self.project.update_settings(patch)
+            updated = self.project.settings
+            if previous is None or _schedule_fields(previous) != _schedule_fields(updated):
+                self._sync_schedule(updated)
+            return updated
         updated = settings_mod.update_settings(self.root, patch)
         if updated.memory_enabled and (previous is None or not previous.memory_enabled):
             self._ensure_memory()

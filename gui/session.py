@@ -187,7 +187,7 @@ class ProjectSession(QObject):
     def update_settings(self, patch: Mapping[str, Any]) -> ProjectSettings:
         """Persist a settings patch (raises :class:`SettingsError`), re-resolving the backend if needed."""
         before = self.backend
-        self.project.update_settings(patch)
+        self.store.update_settings(patch)  # the project's settings, backend and memory, and the schedule
         self.settingsChanged.emit(self.settings)
         if self.backend is not before:
             self._on_new_backend()

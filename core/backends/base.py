@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -135,8 +136,6 @@ class MemoryBackend(ABC):
         root = self.require_initialized()
         self.require_writable()
         if self.is_primary(relpath):
-            from core.adapter import call_write  # late: the adapter imports this module
-
             call_write(self, content, expected_hash=expected_hash, source=source, author=author)
             return
         from core import docio
@@ -233,3 +232,41 @@ def require_capability(backend: MemoryBackend, capability: str) -> None:
 def get_backend_capabilities(backend: MemoryBackend) -> frozenset[str]:
     """Return the effective capability set of ``backend``, in :data:`CAPABILITIES` order semantics."""
     return frozenset(c for c in CAPABILITIES if backend.has_capability(c))
+
+
+def _write_extras(backend_type: type) -> frozenset[str]:
+    """The optional keywords a backend's ``write`` accepts (the seed contract is ``write(content)``)."""
+    cached = _EXTRAS.get(backend_type)
+    if cached is None:
+        try:
+            params = inspect.signature(backend_type.write).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            cached = frozenset({"expected_hash", "source", "author"})
+        else:
+            cached = frozenset(k for k in ("expected_hash", "source", "author") if k in params)
+        _EXTRAS[backend_type] = cached
+    return cached
+
+
+_EXTRAS: dict[type, frozenset[str]] = {}
+
+
+def call_write(backend: MemoryBackend, content: str, *, expected_hash: str | None = None,
+               source: str = "write", author: str | None = None) -> None:
+    """Call ``backend.write`` with only the extras it declares; a stale base on a backend that cannot
+    check it is checked here first."""
+    extras = _write_extras(type(backend))
+    kwargs: dict[str, object] = {}
+    if "source" in extras:
+        kwargs["source"] = source
+    if "author" in extras and author is not None:
+        kwargs["author"] = author
+    if expected_hash is not None:
+        if "expected_hash" in extras:
+            kwargs["expected_hash"] = expected_hash
+        elif content_hash(backend.read() or "") != expected_hash:
+            raise MemoryBackendError("the memory changed since it was loaded; reload or merge before saving",
+                                     "CONFLICT", backend.id)
+    backend.write(content, **kwargs)

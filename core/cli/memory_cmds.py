@@ -103,7 +103,7 @@ def cmd_write(args: argparse.Namespace) -> int:
         emit_json({"success": True, "path": rel, "changed": result.changed, "hash": result.hash,
                    "size": result.size, "warnings": list(result.warnings)})
     else:
-        print(f"Memory written to {rel} ({result.size:,} bytes)" if result.changed
+        print(f"Memory written ({result.size:,} bytes) to {rel}" if result.changed
               else f"{rel} already has this content; nothing changed")
         for warning in result.warnings:
             print(f"warning: {warning}", file=sys.stderr)
