@@ -46,13 +46,13 @@ _MAX_ID = 2**63 - 1
 
 #: What the operator reads for a version's source: the version holds the content from *before* that change.
 _LABELS = {
-    "write": "before save", "editor": "before editor save", "cli-write": "before CLI write",
-    "prune": "before prune", "restore": "before restore", "rotate": "before archive rotation",
-    "insights-merge": "before insights merge", "insights-edit": "before insights edit",
-    "proposal": "before applying a proposal", "mirror-import": "before mirror import",
-    "import": "before import", "migrate": "before migration", "settings": "before settings change",
+    "editor": "before save", "write": "before a write", "cli-write": "before a CLI write",
+    "prune": "before prune", "restore": "before restore", "rotate": "before entries were archived",
+    "insights-merge": "before an insights merge", "insights-edit": "before an insights edit",
+    "proposal": "proposal update", "mirror-import": "before a mirror import", "import": "before an import",
+    "settings": "before a settings change", "automation": "before a schedule change",
+    "migrate": "before migration", "http": "before an HTTP write", "mcp": "before an MCP write",
     "append": "agent append", "agent-append": "agent append", "cli-append": "CLI append",
-    "http": "before HTTP write", "mcp": "before MCP write",
 }
 
 

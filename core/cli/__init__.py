@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     **dict.fromkeys(("search", "history", "reindex"), "core.cli.search_cmds"),
     **dict.fromkeys(("extract", "proposals", "run-scheduled"), "core.cli.extract_cmds"),
     "providers": "core.cli.providers_cmds",
+    "budget": "core.cli.budget_cmds",
 }
 
 

@@ -31,9 +31,9 @@ def test_list_shows_label_and_author(capsys, sample_project: Path):
     lines = out.splitlines()
     assert code == 0 and len(lines) == 2
     assert "before prune" in lines[0] and " - " in lines[0]
-    assert "before HTTP write" in lines[1] and "agent-7" in lines[1] and lines[1].endswith(MEMORY)
+    assert "before an HTTP write" in lines[1] and "agent-7" in lines[1] and lines[1].endswith(MEMORY)
     doc = json.loads(run(capsys, "history", "list", "--json", "-p", str(sample_project))[1])
-    assert [(v["author"], v["label"]) for v in doc] == [(None, "before prune"), ("agent-7", "before HTTP write")]
+    assert [(v["author"], v["label"]) for v in doc] == [(None, "before prune"), ("agent-7", "before an HTTP write")]
 
 
 def test_list_hides_files_that_are_not_memory_documents(capsys, sample_project: Path):

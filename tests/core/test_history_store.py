@@ -143,7 +143,7 @@ def test_author_is_stored_and_a_redate_takes_the_new_author(project: Path):
     history.record_version(project, MEMORY, "a\n", "http", author="agent-7")
     history.record_version(project, MEMORY, "b\n", "editor")
     assert [(v.author, v.label) for v in history.list_versions(project, MEMORY)] == [
-        (None, "before editor save"), ("agent-7", "before HTTP write")]
+        (None, "before save"), ("agent-7", "before an HTTP write")]
     history.record_version(project, MEMORY, "a\n", "mcp", author="claude")
     versions = history.list_versions(project, MEMORY)
     again = next(v for v in versions if v.hash == fileio.content_hash("a\n"))
