@@ -13,7 +13,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -90,25 +90,28 @@ def read_text(path: Path, backend_id: str = "file") -> str | None:
 
 
 class _Written:
-    """The bytes this process last wrote to a few files, with their SHA-256.
+    """The bytes this process last wrote to a few files (with their SHA-256 once known).
 
     When a file still holds exactly those bytes (compared byte for byte, never by ``stat``) the
-    next replacement knows they are valid UTF-8 and their hash, so it neither decodes nor hashes a
-    MiB again: about half the cost of a save above the disk's own.
+    next replacement knows they are valid UTF-8 (and their hash, when it was asked for), so it does
+    not decode a MiB again; the hash history needs is then worked out on history's own thread.
     """
 
     KEEP = 4
 
     def __init__(self) -> None:
-        self._items: dict[str, tuple[bytes, str]] = {}
+        self._items: dict[str, tuple[bytes, str | None]] = {}
         self._lock = threading.Lock()
 
-    def hash_if_same(self, path: Path, data: bytes) -> str | None:
+    def same(self, path: Path, data: bytes) -> tuple[bool, str | None]:
+        """Whether ``path`` last got exactly ``data`` from this process, and its hash when known."""
         with self._lock:
             known = self._items.get(str(path))
-        return known[1] if known is not None and known[0] == data else None
+        if known is not None and known[0] == data:
+            return True, known[1]
+        return False, None
 
-    def remember(self, path: Path, data: bytes, digest: str) -> None:
+    def remember(self, path: Path, data: bytes, digest: str | None) -> None:
         with self._lock:
             self._items.pop(str(path), None)
             self._items[str(path)] = (data, digest)
@@ -204,12 +207,24 @@ def _rename(src: Path, dst: Path) -> None:
 
 @dataclass(frozen=True)
 class ReplaceResult:
-    """What :func:`replace_text` did: the path, whether bytes changed, and the new content hash."""
+    """What :func:`replace_text` did: the path, whether bytes changed, and the new content hash.
+
+    The hash is worked out when first asked for (most callers never ask, and a MiB costs half a
+    millisecond): give ``content_hash`` or the written ``data``.
+    """
 
     path: Path
     changed: bool
-    content_hash: str
+    _hash: str | None
     size: int
+    _data: bytes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def content_hash(self) -> str:
+        """The SHA-256 hex digest of the file's new content."""
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hashlib.sha256(self._data or b"").hexdigest())
+        return self._hash  # type: ignore[return-value]
 
 
 def replace_text(
@@ -245,8 +260,8 @@ def replace_text(
     try:
         with file_lock(root_p, relpath):
             raw = read_bytes(path, backend_id)
-            digest = _written.hash_if_same(path, raw) if raw is not None else None
-            if raw is not None and digest is None:
+            known, digest = _written.same(path, raw) if raw is not None else (False, None)
+            if raw is not None and not known:
                 decode_utf8(raw, path, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
             if expected_hash is not None:
                 digest = digest or hashlib.sha256(raw or b"").hexdigest()
@@ -257,7 +272,7 @@ def replace_text(
                         backend_id,
                     )
             if raw == data:
-                return ReplaceResult(path, False, digest or hashlib.sha256(data).hexdigest(), len(data))
+                return ReplaceResult(path, False, digest, len(data), data)
             pending = None
             if raw and keep_history:
                 from core import history  # late import: history imports this module
@@ -266,8 +281,7 @@ def replace_text(
                 # waits for it, so the previous version is in history before it is replaced.
                 pending = history.record_version_soon(root_p, relpath, raw, source, author=author, digest=digest)
             atomic_write_bytes(path, data, pending.result if pending is not None else None)
-            new_digest = hashlib.sha256(data).hexdigest()
-            _written.remember(path, data, new_digest)
+            _written.remember(path, data, None)
     except MemoryBackendError:
         raise
     except TimeoutError as exc:
@@ -281,4 +295,4 @@ def replace_text(
         raise MemoryBackendError(
             f"cannot write {relpath}: {exc.strerror or exc}", "WRITE_FAILED", backend_id, exc
         ) from exc
-    return ReplaceResult(path, True, new_digest, len(data))
+    return ReplaceResult(path, True, None, len(data), data)

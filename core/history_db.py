@@ -124,11 +124,11 @@ def _open(db: Path) -> sqlite3.Connection:
     except (sqlite3.Error, OSError) as exc:
         raise _explain(db, exc) from exc
     try:
-        conn.execute("PRAGMA journal_mode=WAL")
-        # Checkpoint every ~1 MiB of log and cut the log back to 1 MiB: a WAL left at its 4 MiB default
-        # would outweigh the history it holds.
-        conn.execute("PRAGMA wal_autocheckpoint=256")
-        conn.execute("PRAGMA journal_size_limit=1048576")
+        # A rollback journal, truncated after each commit, not a write-ahead log: a reader then changes
+        # no byte on disk (a WAL reader writes its marks into the -shm file), a read-only database
+        # can still be listed, and no log of MiBs outweighs the history. A save does not wait for
+        # the extra sync: history is written on its own thread while the new file is (fileio).
+        conn.execute("PRAGMA journal_mode=TRUNCATE")
         version = conn.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
             raise HistoryUnavailable(db, f"was written by a newer memdesk (schema {version})", "update memdesk")
