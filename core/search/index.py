@@ -341,9 +341,11 @@ class SearchIndex:
         selective, common = self.split_terms(terms, limit)
         if selective:  # the all-words entries come back too (skipped): ask for ``limit``
             hits += self._unseen(hits, self.keyword_rows(join_terms(selective, "OR"), limit), limit)
-            if common and len(hits) < limit:
-                match = f"({join_terms(common, 'OR')}) NOT ({join_terms(selective, 'OR')})"
-                hits += self._unseen(hits, self.keyword_sample(match, limit - len(hits)), limit)
+        if common and len(hits) < limit:
+            match = join_terms(common, "OR")
+            if selective:
+                match = f"({match}) NOT ({join_terms(selective, 'OR')})"
+            hits += self._unseen(hits, self.keyword_sample(match, limit), limit)
         return hits, all_words
 
     def keyword_sample(self, match: str, limit: int) -> list[KeywordHit]:
@@ -368,7 +370,8 @@ class SearchIndex:
         common: list[str] = []
         total = 0
         for count, term in sorted(zip(counts, terms, strict=True), key=lambda ct: ct[0]):
-            if count and (total < want or total + count <= FILL_BUDGET):
+            # A word held by more entries than the budget is common however few the others hold.
+            if count and count <= FILL_BUDGET and (total < want or total + count <= FILL_BUDGET):
                 selective.append(term)
                 total += count
             elif count:

@@ -81,7 +81,7 @@ def test_history_list_show_restore(capsys, project: Path):
     fileio.replace_text(project, MEMORY, "- first\n")
     fileio.replace_text(project, MEMORY, "- second\n", source="editor")
     code, out, _ = run(capsys, "history", "list", "-p", str(project))
-    assert code == 0 and "editor" in out and MEMORY in out
+    assert code == 0 and "before save" in out and MEMORY in out  # the label of source "editor"
     vid = json.loads(run(capsys, "history", "list", "--json", "-p", str(project))[1])[0]["id"]
     code, out, _ = run(capsys, "history", "show", str(vid), "-p", str(project))
     assert code == 0 and out == "- first\n"
