@@ -181,11 +181,7 @@ def record_version_soon(root: Path | str, relpath: str, content: str | bytes, so
     A save writes and syncs its new bytes meanwhile, so the two ``fsync`` calls overlap instead of
     adding up. Versions are recorded one at a time, in the order asked.
     """
-    global _worker
-    with _worker_lock:
-        if _worker is None:
-            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdesk-history")
-        return _worker.submit(record_version, root, relpath, content, source, author=author, digest=digest)
+    return _submit(record_version, root, relpath, content, source, author=author, digest=digest)
 
 
 def forget_connections(root: Path | str) -> None:
@@ -198,10 +194,21 @@ def forget_connections(root: Path | str) -> None:
 
 
 def record_append(root: Path | str, relpath: str, text: str, *, author: str | None = None,
-                  source: str = "append") -> int:
-    """Record that ``text`` was appended to ``relpath`` (by ``author``): a small event row, not a version."""
-    data = text.encode("utf-8")
+                  source: str = "append") -> Future[int]:
+    """Record that ``text`` was appended to ``relpath`` (by ``author``): a small event row, not a version.
+
+    Written on history's worker thread, so an append does not wait for the database's syncs (the
+    entry itself is on disk already; the event only says who wrote it). Reads of this process
+    (:func:`list_events` …) wait for it; the future gives the event id or the error.
+    """
     stamp = _now().isoformat(timespec="seconds")
+    future = _submit(_insert_event, root, relpath, text, author, source, stamp)
+    future.add_done_callback(_log_failure)
+    return future
+
+
+def _insert_event(root: Path | str, relpath: str, text: str, author: str | None, source: str, stamp: str) -> int:
+    data = text.encode("utf-8")
     with _using(root, create=True, write=True) as conn:
         assert conn is not None
         cur = conn.execute("INSERT INTO events(path, created_at, source, author, size, data) VALUES (?,?,?,?,?,?)",
@@ -209,8 +216,31 @@ def record_append(root: Path | str, relpath: str, text: str, *, author: str | No
         return int(cur.lastrowid or 0)
 
 
+def _log_failure(future: Future[Any]) -> None:
+    exc = future.exception()
+    if exc is not None:
+        log.warning("an append was not recorded in history: %s", exc)
+
+
+def _submit(fn: Any, *args: Any, **kwargs: Any) -> Future[Any]:
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdesk-history")
+        return _worker.submit(fn, *args, **kwargs)
+
+
+def _settled() -> None:
+    """Wait until every history write this process asked for is done (reads then see them)."""
+    with _worker_lock:
+        worker = _worker
+    if worker is not None and threading.current_thread().name.split("_")[0] != "memdesk-history":
+        worker.submit(lambda: None).result()
+
+
 def list_events(root: Path | str, relpath: str | None = None, limit: int | None = None) -> list[AppendEvent]:
     """Recorded appends, newest first (of one file when ``relpath`` is given)."""
+    _settled()
     sql = "SELECT id, path, created_at, source, author, size, data FROM events"
     args: list[Any] = []
     if relpath is not None:
@@ -232,6 +262,7 @@ def list_events(root: Path | str, relpath: str | None = None, limit: int | None 
 
 def list_versions(root: Path | str, relpath: str | None = None, limit: int | None = None) -> list[Version]:
     """Return stored versions, newest first (of one file when ``relpath`` is given)."""
+    _settled()
     sql = "SELECT id, path, hash, size, created_at, source, author FROM versions"
     args: list[Any] = []
     if relpath is not None:
@@ -250,6 +281,7 @@ def get_version(root: Path | str, version_id: int) -> tuple[Version, str] | None
     """
     if isinstance(version_id, bool) or not isinstance(version_id, int) or not 0 < version_id <= _MAX_ID:
         return None
+    _settled()
     with _using(root, create=False) as conn:
         if conn is None:
             return None
