@@ -327,3 +327,25 @@ def test_restore_of_a_real_copy_in_another_process(tmp_path: Path):
     vid = history.list_versions(root, MEMORY)[0].id
     assert history.restore_version(root, vid).changed
     assert (root / MEMORY).read_bytes() == original
+
+
+def test_reading_history_changes_no_byte_on_disk(project: Path):
+    import hashlib as h
+    import os
+    import subprocess
+    import sys
+
+    history.record_version(project, MEMORY, "one\n", "editor")
+    history.record_version(project, MEMORY, "two\n", "editor")
+
+    def tree() -> dict[str, str]:
+        folder = project / ".fusion" / "memdesk"
+        return {p.name: h.sha256(p.read_bytes()).hexdigest() for p in folder.iterdir() if p.is_file()}
+
+    before = tree()
+    assert history.get_version(project, history.list_versions(project)[0].id)[1] == "two\n"
+    code = f"from core import history; print(len(history.list_versions({str(project)!r})))"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    assert out.strip() == "2"
+    assert tree() == before
