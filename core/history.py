@@ -61,10 +61,9 @@ def source_label(source: str) -> str:
     label = _LABELS.get(source)
     if label is not None:
         return label
-    words = source.replace("-", " ").replace("_", " ").strip()
-    if words.startswith("before "):  # a source already worded as a label ("before migrate")
-        return words
-    return f"before {words}" if words else "unknown"
+    if not source.strip():
+        return "earlier content"
+    return source if source.startswith("before ") else f"before {source}"
 
 
 @dataclass(frozen=True)

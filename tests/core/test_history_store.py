@@ -165,7 +165,8 @@ def test_source_labels():
     assert history.source_label("prune") == "before prune"
     assert history.source_label("restore") == "before restore"
     assert history.source_label("append") == "agent append"
-    assert history.source_label("some-new_thing") == "before some new thing"
+    assert history.source_label("some-new_thing") == "before some-new_thing"
+    assert history.source_label("") == "earlier content"
     assert history.source_label("before migrate") == "before migrate"
 
 
