@@ -79,19 +79,18 @@ def _search(args: argparse.Namespace, root: Path) -> tuple[list[Any], str, str, 
     options = MemorySearchOptions(limit=args.limit, mode=args.mode)
     backend_id = file_backend(root)
     if backend_id is not None:  # its search is memdesk's derived index: no backend, no settings model
-        from core.search.derived import DERIVED_MODE, DERIVED_NOTE, derived_search
+        from core.search.derived import DERIVED_MODE, derived_note, derived_search
 
-        note = DERIVED_NOTE if args.mode != DERIVED_MODE else None
-        return derived_search(root, args.query, options), backend_id, DERIVED_MODE, note
+        return derived_search(root, args.query, options), backend_id, DERIVED_MODE, derived_note(backend_id, args.mode)
     from core.cli.common import cli_project
 
     project = cli_project(args)
     try:
         if not project.can_search():
-            from core.search.derived import DERIVED_MODE, DERIVED_NOTE
+            from core.search.derived import DERIVED_MODE, derived_note
 
             return (project.search(args.query, options), project.backend.id, DERIVED_MODE,
-                    DERIVED_NOTE if args.mode != DERIVED_MODE else None)
+                    derived_note(project.backend.id, args.mode))
         results = project.search(args.query, options)
         note_fn = getattr(project.backend, "search_note", None)
         note = note_fn(args.mode) if callable(note_fn) else None

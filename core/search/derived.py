@@ -24,7 +24,15 @@ if TYPE_CHECKING:
 CACHE_DIR_ENV = "MEMDESK_CACHE_DIR"
 #: The mode a derived search runs in, and how surfaces name it.
 DERIVED_MODE = "keyword"
-DERIVED_NOTE = "keyword search by memdesk's own index (this backend cannot search)"
+DERIVED_NOTE = "keyword search by memdesk's own index"
+
+
+def derived_note(backend_id: str, mode: str) -> str | None:
+    """What to tell the operator when a ``mode`` search ran on the derived index (``None``: as asked)."""
+    if mode == DERIVED_MODE and backend_id == "qmd":
+        return None
+    why = "" if backend_id == "qmd" else f' (the "{backend_id}" backend cannot search)'
+    return DERIVED_NOTE + why
 _services: dict[tuple[int, str], SearchService] = {}
 _lock = threading.Lock()
 

@@ -42,7 +42,7 @@ def test_the_file_backend_searches_with_the_derived_index_and_says_so(capsys, sa
     doc = json.loads(run(capsys, "search", "claim", "--json", "-p", str(sample_project))[1])
     assert (doc["backend"], doc["mode"], doc["ran"]) == ("file", "hybrid", "keyword") and doc["results"]
     code, out, err = run(capsys, "search", "claim", "--mode", "keyword", "-p", str(sample_project))
-    assert code == 0 and err == ""
+    assert code == 0 and err == 'memdesk: keyword search by memdesk\'s own index (the "file" backend cannot search)\n'
     assert not (sample_project / ".fusion" / "memdesk" / "search.db").exists()
 
 
