@@ -16,11 +16,10 @@ import os
 import sys
 from pathlib import Path
 
-HEADLESS_COMMANDS = frozenset({
-    "show", "write", "append", "search", "settings", "backends", "extract", "proposals", "prune",
-    "audit", "history", "reindex", "run-scheduled", "providers", "files", "migrate", "budget",
-    "serve", "mcp", "tokens",
-})
+from core.cli import COMMANDS  # a table only: it imports no command module
+
+#: The headless commands (the CLI's own table, so a new command is never opened as a project folder).
+HEADLESS_COMMANDS = frozenset(COMMANDS)
 VIEW_NAMES = ("editor", "settings", "backends", "insights", "prune", "audit", "search", "history")
 THEMES = ("system", "light", "dark")
 

@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     **dict.fromkeys(("extract", "proposals", "run-scheduled"), "core.cli.extract_cmds"),
     "providers": "core.cli.providers_cmds",
     "budget": "core.cli.budget_cmds",
+    **dict.fromkeys(("serve", "mcp", "tokens"), "core.cli.serve_cmds"),
 }
 
 
