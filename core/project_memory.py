@@ -54,7 +54,7 @@ def ensure_memory_file(root: str | os.PathLike[str]) -> bool:
 
 def read_project_memory(root: str | os.PathLike[str]) -> str:
     """Return the memory file's content, ``""`` when it does not exist."""
-    return fileio.read_text(memory_file_path(root)) or ""
+    return fileio.read_in_root(root, MEMORY_FILE_PATH) or ""
 
 
 @dataclass(frozen=True)

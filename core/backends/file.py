@@ -20,7 +20,7 @@ class FileMemoryBackend(MemoryBackend):
     def read(self) -> str:
         """Return the file's content (``""`` when absent); ``READ_FAILED`` when it is not UTF-8."""
         root = self.require_initialized()
-        return fileio.read_text(root / MEMORY_FILE_PATH, self.id) or ""
+        return fileio.read_in_root(root, MEMORY_FILE_PATH, self.id) or ""
 
     def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
         """Replace the file atomically, keeping the previous version in history."""
