@@ -151,10 +151,10 @@ class SqliteMemoryBackend(MemoryBackend):
         """Import an outside edit of the mirror file, unless nothing can have changed since the last look.
 
         Reading and hashing the file costs milliseconds for a big memory, and every search and read
-        comes here; so the look is skipped while the file's size and modification time, and the
-        database (``data_version``: no other connection committed), are what they were at a look
-        that found everything in step and that came more than the timestamp-granularity window
-        after the file's last modification. Any write of this backend forgets that look.
+        comes here; so the look is skipped while the file's identity, change and modification times
+        and size, and the database (``data_version``: no other connection committed), are what they
+        were at a look that found everything in step and that came more than the timestamp-granularity
+        window after the file's last change. Any write of this backend forgets that look.
         """
         assert self.root is not None
         if self.memory_path is None:
