@@ -177,8 +177,11 @@ def prune_history(root: Path | str, *, days: int = DEFAULT_RETENTION_DAYS, min_v
     """Delete versions older than ``days`` beyond the newest ``min_versions`` of each file; return how many."""
     if days <= 0 or not (Path(root) / HISTORY_DB).exists():
         return 0
-    cutoff = ((now or _now()) - timedelta(days=days)).isoformat(timespec="seconds")
-    keep = max(1, min_versions)
+    try:
+        cutoff = ((now or _now()) - timedelta(days=days)).isoformat(timespec="seconds")
+    except (OverflowError, ValueError):  # a retention longer than the calendar: nothing is old enough
+        return 0
+    keep = min(max(1, min_versions), 2**62)  # SQLite integers are 64-bit
     removed = 0
     with closing(_connect(root)) as conn, conn:
         paths = [relpath] if relpath is not None else [r[0] for r in conn.execute("SELECT DISTINCT path FROM versions")]
