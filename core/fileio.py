@@ -124,12 +124,13 @@ def read_in_root(root: Path | str, relpath: str, backend_id: str = "file", *,
     return read_text(path, backend_id, max_size=max_size)
 
 
-def check_size(data: bytes, what: str, backend_id: str = "file") -> None:
-    """Raise ``QUOTA_EXCEEDED`` when ``data`` is over :data:`MAX_FILE_SIZE`, saying both sizes."""
-    if len(data) > MAX_FILE_SIZE:
+def check_size(data: bytes, what: str, backend_id: str = "file", *, limit: int = MAX_FILE_SIZE,
+               hint: str = "shorten or prune the memory first") -> None:
+    """Raise ``QUOTA_EXCEEDED`` when ``data`` is over ``limit`` (1 MiB for memory), saying both sizes."""
+    if len(data) > limit:
         raise MemoryBackendError(
             f"{what} would be {len(data):,} bytes ({format_size(len(data))}); the limit is "
-            f"{MAX_FILE_SIZE:,} bytes (1 MiB). Nothing was written; shorten or prune the memory first.",
+            f"{limit:,} bytes ({format_size(limit)}). Nothing was written; {hint}.",
             "QUOTA_EXCEEDED",
             backend_id,
         )
@@ -200,6 +201,14 @@ def _confined_target(root: Path, relpath: str, backend_id: str) -> tuple[Path, P
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
 
 
+def check_writable(root: Path | str, relpath: str, backend_id: str = "file") -> Path:
+    """Refuse (``INVALID_CONFIG``/``WRITE_FAILED``) what :func:`replace_text` would refuse for the path
+    itself, without writing: outside the root, not a regular file, hard-linked. Returns the target."""
+    _logical, target = _confined_target(Path(root), relpath, backend_id)
+    _check_writable_target(target, relpath, backend_id)
+    return target
+
+
 def _check_writable_target(target: Path, relpath: str, backend_id: str) -> None:
     """Refuse a target that is not a regular file or that has other hard links (``WRITE_FAILED``)."""
     try:
@@ -226,13 +235,16 @@ def replace_text(
     backend_id: str = "file",
     keep_history: bool = True,
     author: str | None = None,
+    max_size: int = MAX_FILE_SIZE,
+    size_hint: str = "shorten or prune the memory first",
 ) -> ReplaceResult:
     """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
 
     ``expected_hash`` is the :func:`content_hash` of the text the caller started from (hash of
     ``""`` for a file that did not exist); when the file changed since, ``CONFLICT`` is raised and
     nothing is written. ``keep_history=False`` is for files memdesk generates itself (audit
-    reports, schedule state), whose old versions are not worth keeping. A symlink that stays
+    reports, schedule state), whose old versions are not worth keeping. ``max_size`` is the size
+    limit (files that are not memory, such as proposals, have their own). A symlink that stays
     inside the root is written through (the link stays a link); a target outside the root, one
     that is not a regular file or one with other hard links is refused and nothing is created.
     """
@@ -247,12 +259,12 @@ def replace_text(
     except UnicodeEncodeError as exc:
         raise MemoryBackendError(f"the new text for {relpath} holds a character that is not valid UTF-8 (position "
                                  f"{exc.start}); nothing was written", "WRITE_FAILED", backend_id, exc) from exc
-    check_size(data, relpath, backend_id)
+    check_size(data, relpath, backend_id, limit=max_size, hint=size_hint)
     _check_writable_target(target, relpath, backend_id)  # before the lock: a refusal creates nothing
     try:
         with file_lock(root_p, relpath, backend_id):
             _check_writable_target(target, relpath, backend_id)
-            current = read_text(target, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
+            current = read_text(target, backend_id, max_size=max(max_size, MAX_READ_SIZE))  # non-UTF-8: never rewritten
             if expected_hash is not None and content_hash(current or "") != expected_hash:
                 raise MemoryBackendError(
                     f"{relpath} changed on disk since it was loaded; reload or merge before saving",

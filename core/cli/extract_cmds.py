@@ -109,7 +109,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     from core.proposals import list_proposals
 
     root = project_root(args)
-    proposals = list_proposals(root, pending_only=not args.include_reviewed)
+    warnings: list[str] = []
+    proposals = list_proposals(root, pending_only=not args.include_reviewed, warnings=warnings)
+    for warning in warnings:
+        print(f"memdesk: warning: {warning}", file=sys.stderr)
     if args.json:
         emit_json(proposals)
     elif not proposals:
