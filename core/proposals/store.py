@@ -70,7 +70,7 @@ def new_proposal_id(now: datetime | None = None) -> str:
 
 
 def _corrupt(relpath: str, why: str) -> ProposalError:
-    return ProposalError(f"proposal file {relpath} cannot be used: {why}; delete it (or restore an earlier "
+    return ProposalError(f"proposal file {relpath} cannot be used: {why.rstrip('. ')}; delete it (or restore an earlier "
                          "version with `memdesk history`) and run a new extraction", "CORRUPT")
 
 
@@ -88,6 +88,8 @@ def _read(root: Path | str, proposal_id: str) -> tuple[Proposal, str]:
         proposal = Proposal.from_json(json.loads(text))
     except RecursionError as exc:
         raise _corrupt(relpath, "its JSON is nested too deeply") from exc
+    except json.JSONDecodeError as exc:
+        raise _corrupt(relpath, f"it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
     except ValueError as exc:  # json.JSONDecodeError is a ValueError too
         raise _corrupt(relpath, str(exc)) from exc
     if proposal.id != proposal_id:
