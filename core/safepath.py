@@ -87,7 +87,8 @@ def os_reason(path: Path | str, exc: OSError, verb: str) -> str:
     if exc.errno == errno.ENXIO:
         return f"{path} is a named pipe (FIFO) or device, not a regular file; replace it with a regular file"
     if isinstance(exc, PermissionError):
-        return f"cannot {verb} {path}: permission denied; check the file's owner and mode"
+        return (f"cannot {verb} {path}: {exc.strerror or 'Permission denied'}; check the owner and mode of the "
+                "file and of its folder")
     if exc.errno == errno.EISDIR:
         return f"{path} is a folder, not a file"
     return f"cannot {verb} {path}: {exc.strerror or exc}"
