@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sqlite3
 import stat
 import tempfile
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from core.safepath import (
     O_NOCTTY,
     O_NOFOLLOW,
     O_NONBLOCK,
+    database_reason,
     file_kind,
     os_reason,
     real_path_in_root,
@@ -276,8 +278,14 @@ def replace_text(
             if current and keep_history:
                 from core import history  # late import: history imports this module
 
-                # TODO(author): pass author=author once history.record_version accepts it.
-                history.record_version(root_p, relpath, current, source)
+                try:
+                    # TODO(author): pass author=author once history.record_version accepts it.
+                    history.record_version(root_p, relpath, current, source)
+                except sqlite3.Error as exc:  # the old version cannot be kept: write nothing
+                    raise MemoryBackendError(
+                        f"the previous version of {relpath} cannot be kept in history: "
+                        f"{database_reason(exc, history.HISTORY_DB)}. Nothing was written",
+                        "WRITE_FAILED", backend_id, exc) from exc
             atomic_write_bytes(target, data)
     except MemoryBackendError:
         raise

@@ -41,18 +41,27 @@ def ensure_state_dir(root: Path | str, sub: str = "", backend_id: str = "file") 
     """Create (when missing) and return ``.fusion/memdesk[/sub]``; refuse one that leaves the root.
 
     Refuses, creating nothing, a ``.fusion``, ``.fusion/memdesk`` or sub-folder that is a symlink out
-    of the project or is not a folder (``INVALID_CONFIG``).
+    of the project or is not a folder (``INVALID_CONFIG``, naming it and what to do).
     """
     rel = f"{MEMDESK_DIR}/{sub}" if sub else MEMDESK_DIR
     try:
         path = resolve_in_root(root, rel)
     except PathOutsideRootError as exc:
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
+    parts = Path(rel).parts
+    for i in range(1, len(parts) + 1):  # a file in the way is named before anything is created
+        shown = "/".join(parts[:i])
+        step = resolve_real(Path(root).resolve().joinpath(*parts[:i]), shown)
+        if os.path.lexists(step) and not step.is_dir():
+            raise MemoryBackendError(f"{shown} is {file_kind(os.lstat(step).st_mode)}, not a folder; memdesk "
+                                     f"keeps its state in {MEMDESK_DIR}/ (move {shown} aside and try again)",
+                                     "INVALID_CONFIG", backend_id)
     real = resolve_real(path, rel)
-    if os.path.lexists(real) and not real.is_dir():
-        raise MemoryBackendError(f"{path} is {file_kind(os.lstat(real).st_mode)}, not a folder; memdesk keeps "
-                                 "its state there (remove it and try again)", "INVALID_CONFIG", backend_id)
-    real.mkdir(parents=True, exist_ok=True)
+    try:
+        real.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise MemoryBackendError(f"cannot create {rel}: {exc.strerror or exc}; check the owner and mode of the "
+                                 "project's .fusion folder", "WRITE_FAILED", backend_id, exc) from exc
     return path
 
 

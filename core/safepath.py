@@ -92,3 +92,26 @@ def os_reason(path: Path | str, exc: OSError, verb: str) -> str:
     if exc.errno == errno.EISDIR:
         return f"{path} is a folder, not a file"
     return f"cannot {verb} {path}: {exc.strerror or exc}"
+
+
+def database_reason(exc: BaseException, path: Path | str) -> str:
+    """One line for a SQLite error on memdesk's database ``path`` that names it and says what to do."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    primary = code & 0xFF if isinstance(code, int) else None
+    text = str(exc)
+    if primary in (11, 26) or "not a database" in text or "malformed" in text:  # CORRUPT, NOTADB
+        return (f"{path} is damaged ({text}); move it aside (mv {path} {path}.broken) and memdesk makes a new "
+                "one (the old one can be repaired with `sqlite3 FILE .recover`)")
+    if primary == 8 or "readonly" in text:  # READONLY
+        return (f"{path} cannot be written ({text}); check the owner and mode of the file, of its -wal and -shm "
+                "files and of their folder")
+    if primary == 13 or "disk is full" in text:  # FULL
+        return f"{path} cannot grow ({text}): the disk is full; free some space and try again"
+    if primary == 10 or "disk I/O error" in text:  # IOERR (a file size limit shows as this too)
+        return (f"writing {path} failed ({text}): the disk may be full or failing; free some space or check "
+                "the disk, then try again")
+    if primary in (5, 6) or "locked" in text:  # BUSY, LOCKED
+        return f"{path} is locked by another program ({text}); try again when it is done"
+    if primary == 14 or "unable to open" in text:  # CANTOPEN
+        return f"cannot open {path} ({text}); check that its folder exists and memdesk may write there"
+    return f"{path}: {text}"

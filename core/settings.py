@@ -198,6 +198,9 @@ class ConfigFile:
         self.text = text
         try:
             doc = json.loads(text)
+        except RecursionError as exc:
+            raise SettingsError(f"{CONFIG_PATH} is nested too deeply to read; fix or remove it — memdesk will "
+                                "not overwrite it") from exc
         except json.JSONDecodeError as exc:
             raise SettingsError(
                 f"{CONFIG_PATH} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
