@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from core.backends.base import MemoryBackend
-from core.backends.plugin import accepted_keywords, safe_text
+from core.backends.base import MemoryBackend, call_write
+from core.backends.plugin import safe_text
 from core.errors import MemoryBackendError
-from core.fileio import content_hash
 
 log = logging.getLogger(__name__)
 
@@ -59,14 +58,8 @@ class MemoryFileAdapter:
     def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> WriteOutcome:
         """Write through the backend; never raises. The failure is logged at WARNING and returned."""
         try:
-            accepted = accepted_keywords(type(self.backend))
-            if expected_hash is not None and "expected_hash" not in accepted:
-                # The backend cannot refuse a stale save itself: compare with what it holds now.
-                if content_hash(self._read_text()) != expected_hash:
-                    raise MemoryBackendError("the memory changed since it was loaded; reload or merge before "
-                                             "saving", "CONFLICT", _backend_id(self.backend))
-            extras = {"expected_hash": expected_hash, "source": source}
-            self.backend.write(content, **{k: v for k, v in extras.items() if k in accepted})
+            # Only the keywords the backend's write declares; a stale save is still refused (CONFLICT).
+            call_write(self.backend, content, expected_hash=expected_hash, source=source)
         except (Exception, SystemExit) as exc:
             err = _as_backend_error(exc, _backend_id(self.backend), "WRITE_FAILED")
             log.warning("[MemoryFileAdapter] Write failed (%s): %s", err.code, err.message)

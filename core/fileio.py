@@ -335,10 +335,18 @@ def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = Tr
     return fd
 
 
-def rollback_append(fd: int, original_size: int) -> None:
-    """Cut the file open on ``fd`` back to ``original_size`` bytes after a failed append, and fsync."""
+def rollback_append(fd: int, original_size: int, written: int | None = None) -> bool:
+    """Cut the file open on ``fd`` back to ``original_size`` bytes after a failed append, and fsync.
+
+    With ``written`` (the bytes this append wrote), the file is cut only when it holds exactly those
+    past ``original_size``, so bytes an unlocked writer appended meanwhile are never cut. Returns
+    whether the file was cut.
+    """
+    if written is not None and os.fstat(fd).st_size != original_size + written:
+        return False
     os.ftruncate(fd, original_size)
     os.fsync(fd)
+    return True
 
 
 def append_bytes(root: Path | str, relpath: str, data: bytes, *, backend_id: str = "file") -> Path:
@@ -353,14 +361,17 @@ def append_bytes(root: Path | str, relpath: str, data: bytes, *, backend_id: str
         fd = open_regular_for_append(root, relpath, backend_id=backend_id)
         try:
             original = os.fstat(fd).st_size
+            written = 0
             try:
                 view = memoryview(data)
                 while view:
-                    view = view[os.write(fd, view):]
+                    n = os.write(fd, view)
+                    written += n
+                    view = view[n:]
                 os.fsync(fd)
             except OSError as exc:
                 try:
-                    rollback_append(fd, original)
+                    rollback_append(fd, original, written)
                 except OSError as again:
                     log.error("could not roll back a failed append to %s: %s", relpath, again)
                 raise MemoryBackendError(os_reason(relpath, exc, "append to") + "; nothing was appended",

@@ -1,26 +1,29 @@
 """Third-party backends as their authors write them: plain classes, seed-style ``write(self, content)``.
 
 A plugin is untrusted code memdesk calls; this module is what keeps the rest of memdesk from having
-to care how it was written: :func:`accepted_keywords` says which of ``expected_hash``/``source`` a
-``write`` declares (looked up once per class), :class:`PluginBackend` wraps a class that does not
-derive from :class:`~core.backends.base.MemoryBackend`, and :func:`safe_text` prints any exception,
-even one whose ``str()`` raises.
+to care how it was written: :class:`PluginBackend` wraps a class that does not derive from
+:class:`~core.backends.base.MemoryBackend` (its ``write`` gets only the keywords it declares, through
+:func:`~core.backends.base.call_write`), and :func:`safe_text` prints any exception, even one whose
+``str()`` raises.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from functools import lru_cache
 from typing import Any
 
-from core.backends.base import CAPABILITIES, BackendInfo, BackendSettings, MemoryBackend, MemorySearchOptions
+from core.backends.base import (
+    CAPABILITIES,
+    BackendInfo,
+    BackendSettings,
+    MemoryBackend,
+    MemorySearchOptions,
+    call_write,
+)
 from core.errors import MemoryBackendError
 
-__all__ = ["WRITE_EXTRAS", "PluginBackend", "accepted_keywords", "make_factory", "safe_text"]
-
-WRITE_EXTRAS = ("expected_hash", "source")
-
+__all__ = ["PluginBackend", "make_factory", "safe_text"]
 
 def safe_text(exc: BaseException) -> str:
     """``"Type: message"`` for any exception, on one line; never raises."""
@@ -33,20 +36,6 @@ def safe_text(exc: BaseException) -> str:
     name = type(exc).__name__
     text = f"{name}: {message}" if message and not isinstance(exc, MemoryBackendError) else (message or name)
     return " ".join(text.split())
-
-
-@lru_cache(maxsize=256)
-def accepted_keywords(cls: type, method: str = "write") -> frozenset[str]:
-    """Which of :data:`WRITE_EXTRAS` ``cls.method`` accepts (all of them when it takes ``**kwargs``)."""
-    try:
-        params = inspect.signature(getattr(cls, method)).parameters.values()
-    except (TypeError, ValueError, AttributeError):
-        return frozenset()
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params):
-        return frozenset(WRITE_EXTRAS)
-    names = {p.name for p in params if p.kind in (inspect.Parameter.KEYWORD_ONLY,
-                                                  inspect.Parameter.POSITIONAL_OR_KEYWORD)}
-    return frozenset(names & set(WRITE_EXTRAS))
 
 
 def _construct(cls: Callable[..., Any], config: Mapping[str, Any]) -> Any:
@@ -95,12 +84,11 @@ class PluginBackend(MemoryBackend):
         self.require_initialized()
         return self.inner.read()
 
-    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write",
+              author: str | None = None) -> None:
         """The plugin's ``write``, given only the keywords it declares."""
         self.require_initialized()
-        extras = {"expected_hash": expected_hash, "source": source}
-        accepted = accepted_keywords(type(self.inner))
-        self.inner.write(content, **{k: v for k, v in extras.items() if k in accepted})
+        call_write(self.inner, content, expected_hash=expected_hash, source=source, author=author)
 
     def search(self, query: str, options: MemorySearchOptions | None = None) -> list[Any]:
         """The plugin's ``search`` when it has the capability."""

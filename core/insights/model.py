@@ -36,6 +36,7 @@ __all__ = [
     "ProcessRunInput",
     "ProcessRunResult",
     "PruneOutcome",
+    "PruneReason",
     "PruneValidationResult",
     "WorkingMemoryStatus",
 ]
@@ -100,13 +101,37 @@ class MemoryInsight:
 
 
 @dataclass(frozen=True)
+class PruneReason:
+    """Why the proposer dropped one line of the working memory (the reply's optional ``pruneReasons``)."""
+
+    line: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"line", "reason"}``."""
+        return {"line": self.line, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: Any) -> PruneReason | None:
+        """Read one entry; ``None`` when it is not a mapping with a string ``line`` and a non-blank ``reason``."""
+        if not isinstance(data, Mapping):
+            return None
+        line, reason = data.get("line"), data.get("reason")
+        if not isinstance(line, str) or not isinstance(reason, str) or not reason.strip():
+            return None
+        return cls(line, reason.strip())
+
+
+@dataclass(frozen=True)
 class InsightExtractionResult:
-    """What one extraction reply holds: insights, a summary and maybe a pruned working memory."""
+    """What one extraction reply holds: insights, a summary and maybe a pruned working memory (with the
+    reasons given for the lines it drops)."""
 
     insights: tuple[MemoryInsight, ...]
     summary: str
     extracted_at: str
     pruned_memory: str | None = None
+    prune_reasons: tuple[PruneReason, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Fusion's JSON shape (``prunedMemory`` omitted when absent)."""
@@ -117,6 +142,8 @@ class InsightExtractionResult:
         }
         if self.pruned_memory is not None:
             out["prunedMemory"] = self.pruned_memory
+        if self.prune_reasons:
+            out["pruneReasons"] = [r.to_json() for r in self.prune_reasons]
         return out
 
 
@@ -356,6 +383,28 @@ class ProcessRunResult:
     success: bool = True
     error: str | None = None
     insights_written: bool = False
+
+    # Fusion's result is flat (the extraction result spread, plus counts and the prune outcome);
+    # these give the same names as attributes.
+    @property
+    def insights(self) -> tuple[MemoryInsight, ...]:
+        """The insights the reply held."""
+        return self.extraction.insights
+
+    @property
+    def summary(self) -> str:
+        """The reply's summary."""
+        return self.extraction.summary
+
+    @property
+    def extracted_at(self) -> str:
+        """When the extraction ran (ISO 8601, UTC)."""
+        return self.extraction.extracted_at
+
+    @property
+    def pruned_memory(self) -> str | None:
+        """The prune candidate the reply offered, if any."""
+        return self.extraction.pruned_memory
 
     def to_json(self) -> dict[str, Any]:
         """Fusion's shape: the extraction result spread, plus the counts and the prune outcome."""

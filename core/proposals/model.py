@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from core.insights import MemoryInsight, PruneOutcome
+from core.insights import MemoryInsight, PruneOutcome, PruneReason
 
 __all__ = [
     "PROPOSAL_ID_RE",
@@ -67,6 +67,8 @@ class Proposal:
     prune_status: str
     prune_message: str
     duplicate_count: int = 0
+    #: The proposer's reason per dropped line (optional in a reply; empty when it gave none).
+    prune_reasons: tuple[PruneReason, ...] = ()
 
     @property
     def pending_insights(self) -> tuple[ProposedInsight, ...]:
@@ -91,6 +93,7 @@ class Proposal:
             "duplicateCount": self.duplicate_count, "prunedMemory": self.pruned_memory,
             "memoryHashAtStart": self.memory_hash_at_start, "pruneStatus": self.prune_status,
             "pruneMessage": self.prune_message,
+            **({"pruneReasons": [r.to_json() for r in self.prune_reasons]} if self.prune_reasons else {}),
         }
 
     @classmethod
@@ -118,9 +121,13 @@ class Proposal:
         duplicates = data.get("duplicateCount", 0)
         if isinstance(duplicates, bool) or not isinstance(duplicates, int) or not 0 <= duplicates <= _MAX_NUMBER:
             raise ValueError('"duplicateCount" is not a count')
+        raw_reasons = data.get("pruneReasons")
+        if raw_reasons is not None and not isinstance(raw_reasons, list):
+            raise ValueError('"pruneReasons" is not a list')
+        reasons = tuple(r for r in map(PruneReason.from_json, raw_reasons or []) if r is not None)
         return cls(pid, _text(data, "createdAt", required=True), _text(data, "provider"),
                    _text(data, "origin", "manual"), _text(data, "summary"), items, pruned, digest, status,
-                   _text(data, "pruneMessage"), duplicates)
+                   _text(data, "pruneMessage"), duplicates, reasons)
 
 
 PROPOSAL_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$")

@@ -17,6 +17,7 @@ from core.insights import (
     MEMORY_INSIGHTS_PATH,
     PruneOutcome,
     apply_memory_pruning,
+    document_path,
     merge_insights_detailed,
     read_insights_memory,
     read_working_memory,
@@ -51,7 +52,8 @@ def accept_insights(root: Path | str, proposal_id: str, numbers: list[int] | Non
     def change(proposal: Proposal) -> tuple[Proposal, InsightReview]:
         chosen = _pick(proposal, numbers)
         picked = [item.insight for item in proposal.insights if item.number in chosen and item.status != "accepted"]
-        with fileio.file_lock(root, MEMORY_INSIGHTS_PATH):  # an agent writing meanwhile loses nothing
+        insights_path = document_path(root, MEMORY_INSIGHTS_PATH)
+        with fileio.file_lock(root, insights_path):  # an agent writing meanwhile loses nothing
             merged = merge_insights_detailed(read_insights_memory(root), picked, today=now)
             if merged.added:
                 write_insights_memory(root, merged.text)
@@ -59,7 +61,7 @@ def accept_insights(root: Path | str, proposal_id: str, numbers: list[int] | Non
         updated = replace(proposal, insights=items)
         if merged.added:
             record_audit(root, now=now)
-        message = (f"Merged {_plural(len(merged.added), 'insight')} into .fusion/memory-insights.md"
+        message = (f"Merged {_plural(len(merged.added), 'insight')} into {insights_path}"
                    + (f"; {len(merged.skipped)} already there" if merged.skipped else ""))
         return updated, InsightReview(updated, len(merged.added), len(merged.skipped), message)
 
@@ -94,10 +96,13 @@ def prune_refusal(proposal: Proposal) -> str | None:
     return None
 
 
-def apply_prune(root: Path | str, proposal_id: str, *, now: datetime | None = None) -> PruneReview:
+def apply_prune(root: Path | str, proposal_id: str, *, candidate: str | None = None,
+                now: datetime | None = None) -> PruneReview:
     """Apply the proposal's prune if the memory is still the one it was made from; else mark it stale.
 
-    The old memory is kept in history; the outcome is recorded in the audit state.
+    ``candidate`` (the operator's selection of the prune's changes) is written instead of the whole
+    prune; it is validated again like any candidate. The old memory is kept in history; the outcome
+    is recorded in the audit state.
     """
     def change(proposal: Proposal) -> tuple[Proposal, PruneReview]:
         refusal = prune_refusal(proposal)
@@ -109,9 +114,12 @@ def apply_prune(root: Path | str, proposal_id: str, *, now: datetime | None = No
             outcome = PruneOutcome(False, f"Prune not applied: {STALE_MESSAGE}", 0, size, size)
             record_audit(root, pruning=outcome, now=now)
             return updated, PruneReview(updated, False, outcome.reason, outcome)
-        outcome = apply_memory_pruning(root, proposal.pruned_memory, expected_hash=proposal.memory_hash_at_start)
+        text = proposal.pruned_memory if candidate is None else candidate
+        outcome = apply_memory_pruning(root, text, expected_hash=proposal.memory_hash_at_start)
         if outcome.applied:
-            updated = replace(proposal, prune_status="applied", prune_message=outcome.reason)
+            partly = candidate is not None and candidate != proposal.pruned_memory
+            updated = replace(proposal, prune_status="applied", prune_message=outcome.reason + (
+                " (the changes the operator accepted)" if partly else ""))
             message = f"Pruned: {outcome.original_size:,} → {outcome.new_size:,} characters ({outcome.size_delta:+,})"
         elif "(CONFLICT)" in outcome.reason:  # the memory changed between our check and the write
             updated = replace(proposal, prune_status="stale", prune_message=STALE_MESSAGE)

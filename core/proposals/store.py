@@ -13,23 +13,19 @@ import uuid
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TypeVar
 
 from core import fileio
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.insights import (
-    InsightParseError,
     MemoryInsight,
-    parse_insight_extraction_response,
+    PruneReason,
     read_working_memory,
     record_audit,
     validate_prune_candidate,
 )
 from core.insights._text import iso_timestamp, to_utc
 from core.proposals.model import PROPOSAL_ID_RE, Proposal, ProposalError, ProposedInsight
-
-if TYPE_CHECKING:
-    from core.extraction import ExtractionRun
 
 __all__ = [
     "PROPOSALS_DIR",
@@ -41,7 +37,6 @@ __all__ = [
     "proposal_relpath",
     "record_audit",
     "save_new_proposal",
-    "store_imported_reply",
     "store_prune_candidate",
     "update_proposal",
 ]
@@ -145,11 +140,12 @@ def update_proposal(root: Path | str, proposal_id: str,
 
 def save_new_proposal(root: Path | str, *, provider: str, summary: str, insights: Iterable[MemoryInsight],
                       pruned_memory: str | None, memory_hash_at_start: str, prune_status: str, prune_message: str,
-                      duplicate_count: int = 0, origin: str = "manual", now: datetime | None = None) -> Proposal:
+                      duplicate_count: int = 0, origin: str = "manual", now: datetime | None = None,
+                      prune_reasons: Iterable[PruneReason] = ()) -> Proposal:
     """Store a new proposal whose insights are all pending, and return it."""
     items = tuple(ProposedInsight(n, insight, "pending") for n, insight in enumerate(insights, start=1))
     proposal = Proposal(new_proposal_id(now), iso_timestamp(now), provider, origin, summary, items, pruned_memory,
-                        memory_hash_at_start, prune_status, prune_message, duplicate_count)
+                        memory_hash_at_start, prune_status, prune_message, duplicate_count, tuple(prune_reasons))
     return _write(root, proposal, None)
 
 
@@ -187,35 +183,6 @@ def load_proposal(root: Path | str, proposal_id: str) -> Proposal:
 def is_stale(root: Path | str, proposal: Proposal) -> bool:
     """True when the working memory is no longer the one the proposal's prune was made from."""
     return fileio.content_hash(read_working_memory(root)) != proposal.memory_hash_at_start
-
-
-class _SavedReply:
-    """A "provider" that answers with a reply saved earlier, so an import is stored as a run's reply is."""
-
-    def __init__(self, name: str, text: str) -> None:
-        self.name, self.text = name, text
-
-    def complete(self, request: Any, *, cancel: Any = None, progress: Any = None) -> str:
-        """Return the saved reply."""
-        return self.text
-
-
-def store_imported_reply(root: Path | str, text: str, source_name: str, *,
-                         now: datetime | None = None) -> ExtractionRun:
-    """Store a saved AI extraction reply as a proposal for review, exactly as a run stores a model's reply.
-
-    The reply goes through :func:`core.extraction.run_extraction` (insights already in the file left
-    out, prune validated and checked against the memory, audit written), so an imported reply and
-    a live one are reviewed the same way. Text that is not an extraction reply raises
-    :class:`ProposalError` (``BAD_REPLY``) and nothing at all is written.
-    """
-    try:
-        parse_insight_extraction_response(text)
-    except InsightParseError as exc:
-        raise ProposalError(f"{source_name} is not an extraction reply: {exc}", "BAD_REPLY") from exc
-    from core.extraction import run_extraction  # core.extraction imports this package
-
-    return run_extraction(root, _SavedReply(f"{source_name} (imported)", text), now=now, origin="import")
 
 
 def store_prune_candidate(root: Path | str, candidate: str, source_name: str, *,
