@@ -87,7 +87,7 @@ def read_text(path: Path, backend_id: str = "file", *, max_size: int | None = No
     limit = MAX_READ_SIZE if max_size is None else max_size
     try:
         fd = os.open(path, os.O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a parent that is a file: this file cannot exist
         return None
     except OSError as exc:
         raise MemoryBackendError(os_reason(path, exc, "read"), "READ_FAILED", backend_id, exc) from exc
