@@ -26,6 +26,7 @@ from core.insights._text import (
     blank_comments,
     bullet_keys,
     normalize_content,
+    one_line,
     render_bullet,
     split_source,
     utc_day,
@@ -64,17 +65,6 @@ def default_insights_template(today: Day = None) -> str:
         "## Context\n<!-- Important background information -->\n\n"
         f"## Last Updated: {utc_day(today)}\n"
     )
-
-
-def one_line(text: str) -> str:
-    """``text`` as one line of markdown that cannot change the file's structure.
-
-    Every run of white space (newlines, ``\r``, U+2028/U+2029, U+0085, vertical tab, form feed, ...)
-    becomes one space, so the text can start no heading, list or code block of its own; ``<!--`` and
-    ``-->`` become ``&lt;!--`` and ``--&gt;`` (shown the same in a preview), so it can open or close no
-    comment that would hide the sections after it.
-    """
-    return " ".join(text.split()).replace("<!--", "&lt;!--").replace("-->", "--&gt;")
 
 
 def _coerce(item: Any) -> MemoryInsight | None:
