@@ -46,6 +46,8 @@ def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str
     if any(part == ".." for part in rel.parts):
         raise PathOutsideRootError(f"path {str(relpath)!r} contains '..'; it must stay inside the project root")
     root_real = Path(root).resolve()
+    if inside(resolve_real(root_real / rel, str(relpath)), root_real):
+        return root_real / rel
     # Component by component, so the message names the link that escapes (".fusion", not the file).
     for i in range(1, len(rel.parts) + 1):
         shown = "/".join(rel.parts[:i])
