@@ -18,6 +18,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 from core.providers.base import (
     DEFAULT_DEADLINE_S,
@@ -50,19 +51,24 @@ def _tail(data: bytes | bytearray | None) -> str:
 
 
 class _Output:
-    """Reads one pipe on its own thread: up to ``cap`` bytes (or only the last ``keep`` bytes)."""
+    """Reads one pipe on its own thread: up to ``cap`` bytes (or only the last ``keep`` bytes).
 
-    def __init__(self, fd: int, *, cap: int | None = None, keep: int | None = None) -> None:
+    The thread closes the pipe itself when it is done, so a descriptor is never closed under a read
+    still in progress (its number could be reused by another file meanwhile).
+    """
+
+    def __init__(self, stream: IO[bytes], *, cap: int | None = None, keep: int | None = None) -> None:
         self.data = bytearray()
         self.overflow = threading.Event()
-        self._fd, self._cap, self._keep = fd, cap, keep
+        self._stream, self._cap, self._keep = stream, cap, keep
         self.thread = threading.Thread(target=self._run, daemon=True, name="memdesk-command-output")
         self.thread.start()
 
     def _run(self) -> None:
+        fd = self._stream.fileno()
         try:
             while True:
-                chunk = os.read(self._fd, 65536)
+                chunk = os.read(fd, 65536)
                 if not chunk:
                     return
                 self.data += chunk
@@ -74,6 +80,11 @@ class _Output:
                     del self.data[: len(self.data) - self._keep]
         except OSError:
             return
+        finally:
+            try:
+                self._stream.close()
+            except OSError:
+                pass
 
 
 def _feed(stream, data: bytes) -> None:  # noqa: ANN001 (a binary pipe)
@@ -151,8 +162,8 @@ class CommandProvider:
     def _run(self, proc: subprocess.Popen[bytes], session: ProcessSession, request: ProviderRequest,
              cancel: CancelCheck, progress: ProgressCallback) -> bytearray:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-        stdout = _Output(proc.stdout.fileno(), cap=self.max_reply_bytes)
-        stderr = _Output(proc.stderr.fileno(), keep=_STDERR_KEEP)
+        stdout = _Output(proc.stdout, cap=self.max_reply_bytes)
+        stderr = _Output(proc.stderr, keep=_STDERR_KEEP)
         threading.Thread(target=_feed, args=(proc.stdin, request.prompt.encode("utf-8")), daemon=True,
                          name="memdesk-command-input").start()
         started = time.monotonic()
@@ -183,6 +194,9 @@ class CommandProvider:
                                   "the command and everything it started were stopped", "timeout")
             progress(min(95, int(100 * elapsed / self.deadline_s)), f"Waiting for {program} ({int(elapsed)} s)")
         stderr.thread.join(_EXIT_GRACE_S)
+        if stderr.thread.is_alive():  # something the command started still holds its stderr
+            session.end()
+            stderr.thread.join(5)
         if proc.returncode != 0:
             detail = _tail(stderr.data)
             raise self._error(f"command {self.argv[0]!r} exited with status {proc.returncode}"

@@ -126,12 +126,8 @@ class ProcessSession:
                 os.kill(pid, signal.SIGKILL)
 
     def close(self) -> None:
-        """Reap the command and close its pipes; never raises."""
+        """Reap the command; never raises. (Its output pipes are closed by the threads reading them.)"""
         try:
             self.proc.wait(timeout=5)
         except Exception:  # unkillable or already reaped: nothing more to do
             pass
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            if stream is not None:
-                with contextlib.suppress(OSError):
-                    stream.close()
