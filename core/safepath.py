@@ -54,7 +54,7 @@ def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str
         real = resolve_real(root_real.joinpath(*rel.parts[:i]), shown)
         if not inside(real, root_real):
             raise PathOutsideRootError(
-                f"{shown!r} is a symbolic link to {real}, outside the project root; memdesk will not read or "
+                f"{shown!r} is a symbolic link to {real}, which leaves the project root; memdesk will not read or "
                 "write through it (replace the link with a real file or folder inside the project)")
     return root_real / rel
 

@@ -238,7 +238,7 @@ def test_show_refuses_a_memory_outside_the_root(project, outside, attack):
     result = run_cli("show", "--project", str(project), timeout=30)
     assert result.returncode != 0 and "SECRET" not in result.stdout + result.stderr
     line = one_line(result.stderr)
-    assert "outside the project" in line
+    assert "leaves the project root" in line
     assert snapshot(outside) == before
 
 
