@@ -68,6 +68,7 @@ def append_document(root: Path | str, relpath: str, build: Callable[[str], str |
             if not extra:
                 return None
             data = extra.encode("utf-8")
+            fileio.check_writable(root, relpath, backend_id)  # no hard link to a file outside (issue 9)
             _check_total(_size(path) + len(data), relpath, backend_id)
             append_bytes(path, data, backend_id)
             return extra

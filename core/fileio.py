@@ -1,6 +1,7 @@
 """Safe file I/O for memory files: strict UTF-8 reads, atomic locked writes, size limit, root confinement.
 
-Every write that replaces a file's content goes through :func:`replace_text`, which holds a lock,
+Reads take regular files only and check the size before reading; paths are confined to the project
+root by :mod:`core.safepath`; locks come from :mod:`core.locks`. Every write that replaces a file's content goes through :func:`replace_text`, which holds a lock,
 refuses stale writes (``CONFLICT``), keeps the previous version in history and then swaps the new
 content in atomically (temp file in the same folder, fsync, rename).
 """
@@ -10,23 +11,39 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sqlite3
+import stat
 import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from core.errors import MemoryBackendError, PathOutsideRootError
-
-if TYPE_CHECKING:
-    from filelock import FileLock
+from core.locks import LOCK_TIMEOUT_S, MEMDESK_DIR, ensure_state_dir, file_lock, lock_path_for
+from core.safepath import (
+    O_CLOEXEC,
+    O_NOCTTY,
+    O_NOFOLLOW,
+    O_NONBLOCK,
+    database_reason,
+    file_kind,
+    os_reason,
+    real_path_in_root,
+    resolve_in_root,
+)
 
 log = logging.getLogger(__name__)
 
 MAX_FILE_SIZE = 1_048_576
-MEMDESK_DIR = ".fusion/memdesk"
-LOCK_TIMEOUT_S = 30.0
+#: Largest file memdesk reads: above the 1 MiB write limit, so an over-full memory still opens to be pruned.
+MAX_READ_SIZE = 16 * MAX_FILE_SIZE
+
+__all__ = [  # re-exported: callers use fileio.<name> for every file operation
+    "LOCK_TIMEOUT_S", "MEMDESK_DIR", "ensure_state_dir", "file_kind", "file_lock", "lock_path_for",
+    "real_path_in_root", "resolve_in_root",
+]
+
 
 def content_hash(text: str) -> str:
     """Return the SHA-256 hex digest of ``text`` encoded as UTF-8."""
@@ -40,20 +57,6 @@ def format_size(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.1f} KiB"
     return f"{n / (1024 * 1024):.2f} MiB"
-
-
-def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> Path:
-    """Resolve ``relpath`` under ``root``; refuse absolute paths, ``..`` and symlink escapes."""
-    rel = Path(relpath)
-    if rel.is_absolute() or rel.drive:
-        raise PathOutsideRootError(f"path {str(relpath)!r} is absolute; give a path relative to the project root")
-    if any(part == ".." for part in rel.parts):
-        raise PathOutsideRootError(f"path {str(relpath)!r} contains '..'; it must stay inside the project root")
-    root_real = Path(root).resolve()
-    candidate = (root_real / rel).resolve()
-    if candidate != root_real and root_real not in candidate.parents:
-        raise PathOutsideRootError(f"path {str(relpath)!r} leaves the project root through a symlink")
-    return root_real / rel
 
 
 def decode_utf8(data: bytes, path: Path | str, backend_id: str = "file") -> str:
@@ -70,21 +73,53 @@ def decode_utf8(data: bytes, path: Path | str, backend_id: str = "file") -> str:
         ) from exc
 
 
-def read_bytes(path: Path, backend_id: str = "file") -> bytes | None:
-    """Read a file's bytes whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
+def _too_big(path: Path | str, size: int, max_size: int, backend_id: str) -> MemoryBackendError:
+    return MemoryBackendError(
+        f"{path} is {size:,} bytes ({format_size(size)}); memdesk reads files of at most {max_size:,} bytes "
+        f"({format_size(max_size)}). Move it aside or shorten it outside memdesk.", "READ_FAILED", backend_id)
+
+
+def read_bytes(path: Path, backend_id: str = "file", *, max_size: int | None = None) -> bytes | None:
+    """Read a regular file's bytes whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise.
+
+    A FIFO, device, socket or folder is refused without blocking (``O_NONBLOCK``), and the size is
+    checked with ``fstat`` before a byte is read, so neither a pipe nor ``/dev/zero`` nor a sparse
+    file of gigabytes can hang or exhaust memory. ``max_size`` defaults to :data:`MAX_READ_SIZE`.
+    """
+    limit = MAX_READ_SIZE if max_size is None else max_size
     try:
-        return path.read_bytes()
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)
+    except (FileNotFoundError, NotADirectoryError):  # a parent that is a file: this file cannot exist
         return None
-    except IsADirectoryError as exc:
-        raise MemoryBackendError(f"{path} is a folder, not a file", "READ_FAILED", backend_id, exc) from exc
     except OSError as exc:
-        raise MemoryBackendError(f"cannot read {path}: {exc.strerror or exc}", "READ_FAILED", backend_id, exc) from exc
+        raise MemoryBackendError(os_reason(path, exc, "read"), "READ_FAILED", backend_id, exc) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise MemoryBackendError(f"{path} is {file_kind(st.st_mode)}, not a regular file; memdesk reads only "
+                                     "regular files (replace it with one)", "READ_FAILED", backend_id)
+        if st.st_size > limit:
+            raise _too_big(path, st.st_size, limit, backend_id)
+        chunks: list[bytes] = []
+        total = 0
+        while total <= limit:  # the file may grow while it is read: never read past the limit
+            chunk = os.read(fd, min(1 << 20, limit + 1 - total))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            total += len(chunk)
+        if total > limit:
+            raise _too_big(path, total, limit, backend_id)
+    except OSError as exc:
+        raise MemoryBackendError(os_reason(path, exc, "read"), "READ_FAILED", backend_id, exc) from exc
+    finally:
+        os.close(fd)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
-def read_text(path: Path, backend_id: str = "file") -> str | None:
-    """Read a UTF-8 file whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
-    data = read_bytes(path, backend_id)
+def read_text(path: Path, backend_id: str = "file", *, max_size: int | None = None) -> str | None:
+    """Read a regular UTF-8 file whole (see :func:`read_bytes`); ``None`` when it does not exist."""
+    data = read_bytes(path, backend_id, max_size=max_size)
     # Newlines are kept as they are on disk so that a save without an edit changes no byte.
     return None if data is None else decode_utf8(data, path, backend_id)
 
@@ -122,37 +157,23 @@ class _Written:
 _written = _Written()
 
 
-def lock_path_for(root: Path, relpath: str) -> Path:
-    """Return the lock file guarding ``relpath`` (kept under ``.fusion/memdesk/locks``)."""
-    name = relpath.replace("\\", "/").strip("/").replace("/", "__")
-    return Path(root) / MEMDESK_DIR / "locks" / f"{name}.lock"
+def read_in_root(root: Path | str, relpath: str, backend_id: str = "file", *,
+                 max_size: int | None = None) -> str | None:
+    """Read ``relpath`` of the project: confined to ``root`` (no symlink escape), regular files only."""
+    try:
+        path = resolve_in_root(root, relpath)
+    except PathOutsideRootError as exc:
+        raise MemoryBackendError(str(exc), "READ_FAILED", backend_id, exc) from exc
+    return read_text(path, backend_id, max_size=max_size)
 
 
-_locks: dict[str, FileLock] = {}
-
-
-def file_lock(root: Path | str, relpath: str) -> FileLock:
-    """Return the inter-process lock for read-modify-write of ``relpath`` under ``root``.
-
-    One instance per lock file, so a thread that already holds it can take it again (reentrant).
-    """
-    from filelock import FileLock  # here, not at the top: read-only commands never take a lock
-
-    lp = lock_path_for(Path(root).resolve(), relpath)
-    lp.parent.mkdir(parents=True, exist_ok=True)
-    key = str(lp)
-    lock = _locks.get(key)
-    if lock is None:
-        lock = _locks.setdefault(key, FileLock(key, timeout=LOCK_TIMEOUT_S))
-    return lock
-
-
-def check_size(data: bytes, what: str, backend_id: str = "file") -> None:
-    """Raise ``QUOTA_EXCEEDED`` when ``data`` is over :data:`MAX_FILE_SIZE`, saying both sizes."""
-    if len(data) > MAX_FILE_SIZE:
+def check_size(data: bytes, what: str, backend_id: str = "file", *, limit: int = MAX_FILE_SIZE,
+               hint: str = "shorten or prune the memory first") -> None:
+    """Raise ``QUOTA_EXCEEDED`` when ``data`` is over ``limit`` (1 MiB for memory), saying both sizes."""
+    if len(data) > limit:
         raise MemoryBackendError(
             f"{what} would be {len(data):,} bytes ({format_size(len(data))}); the limit is "
-            f"{MAX_FILE_SIZE:,} bytes (1 MiB). Nothing was written; shorten or prune the memory first.",
+            f"{limit:,} bytes ({format_size(limit)}). Nothing was written; {hint}.",
             "QUOTA_EXCEEDED",
             backend_id,
         )
@@ -176,10 +197,15 @@ def atomic_write_bytes(path: Path, data: bytes, before_rename: Callable[[], obje
 
     ``before_rename`` runs once the temp file is on disk and before it replaces ``path``; when it
     raises, the temp file goes and ``path`` is left as it was (a save waits there for its history).
+
+    On any failure (a full disk part-way, a failed fsync or rename) the temp file is removed and
+    ``path`` is byte-identical to what it was. ``path`` itself is replaced, never a link's target:
+    callers that write through an in-root link pass the resolved target (see :func:`replace_text`).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        mode = path.stat().st_mode & 0o777
+        st = os.lstat(path)
+        mode = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else None
     except FileNotFoundError:
         mode = None
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -227,6 +253,38 @@ class ReplaceResult:
         return self._hash  # type: ignore[return-value]
 
 
+def _confined_target(root: Path, relpath: str, backend_id: str) -> tuple[Path, Path]:
+    """The logical path and the real target of ``relpath``, both inside ``root`` (``INVALID_CONFIG``)."""
+    try:
+        return resolve_in_root(root, relpath), real_path_in_root(root, relpath)
+    except PathOutsideRootError as exc:
+        raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
+
+
+def check_writable(root: Path | str, relpath: str, backend_id: str = "file") -> Path:
+    """Refuse (``INVALID_CONFIG``/``WRITE_FAILED``) what :func:`replace_text` would refuse for the path
+    itself, without writing: outside the root, not a regular file, hard-linked. Returns the target."""
+    _logical, target = _confined_target(Path(root), relpath, backend_id)
+    _check_writable_target(target, relpath, backend_id)
+    return target
+
+
+def _check_writable_target(target: Path, relpath: str, backend_id: str) -> None:
+    """Refuse a target that is not a regular file or that has other hard links (``WRITE_FAILED``)."""
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return
+    if not stat.S_ISREG(st.st_mode):
+        raise MemoryBackendError(f"{relpath} is {file_kind(st.st_mode)}, not a regular file; memdesk writes only "
+                                 "regular files (replace it with one)", "WRITE_FAILED", backend_id)
+    if st.st_nlink > 1:
+        raise MemoryBackendError(
+            f"{relpath} has {st.st_nlink - 1} other hard link(s), so writing it would change another file too; "
+            f"give it its own copy first (cp {relpath} {relpath}.new && mv {relpath}.new {relpath})",
+            "WRITE_FAILED", backend_id)
+
+
 def replace_text(
     root: Path | str,
     relpath: str,
@@ -237,32 +295,39 @@ def replace_text(
     backend_id: str = "file",
     keep_history: bool = True,
     author: str | None = None,
+    max_size: int = MAX_FILE_SIZE,
+    size_hint: str = "shorten or prune the memory first",
 ) -> ReplaceResult:
     """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
 
     ``expected_hash`` is the :func:`content_hash` of the text the caller started from (hash of
     ``""`` for a file that did not exist); when the file changed since, ``CONFLICT`` is raised and
     nothing is written. ``keep_history=False`` is for files memdesk generates itself (audit
-    reports, schedule state), whose old versions are not worth keeping. ``author`` (who made the
-    change) is stored with the version kept in history.
+    reports, schedule state), whose old versions are not worth keeping. ``max_size`` is the size
+    limit (files that are not memory, such as proposals, have their own). A symlink that stays
+    inside the root is written through (the link stays a link); a target outside the root, one
+    that is not a regular file or one with other hard links is refused and nothing is created.
     """
     if not isinstance(content, str):
         raise MemoryBackendError(
             f"content must be a string, not {type(content).__name__}", "WRITE_FAILED", backend_id
         )
     root_p = Path(root)
+    _logical, target = _confined_target(root_p, relpath, backend_id)
     try:
-        path = resolve_in_root(root_p, relpath)
-    except PathOutsideRootError as exc:
-        raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
-    data = content.encode("utf-8")
-    check_size(data, relpath, backend_id)
+        data = content.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise MemoryBackendError(f"the new text for {relpath} holds a character that is not valid UTF-8 (position "
+                                 f"{exc.start}); nothing was written", "WRITE_FAILED", backend_id, exc) from exc
+    check_size(data, relpath, backend_id, limit=max_size, hint=size_hint)
+    _check_writable_target(target, relpath, backend_id)  # before the lock: a refusal creates nothing
     try:
-        with file_lock(root_p, relpath):
-            raw = read_bytes(path, backend_id)
-            known, digest = _written.same(path, raw) if raw is not None else (False, None)
+        with file_lock(root_p, relpath, backend_id):
+            _check_writable_target(target, relpath, backend_id)
+            raw = read_bytes(target, backend_id, max_size=max(max_size, MAX_READ_SIZE))
+            known, digest = _written.same(target, raw) if raw is not None else (False, None)
             if raw is not None and not known:
-                decode_utf8(raw, path, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
+                decode_utf8(raw, target, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
             if expected_hash is not None:
                 digest = digest or hashlib.sha256(raw or b"").hexdigest()
                 if digest != expected_hash:
@@ -272,16 +337,12 @@ def replace_text(
                         backend_id,
                     )
             if raw == data:
-                return ReplaceResult(path, False, digest, len(data), data)
-            pending = None
+                return ReplaceResult(target, False, digest, len(data), data)
+            wait_for_history = None
             if raw and keep_history:
-                from core import history  # late import: history imports this module
-
-                # Recorded on history's worker thread while the new bytes go to disk; the rename
-                # waits for it, so the previous version is in history before it is replaced.
-                pending = history.record_version_soon(root_p, relpath, raw, source, author=author, digest=digest)
-            atomic_write_bytes(path, data, pending.result if pending is not None else None)
-            _written.remember(path, data, None)
+                wait_for_history = _keep_previous(root_p, relpath, raw, source, author, digest, backend_id)
+            atomic_write_bytes(target, data, wait_for_history)
+            _written.remember(target, data, None)
     except MemoryBackendError:
         raise
     except TimeoutError as exc:
@@ -292,7 +353,109 @@ def replace_text(
             exc,
         ) from exc
     except OSError as exc:
-        raise MemoryBackendError(
-            f"cannot write {relpath}: {exc.strerror or exc}", "WRITE_FAILED", backend_id, exc
-        ) from exc
-    return ReplaceResult(path, True, None, len(data), data)
+        raise MemoryBackendError(os_reason(relpath, exc, "write"), "WRITE_FAILED", backend_id, exc) from exc
+    return ReplaceResult(target, True, None, len(data), data)
+
+
+def _keep_previous(root: Path, relpath: str, raw: bytes, source: str, author: str | None, digest: str | None,
+                   backend_id: str) -> Callable[[], object]:
+    """Start recording the previous version on history's thread; return the wait the rename does first.
+
+    The new bytes are written and synced meanwhile, so the two ``fsync`` calls overlap. When the old
+    version cannot be kept (a damaged or read-only history database) the wait raises, and nothing is
+    written.
+    """
+    from core import history  # late import: history imports this module
+
+    pending = history.record_version_soon(root, relpath, raw, source, author=author, digest=digest)
+
+    def wait() -> object:
+        try:
+            return pending.result()
+        except sqlite3.Error as exc:
+            raise MemoryBackendError(
+                f"the previous version of {relpath} cannot be kept in history: "
+                f"{database_reason(exc, history.HISTORY_DB)}. Nothing was written",
+                "WRITE_FAILED", backend_id, exc) from exc
+
+    return wait
+
+
+# -- appends ----------------------------------------------------------------------------------------
+
+def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = True,
+                            backend_id: str = "file") -> int:
+    """Open ``relpath`` for appending and return the descriptor; the caller closes it.
+
+    Checks, refusing with one line (``INVALID_CONFIG`` / ``WRITE_FAILED``) and creating nothing:
+    the path stays inside the root (an in-root symlink is resolved first and appended through),
+    the last component is opened with ``O_NOFOLLOW`` (no link swapped in meanwhile), and the file is
+    a regular file with no other hard link. ``O_APPEND`` keeps writers that do not take memdesk's
+    lock (Fusion's own agents) from being overwritten. Record ``os.fstat(fd).st_size`` before
+    writing and call :func:`rollback_append` when a write fails, so the file stays byte-identical.
+    """
+    _logical, target = _confined_target(Path(root), relpath, backend_id)
+    _check_writable_target(target, relpath, backend_id)
+    flags = os.O_WRONLY | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
+    if create:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        flags |= os.O_CREAT
+    try:
+        fd = os.open(target, flags, 0o644)
+    except OSError as exc:
+        raise MemoryBackendError(os_reason(relpath, exc, "append to"), "WRITE_FAILED", backend_id, exc) from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:
+            _check_writable_target(target, relpath, backend_id)  # raises with the reason
+            raise MemoryBackendError(f"{relpath} changed while it was opened; try again", "WRITE_FAILED", backend_id)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def rollback_append(fd: int, original_size: int, written: int | None = None) -> bool:
+    """Cut the file open on ``fd`` back to ``original_size`` bytes after a failed append, and fsync.
+
+    With ``written`` (the bytes this append wrote), the file is cut only when it holds exactly those
+    past ``original_size``, so bytes an unlocked writer appended meanwhile are never cut. Returns
+    whether the file was cut.
+    """
+    if written is not None and os.fstat(fd).st_size != original_size + written:
+        return False
+    os.ftruncate(fd, original_size)
+    os.fsync(fd)
+    return True
+
+
+def append_bytes(root: Path | str, relpath: str, data: bytes, *, backend_id: str = "file") -> Path:
+    """Append ``data`` to ``relpath`` (created when missing) under its lock: all of it, or nothing.
+
+    A write that fails part-way (a full disk) is rolled back with :func:`rollback_append`, so the
+    file is byte-identical to what it was. Returns the real path appended to.
+    """
+    _logical, target = _confined_target(Path(root), relpath, backend_id)
+    _check_writable_target(target, relpath, backend_id)  # before the lock: a refusal creates nothing
+    with file_lock(root, relpath, backend_id):
+        fd = open_regular_for_append(root, relpath, backend_id=backend_id)
+        try:
+            original = os.fstat(fd).st_size
+            written = 0
+            try:
+                view = memoryview(data)
+                while view:
+                    n = os.write(fd, view)
+                    written += n
+                    view = view[n:]
+                os.fsync(fd)
+            except OSError as exc:
+                try:
+                    rollback_append(fd, original, written)
+                except OSError as again:
+                    log.error("could not roll back a failed append to %s: %s", relpath, again)
+                raise MemoryBackendError(os_reason(relpath, exc, "append to") + "; nothing was appended",
+                                         "WRITE_FAILED", backend_id, exc) from exc
+        finally:
+            os.close(fd)
+    return target

@@ -353,8 +353,11 @@ def project_retention_policy(root: Path | str) -> RetentionPolicy:
 def _prune(conn: sqlite3.Connection, policy: RetentionPolicy, now: datetime, relpath: str | None) -> int:
     if policy.days <= 0:
         return 0
-    cutoff = (now - timedelta(days=policy.days)).isoformat(timespec="seconds")
-    keep = max(1, policy.min_versions)
+    try:
+        cutoff = (now - timedelta(days=policy.days)).isoformat(timespec="seconds")
+    except (OverflowError, ValueError):  # a retention longer than the calendar: nothing is old enough
+        return 0
+    keep = min(max(1, policy.min_versions), 2**62)  # SQLite integers are 64-bit
     removed = 0
     for table in ("versions", "events"):
         paths = [relpath] if relpath is not None else [r[0] for r in conn.execute(f"SELECT DISTINCT path FROM {table}")]

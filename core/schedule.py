@@ -7,15 +7,16 @@ fire time in ``(lastRunAt, now]`` (or nothing ran yet), and ``should_trigger_ext
 (``{"lastRunAt", "lastMemorySize", "lastStatus", "lastMessage"}``). Cron times are UTC.
 
 The provider comes from the user's config, never from the project. A prune is applied unattended
-only when the user turned ``autoApplyPrune`` on in their own config, and only when it is valid and
-not stale; otherwise it waits for review like everything else.
+only when the user turned ``autoApplyPrune`` on in their own config, and only when it is valid, not
+stale and conservative (it removes at most half of the entries and of the bytes, see
+:func:`core.insights.prune.unattended_prune_refusal`); otherwise it waits for review like everything else.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal
@@ -27,7 +28,8 @@ from core import fileio
 from core.extraction import ExtractionRun, run_extraction
 from core.insights import read_working_memory, should_trigger_extraction, sync_insight_extraction_automation
 from core.insights._text import iso_timestamp, parse_timestamp, to_utc
-from core.proposals import PruneReview, apply_prune
+from core.insights.prune import unattended_prune_refusal
+from core.proposals import Proposal, PruneReview, apply_prune, update_proposal
 from core.providers import Provider, resolve_provider
 from core.settings import load_settings
 from core.user_config import UserConfig, load_user_config
@@ -138,9 +140,32 @@ def _run_locked(root: Path | str, settings: Any, cron: str, moment: datetime, pr
     prune: PruneReview | None = None
     message = f"extraction ran: {run.message}"
     if run.proposal_id and run.prune_status == "pending":
-        if config.auto_apply_prune:
+        held = _hold_unattended_prune(root, run.proposal_id) if config.auto_apply_prune else None
+        if held:
+            message += f"; the prune waits for the operator (autoApplyPrune is on, but {held})"
+        elif config.auto_apply_prune:
             prune = apply_prune(root, run.proposal_id, now=moment)
             message += f"; unattended prune (autoApplyPrune is on): {prune.message}"
         else:
             message += "; the prune waits for review (autoApplyPrune is off)"
     return ScheduledOutcome("ran", message, run, prune, next_due)
+
+
+def _layout_of(root: Path | str) -> str:
+    # TODO(layout): the lead swaps this for core.layout.detect_layout when the project model lands.
+    return "layered" if (Path(root) / ".fusion" / "memory").is_dir() else "seed"
+
+
+def _hold_unattended_prune(root: Path | str, proposal_id: str) -> str | None:
+    """Keep a drastic prune pending (with the reason in the proposal) instead of applying it unattended."""
+    def change(proposal: Proposal) -> tuple[Proposal, str | None]:
+        if proposal.pruned_memory is None:
+            return proposal, None
+        reason = unattended_prune_refusal(read_working_memory(root), proposal.pruned_memory,
+                                          layout=_layout_of(root))
+        if reason is None:
+            return proposal, None
+        note = f"Not applied unattended: {reason}"
+        return replace(proposal, prune_message=note), reason
+
+    return update_proposal(root, proposal_id, change)

@@ -32,6 +32,11 @@ log = logging.getLogger(__name__)
 CONFIG_PATH = ".fusion/config.json"
 DEFAULT_INSIGHT_SCHEDULE = "0 2 * * *"
 DEFAULT_MIN_INTERVAL_MS = 86_400_000
+# Bounds of the numeric settings: what the code can compute with (dates, SQLite integers), with room
+# to spare; a bigger value is refused with SettingsError naming the bound.
+MAX_MIN_INTERVAL_MS = 3650 * 86_400_000  # ten years
+MAX_HISTORY_RETENTION_DAYS = 36_500  # a hundred years
+MAX_HISTORY_MIN_VERSIONS = 10_000
 LEGACY_BACKEND_KEY = "memoryBackendType"
 
 
@@ -90,6 +95,7 @@ class ProjectSettings(BaseModel):
         DEFAULT_MIN_INTERVAL_MS,
         alias="insightExtractionMinIntervalMs",
         ge=0,
+        le=MAX_MIN_INTERVAL_MS,
         title="Minimum interval",
         description="Least time between two extractions, in milliseconds.",
         json_schema_extra={"unit": "ms"},
@@ -99,6 +105,7 @@ class ProjectSettings(BaseModel):
         90,
         alias="historyRetentionDays",
         ge=0,
+        le=MAX_HISTORY_RETENTION_DAYS,
         title="Keep history for",
         description="Days to keep previous versions of memory files (0: no age limit). The newest "
         "versions below the minimum are kept whatever their age.",
@@ -108,6 +115,7 @@ class ProjectSettings(BaseModel):
         20,
         alias="historyMinVersions",
         ge=1,
+        le=MAX_HISTORY_MIN_VERSIONS,
         title="Always keep",
         description="Number of most recent versions of each file kept regardless of age.",
         json_schema_extra={"unit": "versions"},
@@ -193,7 +201,7 @@ class ConfigFile:
 
     def _load(self) -> None:
         try:
-            text = fileio.read_text(self.path)
+            text = fileio.read_in_root(self.root, CONFIG_PATH)
         except MemoryBackendError as exc:
             raise SettingsError(f"cannot read {CONFIG_PATH}: {exc}", field=None) from exc
         if text is None or not text.strip():
@@ -202,6 +210,9 @@ class ConfigFile:
         self.text = text
         try:
             doc = json.loads(text)
+        except RecursionError as exc:
+            raise SettingsError(f"{CONFIG_PATH} is nested too deeply to read; fix or remove it — memdesk will "
+                                "not overwrite it") from exc
         except json.JSONDecodeError as exc:
             raise SettingsError(
                 f"{CONFIG_PATH} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
@@ -238,8 +249,17 @@ class ConfigFile:
 
 
 def load_settings(root: Path | str) -> ProjectSettings:
-    """Load the project's settings (defaults for missing keys). Raises :class:`SettingsError`."""
-    return coerce_settings(ConfigFile(root).settings)
+    """Load the project's settings (defaults for missing keys). Raises :class:`SettingsError`.
+
+    An invalid value already in the file (say, out of its bounds) is named with the way to set it back.
+    """
+    try:
+        return coerce_settings(ConfigFile(root).settings)
+    except SettingsError as exc:
+        if exc.field is None:
+            raise
+        raise SettingsError(f"{CONFIG_PATH}: {exc}; set it back with `memdesk settings set {exc.field} VALUE` "
+                            f"or `memdesk settings unset {exc.field}`", field=exc.field, reason=exc.reason) from exc
 
 
 def _normalise_patch(patch: Mapping[str, Any]) -> dict[str, Any]:

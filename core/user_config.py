@@ -66,6 +66,14 @@ class ProviderConfig(BaseModel):
         "and writes the reply on stdout.")
     timeout_s: float = Field(120.0, alias="timeoutS", gt=0, le=3600, title="Timeout",
                              description="Seconds to wait for the reply.", json_schema_extra={"unit": "s"})
+    max_reply_bytes: int | None = Field(
+        None, alias="maxReplyBytes", ge=1024, le=256 * 1024 * 1024, title="Largest reply",
+        description="A reply (or a command's output) bigger than this many bytes is refused; empty: 8 MiB.",
+        json_schema_extra={"unit": "bytes"})
+    deadline_s: float | None = Field(
+        None, alias="deadlineS", gt=0, le=86400, title="Deadline",
+        description="Seconds the whole call may take, however slowly the reply arrives; empty: 600 s "
+        "(a command's timeout also ends it).", json_schema_extra={"unit": "s"})
     prune_after_days: int = Field(
         30, alias="pruneAfterDays", ge=1, le=3650, title="Prune dated entries after",
         description="Offline provider: dated entries older than this many days are proposed for pruning.",

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from core.backends.base import BackendInfo, MemoryBackend
+from core.backends.plugin import PluginBackend, make_factory, safe_text
 from core.errors import MemoryBackendError
 from core.layout import detect_layout
 from core.settings import ProjectSettings, coerce_settings
@@ -32,11 +33,23 @@ class MemoryBackendRegistry:
     def __init__(self) -> None:
         self._factories: dict[str, MemoryBackendFactory] = {}
 
-    def register(self, factory: MemoryBackendFactory, *, replace: bool = True) -> str:
-        """Register ``factory`` under its backend's id and return the id."""
+    def register(self, factory: MemoryBackendFactory | type, *, replace: bool = True) -> str:
+        """Register ``factory`` under its backend's id and return the id.
+
+        ``factory`` is a :class:`MemoryBackend` subclass, a callable returning one, or a plain class
+        written to the seed's contract (``id``, ``read()``, ``write(content)``), which is wrapped.
+        """
+        factory = make_factory(factory)
         backend_id = getattr(factory, "id", None)
         if not isinstance(backend_id, str):
-            backend_id = factory({}).id
+            try:
+                backend_id = factory({}).id
+            except Exception as exc:
+                raise MemoryBackendError(f"cannot tell the id of backend factory {factory!r}: {safe_text(exc)}",
+                                         "INVALID_CONFIG", "") from exc
+            if not isinstance(backend_id, str):
+                raise MemoryBackendError(f"backend factory {factory!r} made a backend without a text id",
+                                         "INVALID_CONFIG", "")
         if not replace and backend_id in self._factories:
             raise MemoryBackendError(f'backend "{backend_id}" is already registered', "INVALID_CONFIG", backend_id)
         self._factories[backend_id] = factory
@@ -78,12 +91,17 @@ class MemoryBackendRegistry:
         cfg = {"id": backend_id, **dict(config or {})}
         try:
             backend = factory(cfg)
+            if not isinstance(backend, MemoryBackend):
+                backend = PluginBackend(backend, cfg)
             backend.initialize(cfg, root)
         except MemoryBackendError:
             raise
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # noqa: BLE001 (a plugin's SystemExit must not end memdesk)
             raise MemoryBackendError(
-                f'backend "{backend_id}" failed to initialize: {exc}', "BACKEND_UNAVAILABLE", backend_id, exc
+                f'backend "{backend_id}" failed to initialize: {safe_text(exc)}', "BACKEND_UNAVAILABLE",
+                backend_id, exc if isinstance(exc, Exception) else None,
             ) from exc
         return backend
 
@@ -176,7 +194,7 @@ def resolve_memory_backend(
         try:
             return registry.create(configured, config, root)
         except MemoryBackendError as exc:
-            reason = str(exc)
+            reason = safe_text(exc)
     log.warning('memory backend "%s" unavailable, falling back to "file": %s', configured, reason)
     if not registry.has(FALLBACK_BACKEND_ID):
         from core.backends.file import FileMemoryBackend

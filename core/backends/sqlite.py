@@ -70,7 +70,7 @@ class SqliteMemoryBackend(MemoryBackend):
             raise MemoryBackendError(f'invalid setting "database": {settings.database} is a folder',
                                      "INVALID_CONFIG", self.id)
         self.memory_path = MEMORY_FILE_PATH if settings.mirror else None  # type: ignore[misc]
-        self._mirror_seen: tuple[int, int, int] | None = None
+        self._mirror_seen: tuple[int, ...] | None = None
         self._db = Database(db_path, self.id)
         with self._db.transaction() as c:
             c.execute("CREATE TABLE IF NOT EXISTS memory(id INTEGER PRIMARY KEY CHECK (id = 1), content TEXT NOT NULL,"
@@ -97,8 +97,12 @@ class SqliteMemoryBackend(MemoryBackend):
     def _import_file(self, source: str) -> bool:
         """Take ``.fusion/memory.md`` into the database when it was changed outside memdesk.
 
-        A mirror file older than the database content (left from before the mirror was switched
-        on, say) is not imported: it is rewritten from the database, its old text kept in history.
+        Decided by content, never by clock: the file is an outside edit unless it holds the
+        database's content or what memdesk last mirrored (``mirror_hash``); a file that is what was
+        last mirrored while the database moved on (the mirror was off) is rewritten from the
+        database, its old text kept in history. A modification time can be old for an edit made a
+        second ago (``cp -p``, ``rsync -t``, a skewed clock), so it is never trusted here. A mirror
+        that is not a regular file inside the root (a link to ``~/.ssh``, a FIFO) is never read.
         """
         assert self.root is not None
         settings: SqliteSettings = self.settings  # type: ignore[assignment]
@@ -106,7 +110,7 @@ class SqliteMemoryBackend(MemoryBackend):
         if row is not None and not settings.mirror:
             return False
         try:
-            text = fileio.read_text(self.root / MEMORY_FILE_PATH, self.id)
+            text = fileio.read_in_root(self.root, MEMORY_FILE_PATH, self.id)
         except MemoryBackendError as exc:
             log.warning("not importing %s: %s", MEMORY_FILE_PATH, exc)
             return False
@@ -117,10 +121,7 @@ class SqliteMemoryBackend(MemoryBackend):
         digest = fileio.content_hash(text)
         if row is not None and digest == row[1]:
             return False
-        # The file is what was last mirrored (the database moved on while the mirror was off), or it
-        # is older than the database by more than the timestamp-granularity window: a stale mirror.
-        if row is not None and (digest == row[2] or
-                                (self.root / MEMORY_FILE_PATH).stat().st_mtime_ns + RACY_NS < row[3]):
+        if row is not None and digest == row[2]:  # the last mirror, left behind while the mirror was off
             if not self._db.in_transaction:  # inside a write, the commit rewrites the mirror anyway
                 self._write_mirror(row[0], "mirror-refresh")
             return False
@@ -150,10 +151,10 @@ class SqliteMemoryBackend(MemoryBackend):
         """Import an outside edit of the mirror file, unless nothing can have changed since the last look.
 
         Reading and hashing the file costs milliseconds for a big memory, and every search and read
-        comes here; so the look is skipped while the file's size and modification time, and the
-        database (``data_version``: no other connection committed), are what they were at a look
-        that found everything in step and that came more than the timestamp-granularity window
-        after the file's last modification. Any write of this backend forgets that look.
+        comes here; so the look is skipped while the file's identity, change and modification times
+        and size, and the database (``data_version``: no other connection committed), are what they
+        were at a look that found everything in step and that came more than the timestamp-granularity
+        window after the file's last change. Any write of this backend forgets that look.
         """
         assert self.root is not None
         if self.memory_path is None:
@@ -169,17 +170,23 @@ class SqliteMemoryBackend(MemoryBackend):
                 return
         self._mirror_seen = seen if seen == self._mirror_state() else None
 
-    def _mirror_state(self) -> tuple[int, int, int] | None:
-        """The mirror file's modification time and size and the database's ``data_version`` (``None``
-        when the file is missing, unreadable, or modified too recently for its timestamp to be trusted)."""
+    def _mirror_state(self) -> tuple[int, ...] | None:
+        """The mirror file's identity (device, inode), change time, modification time and size, and the
+        database's ``data_version``; ``None`` when the file is missing, unreadable, or changed too
+        recently for its timestamps to tell two changes apart.
+
+        The change time is set by the kernel on every change and cannot be put back (``touch -d`` and
+        ``cp -p`` set only the modification time), so an edit whose modification time was restored
+        still shows here; the content itself is compared by :meth:`_import_file`.
+        """
         assert self.root is not None
         try:
             st = os.stat(self.root / MEMORY_FILE_PATH)
         except OSError:
             return None
-        if st.st_mtime_ns + RACY_NS >= time.time_ns():
+        if st.st_ctime_ns + RACY_NS >= time.time_ns():
             return None
-        return st.st_mtime_ns, st.st_size, self._db.data_version()
+        return st.st_dev, st.st_ino, st.st_ctime_ns, st.st_mtime_ns, st.st_size, self._db.data_version()
 
     def read(self) -> str:
         """Return the content (importing an outside edit of the mirror file first)."""

@@ -16,9 +16,10 @@ from __future__ import annotations
 import argparse
 import importlib
 import logging
+import os
 import sys
 
-from core.cli.common import CliError
+from core.cli.common import CliError, check_utf8_arguments, fail_from
 
 COMMAND_MODULES = (
     "core.cli.memory_cmds",
@@ -75,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR, format="%(message)s")
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
+        check_utf8_arguments(args_list)
         wants_help = args_list[:1] in (["-h"], ["--help"])
         parser = build_parser(None if wants_help else command_of(args_list))
         args = parser.parse_args(args_list)
@@ -89,3 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("memdesk: interrupted", file=sys.stderr)
         return 1
+    except (Exception, RecursionError, MemoryError) as exc:  # one line, never a traceback
+        if os.environ.get("MEMDESK_DEBUG"):
+            raise
+        error = fail_from(exc)
+        print(f"memdesk: {error.message}", file=sys.stderr)
+        return error.exit_code

@@ -4,13 +4,17 @@ output helpers."""
 from __future__ import annotations
 
 import argparse
+import errno
 import json
+import os
+import sqlite3
 import sys
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+from core.safepath import database_reason
 
 if TYPE_CHECKING:
     from core.backends import MemoryBackend
@@ -127,13 +131,88 @@ def emit_json(value: Any) -> None:
     print(json.dumps(to_jsonable(value), indent=2, ensure_ascii=False))
 
 
-def fail_from(exc: Exception) -> CliError:
-    """Turn a core exception into a :class:`CliError` with the right exit code."""
+def fail_from(exc: BaseException) -> CliError:
+    """Turn a core exception into a one-line :class:`CliError` that names the file and the fix.
+
+    Raw errors (SQLite's, the OS's, ``RecursionError``, ``MemoryError``) name no file themselves, so
+    the file is found where memdesk knows it: the error's ``filename``, or the database the failing
+    code had open.
+    """
     if isinstance(exc, SettingsError | PathOutsideRootError):
         return CliError(str(exc), 2)
     if isinstance(exc, MemoryBackendError):
         return CliError(f"{exc.message} [{exc.code}]", 2 if exc.code in BAD_INPUT_CODES else 1)
-    return CliError(f"{type(exc).__name__}: {exc}", 1)
+    if isinstance(exc, sqlite3.Error):
+        return CliError(database_reason(exc, _database_of(exc)), 1)
+    if isinstance(exc, OSError):
+        return CliError(_os_line(exc), 1)
+    if isinstance(exc, RecursionError):
+        return CliError("a file or reply is nested too deeply to read (RecursionError); check the JSON files "
+                        "under .fusion/ that the command reads", 1)
+    if isinstance(exc, MemoryError):
+        return CliError("out of memory (MemoryError): a file under .fusion/ is too big for the memory available; "
+                        "check the sizes of the project's memory files", 1)
+    if isinstance(exc, UnicodeError):
+        return CliError(f"text that is not valid UTF-8 ({type(exc).__name__}: {_safe(exc)}); memdesk reads and "
+                        "writes UTF-8 only", 2)
+    return CliError(f"{type(exc).__name__}: {_safe(exc)}", 1)
+
+
+def _safe(exc: BaseException) -> str:
+    try:
+        return " ".join(str(exc).split())
+    except Exception:  # an exception that cannot print itself
+        return "(no message)"
+
+
+def _os_line(exc: OSError) -> str:
+    """An OS error on one line, naming its file and what to do."""
+    name = exc.filename if exc.filename is not None else "a file"
+    reason = exc.strerror or _safe(exc)
+    if isinstance(exc, PermissionError):
+        return f"cannot use {name}: {reason}; check the owner and mode of the file and of its folder"
+    if isinstance(exc, FileExistsError | NotADirectoryError):
+        return f"{name}: {reason}: a file is where memdesk needs a folder, or one of its parents is not a folder; move it aside"
+    if isinstance(exc, IsADirectoryError):
+        return f"{name} is a folder where memdesk needs a file; move it aside"
+    if exc.errno == errno.ELOOP:
+        return f"{name} is a symbolic link loop; replace it with a regular file"
+    if exc.errno == errno.ENOSPC:
+        return f"cannot write {name}: {reason}; free some space and try again"
+    return f"{name}: {reason}"
+
+
+def _database_of(exc: BaseException) -> str:
+    """The database file the failing code had open (memdesk's own databases only), for the message."""
+    tb = exc.__traceback__
+    found = "a memdesk database under .fusion/memdesk/"
+    while tb is not None:
+        frame = tb.tb_frame
+        for value in frame.f_locals.values():
+            if isinstance(value, Path | str) and str(value).endswith(".db") and len(str(value)) < 4096:
+                found = str(value)
+        if frame.f_code.co_filename.endswith(os.path.join("core", "history.py")) and not found.endswith(".db"):
+            found = ".fusion/memdesk/history.db"
+        tb = tb.tb_next
+    return found
+
+
+def check_utf8_arguments(argv: list[str]) -> None:
+    """Refuse an argument that is not valid UTF-8 (a path given to ``--project`` may be any bytes)."""
+    after_project = False
+    for position, arg in enumerate(argv, start=1):
+        is_path = after_project or arg.startswith(("--project=", "-p="))
+        after_project = arg in ("--project", "-p")
+        if is_path:
+            continue
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raw = arg.encode("utf-8", "surrogateescape")
+            bad = raw[len(arg[: exc.start].encode("utf-8", "surrogateescape"))]
+            shown = raw.decode("utf-8", "backslashreplace")
+            raise CliError(f"argument {position} ('{shown}') is not valid UTF-8 (byte 0x{bad:02x}); pass UTF-8 "
+                           "text — nothing was done", 2) from exc
 
 
 def read_stdin_text() -> str:

@@ -8,7 +8,11 @@ is due (for cron or a systemd timer). Exit codes: 0 success, 1 failure, 2 bad in
 from __future__ import annotations
 
 import argparse
+import logging
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from core.cli.common import CliError, add_action, add_common, emit_json, fail_from, project_root
@@ -64,6 +68,30 @@ def _fail(exc: Exception) -> CliError:
     return fail_from(exc)
 
 
+class _NoTracebacks(logging.Filter):
+    """Drops log records that carry a traceback: the failure is reported in the run's one-line error."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.exc_info
+
+
+@contextmanager
+def _one_line_errors() -> Iterator[None]:
+    """While a run goes, keep ``log.exception`` tracebacks off stderr (``MEMDESK_DEBUG=1`` keeps them)."""
+    if os.environ.get("MEMDESK_DEBUG"):
+        yield
+        return
+    handlers = logging.getLogger().handlers
+    quiet = _NoTracebacks()
+    for handler in handlers:
+        handler.addFilter(quiet)
+    try:
+        yield
+    finally:
+        for handler in handlers:
+            handler.removeFilter(quiet)
+
+
 def _progress(quiet: bool) -> Any:
     last: list[str] = [""]
 
@@ -84,7 +112,8 @@ def cmd_extract(args: argparse.Namespace) -> int:
         provider = resolve_provider(args.provider)
     except Exception as exc:
         raise _fail(exc) from exc
-    run = run_extraction(root, provider, progress=_progress(args.quiet))
+    with _one_line_errors():
+        run = run_extraction(root, provider, progress=_progress(args.quiet))
     if not args.quiet and sys.stderr.isatty():
         print(file=sys.stderr)
     if args.json:
@@ -109,7 +138,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     from core.proposals import list_proposals
 
     root = project_root(args)
-    proposals = list_proposals(root, pending_only=not args.include_reviewed)
+    warnings: list[str] = []
+    proposals = list_proposals(root, pending_only=not args.include_reviewed, warnings=warnings)
+    for warning in warnings:
+        print(f"memdesk: warning: {warning}", file=sys.stderr)
     if args.json:
         emit_json(proposals)
     elif not proposals:

@@ -90,6 +90,22 @@ def normalize_content(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
+def one_line(text: str) -> str:
+    """``text`` as one line of markdown that cannot change the file's structure.
+
+    Every run of white space (newlines, ``\r``, U+2028/U+2029, U+0085, vertical tab, form feed, ...)
+    becomes one space, so the text can start no heading, list or code block of its own; ``<!--`` and
+    ``-->`` become ``&lt;!--`` and ``--&gt;`` (shown the same in a preview), so it can open or close no
+    comment that would hide the sections after it.
+    """
+    return neutralise_comments(" ".join(text.split()))
+
+
+def neutralise_comments(text: str) -> str:
+    """``text`` with HTML comment markers written as entities (the form :func:`one_line` stores)."""
+    return text.replace("<!--", "&lt;!--").replace("-->", "--&gt;")
+
+
 def render_bullet(content: str, source: str | None) -> str:
     """Render one insight as Fusion does: ``- <content>`` plus `` (source: <source>)`` when given."""
     line = f"- {content}"
@@ -164,8 +180,9 @@ class BulletIndex:
         return j > end and text.startswith("(source: ", j)
 
     def contains(self, content: str) -> bool:
-        """True when a bullet of the text has ``content`` (see the class docstring)."""
-        tokens = content.casefold().split()
+        """True when a bullet of the text has ``content`` (see the class docstring); comment markers in
+        ``content`` match the entities an insight is stored with (:func:`one_line`)."""
+        tokens = neutralise_comments(content).casefold().split()
         if not tokens:
             return False
         key = tuple(tokens)

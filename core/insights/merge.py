@@ -8,6 +8,9 @@ The insertion is Fusion's ``mergeInsights`` byte for byte. Two fixes (memdesk de
   runs of white space; duplicates within one batch are dropped too.
 * Fusion bumped ``## Last Updated`` even when every insight was a duplicate; here it changes only
   when something was added, so merging the same insights twice gives the same file.
+* Fusion wrote an insight's text as it came, so newlines in it could forge a heading or a second
+  ``## Last Updated`` and an unclosed ``<!--`` could hide the next section; here an insight is always
+  one bullet (:func:`one_line`) and sections and the stamp are found only as whole lines.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from core.insights._text import (
     blank_comments,
     bullet_keys,
     normalize_content,
+    one_line,
     render_bullet,
     split_source,
     utc_day,
@@ -38,13 +42,15 @@ __all__ = [
     "is_duplicate_insight",
     "merge_insights",
     "merge_insights_detailed",
+    "one_line",
     "parse_insights_markdown",
 ]
 
 Day = date | datetime | str | None
 
-# JavaScript's /## Last Updated:.*$/m: "." stops at any JS line terminator.
-_LAST_UPDATED_RE = re.compile("## Last Updated:[^\n\r\u2028\u2029]*")
+# JavaScript's /## Last Updated:.*$/m ("." stops at any JS line terminator), anchored to a line start so
+# an insight that mentions the stamp cannot take its place.
+_LAST_UPDATED_RE = re.compile("^## Last Updated:[^\n\r\u2028\u2029]*", re.MULTILINE)
 _SECTION_TO_CATEGORY = {header: category for category, header in CATEGORY_SECTIONS.items()}
 
 
@@ -70,9 +76,16 @@ def _coerce(item: Any) -> MemoryInsight | None:
         return None
     if not isinstance(insight.content, str):
         return None
-    if insight.category not in CATEGORY_SECTIONS:
-        insight = MemoryInsight("context", insight.content, insight.source, insight.extracted_at)
-    return insight
+    category = insight.category if insight.category in CATEGORY_SECTIONS else "context"
+    source = one_line(insight.source) if isinstance(insight.source, str) else None
+    # Fix over Fusion: an insight is always one bullet, whatever its text holds (issue 9).
+    return MemoryInsight(category, one_line(insight.content), source or None, insight.extracted_at)
+
+
+def _find_heading(text: str, header: str) -> int:
+    """Where the line ``header`` starts in ``text`` (-1 when absent); text elsewhere on a line is no heading."""
+    match = re.search(rf"^{re.escape(header)}[ \t]*$", text, re.MULTILINE)
+    return match.start() if match else -1
 
 
 def is_duplicate_insight(existing: str | None, content: str) -> bool:
@@ -130,14 +143,15 @@ def merge_insights_detailed(
     for category, insights in by_category.items():
         header = CATEGORY_SECTIONS[category]
         lines = "\n".join(render_bullet(i.content, i.source) for i in insights)
-        position = result.find(header)
+        position = _find_heading(result, header)
         if position != -1:
             next_section = result.find("\n## ", position + len(header))
             at = next_section if next_section != -1 else len(result)
             result = result[:at] + "\n" + lines + result[at:]
         else:
             section = f"\n{header}\n{lines}\n"
-            last_updated = result.find("## Last Updated:")
+            stamp_line = _LAST_UPDATED_RE.search(result)
+            last_updated = stamp_line.start() if stamp_line else -1
             if last_updated != -1:
                 result = result[:last_updated] + section + result[last_updated:]
             else:

@@ -1,7 +1,9 @@
 """Validating and applying a pruned working memory proposed by the AI.
 
 Validation is Fusion's ``validatePruneCandidate``: a candidate must be non-blank and keep at least two
-of ``## Architecture``, ``## Conventions`` and ``## Pitfalls``. Applying it writes through
+of ``## Architecture``, ``## Conventions`` and ``## Pitfalls`` (as real heading lines, see
+:func:`validate_prune_candidate`); :func:`unattended_prune_refusal` is the stricter test a prune
+applied without the operator must pass. Applying it writes through
 ``core.fileio.replace_text`` so the previous memory stays in history.
 
 Fixes over Fusion (memdesk design, section 3): the written file ends with exactly one newline (Fusion
@@ -12,6 +14,7 @@ fails is reported in the outcome instead of raised.
 from __future__ import annotations
 
 import logging
+import re
 from pathlib import Path
 from typing import Any
 
@@ -26,30 +29,116 @@ from core.insights.model import (
     PruneValidationResult,
 )
 
-__all__ = ["REQUIRED_MEMORY_SECTIONS", "apply_memory_pruning", "validate_prune_candidate"]
+__all__ = [
+    "LAYERED_REQUIRED_SECTIONS",
+    "REQUIRED_MEMORY_SECTIONS",
+    "apply_memory_pruning",
+    "count_entries",
+    "memory_headings",
+    "required_sections",
+    "unattended_prune_refusal",
+    "validate_prune_candidate",
+]
 
 log = logging.getLogger(__name__)
 
 REQUIRED_MEMORY_SECTIONS: tuple[str, ...] = ("Architecture", "Conventions", "Pitfalls")
+#: Current Fusion's layered MEMORY.md has ``## Decisions`` where the seed layout has ``## Architecture``.
+LAYERED_REQUIRED_SECTIONS: tuple[str, ...] = ("Decisions", "Conventions", "Pitfalls")
 _MIN_REQUIRED = 2
 
+# A real level-2 ATX heading: up to three spaces, "## ", the text, optional closing hashes.
+_H2_RE = re.compile(r"^ {0,3}## +(.*?)(?: +#+)? *$")
+_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
+_DATED_RE = re.compile(r"^<!-- \d{4}-\d{2}-\d{2} -->$")
 
-def validate_prune_candidate(candidate: Any) -> PruneValidationResult:
-    """Check a prune candidate: non-blank and keeping at least 2 of the 3 required sections; never raises."""
+
+def _block_lines(text: str) -> list[str]:
+    """The lines of ``text`` that are markdown blocks: outside code fences and HTML comments."""
+    out: list[str] = []
+    fence: str | None = None
+    in_comment = False
+    for line in text.splitlines():
+        if fence is not None:
+            if line.strip().startswith(fence) and set(line.strip()) == {fence[0]}:
+                fence = None
+            continue
+        if in_comment:
+            in_comment = "-->" not in line
+            continue
+        opened = _FENCE_RE.match(line)
+        if opened:
+            fence = opened.group(1)
+            continue
+        out.append(line)
+        start = line.rfind("<!--")
+        if start >= 0 and "-->" not in line[start:]:
+            in_comment = True  # a comment that runs on: its lines are no headings
+    return out
+
+
+def memory_headings(text: str) -> tuple[str, ...]:
+    """The texts of the real ``## `` headings of ``text`` (not in code, comments or deeper levels)."""
+    return tuple(m.group(1).strip() for line in _block_lines(text) if (m := _H2_RE.match(line)))
+
+
+def required_sections(layout: str = "seed") -> tuple[str, ...]:
+    """The sections a prune must keep (two of three) for ``layout`` ("seed" or "layered")."""
+    return LAYERED_REQUIRED_SECTIONS if layout == "layered" else REQUIRED_MEMORY_SECTIONS
+
+
+def validate_prune_candidate(candidate: Any, *, layout: str = "seed") -> PruneValidationResult:
+    """Check a prune candidate: non-blank and keeping at least 2 of the 3 required sections; never raises.
+
+    Fix over Fusion (which looks for the text ``## Architecture`` anywhere): a section counts only as a
+    real level-2 heading line with exactly that text, outside code fences and HTML comments, so
+    ``#### Architecture``, ```` `## Architecture` ```` or ``## Conventionsx`` keep nothing. In a
+    layered project (``layout="layered"``) ``## Decisions`` stands in for ``## Architecture``.
+    """
     if not isinstance(candidate, str) or not candidate:
         return PruneValidationResult(False, "Prune candidate is undefined or empty", 0, False)
     trimmed = js_trim(candidate)
     if not trimmed:
         return PruneValidationResult(False, "Prune candidate is empty after trimming", 0, False)
-    found = tuple(name for name in REQUIRED_MEMORY_SECTIONS if f"## {name}" in trimmed)
+    names = required_sections(layout)
+    headings = set(memory_headings(trimmed))
+    found = tuple(name for name in names if name in headings)
     size = len(trimmed)
     if len(found) < _MIN_REQUIRED:
         reason = (
-            f"Missing required sections: only {len(found)} of {len(REQUIRED_MEMORY_SECTIONS)} "
+            f"Missing required sections: only {len(found)} of {len(names)} "
             f"required sections found ({', '.join(found) or 'none'})"
         )
         return PruneValidationResult(False, reason, size, False, found)
     return PruneValidationResult(True, f"Keeps {', '.join(found)}", size, True, found)
+
+
+def count_entries(text: str) -> int:
+    """How many entries ``text`` holds: list items plus dated entry markers (``<!-- YYYY-MM-DD -->``)."""
+    return sum(1 for line in _block_lines(text) if _BULLET_RE.match(line)) + sum(
+        1 for line in text.splitlines() if _DATED_RE.match(line.strip()))
+
+
+def unattended_prune_refusal(current: str, candidate: str, *, layout: str = "seed") -> str | None:
+    """Why a prune must wait for the operator instead of being applied unattended, or ``None``.
+
+    Unattended changes are conservative (design section 6): an invalid candidate, or one that removes
+    more than half of the memory's entries or more than half of its bytes, is never applied by a
+    scheduled run, however valid its headings look.
+    """
+    validation = validate_prune_candidate(candidate, layout=layout)
+    if not validation.valid:
+        return validation.reason
+    before, after = count_entries(current), count_entries(candidate)
+    if before and before - after > before / 2:
+        return (f"it removes {before - after} of {before} entries (more than half); "
+                "review it before it is applied")
+    old_bytes, new_bytes = len(current.encode("utf-8")), len(js_trim(candidate).encode("utf-8")) + 1
+    if old_bytes and old_bytes - new_bytes > old_bytes / 2:
+        return (f"it removes {old_bytes - new_bytes:,} of {old_bytes:,} bytes (more than half); "
+                "review it before it is applied")
+    return None
 
 
 def _not_applied(reason: str, original_size: int) -> PruneOutcome:

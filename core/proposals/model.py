@@ -6,12 +6,14 @@ Plain frozen dataclasses with their camelCase JSON; reading and writing them is
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from core.insights import MemoryInsight, PruneOutcome, PruneReason
 
 __all__ = [
+    "PROPOSAL_ID_RE",
     "PRUNE_STATUSES",
     "STALE_MESSAGE",
     "InsightReview",
@@ -95,21 +97,74 @@ class Proposal:
         }
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Proposal:
-        """Read the file's JSON back; a missing required key raises ``KeyError``."""
-        items = tuple(ProposedInsight(int(i["number"]), MemoryInsight.from_json(i), str(i.get("status", "pending")))
-                      for i in data.get("insights", []))
+    def from_json(cls, data: Any) -> Proposal:
+        """Read the file's JSON back, checking every field's type; anything wrong raises ``ValueError``
+        naming the field (a proposal file is project state, so untrusted)."""
+        if not isinstance(data, dict):
+            raise ValueError(f"it holds a JSON {_json_kind(data)}, not a proposal object")
+        pid = _text(data, "id", required=True)
+        if not PROPOSAL_ID_RE.match(pid):
+            raise ValueError(f"its id {pid[:80]!r} is not a proposal id")
+        insights = data.get("insights", [])
+        if not isinstance(insights, list):
+            raise ValueError('"insights" is not a list')
+        items = tuple(_proposed_insight(i, n) for n, i in enumerate(insights, start=1))
         pruned = data.get("prunedMemory")
-        status = str(data.get("pruneStatus", "none"))
+        if pruned is not None and not isinstance(pruned, str):
+            raise ValueError('"prunedMemory" is neither text nor null')
+        status = _text(data, "pruneStatus", "none")
         if status not in PRUNE_STATUSES:
-            raise ValueError(f"unknown pruneStatus {status!r}")
+            raise ValueError(f"unknown pruneStatus {status[:40]!r}")
+        digest = _text(data, "memoryHashAtStart", required=True)
+        if not _HASH_RE.match(digest):
+            raise ValueError('"memoryHashAtStart" is not a SHA-256 hex digest')
+        duplicates = data.get("duplicateCount", 0)
+        if isinstance(duplicates, bool) or not isinstance(duplicates, int) or not 0 <= duplicates <= _MAX_NUMBER:
+            raise ValueError('"duplicateCount" is not a count')
         raw_reasons = data.get("pruneReasons")
-        reasons = tuple(r for r in map(PruneReason.from_json, raw_reasons if isinstance(raw_reasons, list) else [])
-                        if r is not None)
-        return cls(str(data["id"]), str(data["createdAt"]), str(data.get("provider", "")),
-                   str(data.get("origin", "manual")), str(data.get("summary", "")), items,
-                   pruned if isinstance(pruned, str) else None, str(data["memoryHashAtStart"]), status,
-                   str(data.get("pruneMessage", "")), int(data.get("duplicateCount", 0)), reasons)
+        if raw_reasons is not None and not isinstance(raw_reasons, list):
+            raise ValueError('"pruneReasons" is not a list')
+        reasons = tuple(r for r in map(PruneReason.from_json, raw_reasons or []) if r is not None)
+        return cls(pid, _text(data, "createdAt", required=True), _text(data, "provider"),
+                   _text(data, "origin", "manual"), _text(data, "summary"), items, pruned, digest, status,
+                   _text(data, "pruneMessage"), duplicates, reasons)
+
+
+PROPOSAL_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$")
+_HASH_RE = re.compile(r"^[0-9a-f]{64}$")
+_INSIGHT_STATUSES = ("pending", "accepted", "rejected")
+_MAX_NUMBER = 1_000_000
+
+
+def _json_kind(value: Any) -> str:
+    return {list: "list", str: "string", bool: "boolean", type(None): "null"}.get(
+        type(value), "number" if isinstance(value, int | float) else type(value).__name__)
+
+
+def _text(data: dict[str, Any], key: str, default: str = "", *, required: bool = False) -> str:
+    if key not in data:
+        if required:
+            raise ValueError(f'"{key}" is missing')
+        return default
+    value = data[key]
+    if not isinstance(value, str):
+        raise ValueError(f'"{key}" is not text')
+    return value
+
+
+def _proposed_insight(item: Any, position: int) -> ProposedInsight:
+    if not isinstance(item, dict):
+        raise ValueError(f"insight {position} is not an object")
+    number = item.get("number")
+    if isinstance(number, bool) or not isinstance(number, int) or not 1 <= number <= _MAX_NUMBER:
+        raise ValueError(f"insight {position} has no valid number")
+    status = item.get("status", "pending")
+    if status not in _INSIGHT_STATUSES:
+        raise ValueError(f"insight {number} has an unknown status")
+    for key in ("category", "content", "source"):
+        if item.get(key) is not None and not isinstance(item[key], str):
+            raise ValueError(f'insight {number}: "{key}" is not text')
+    return ProposedInsight(number, MemoryInsight.from_json(item), status)
 
 
 @dataclass(frozen=True)

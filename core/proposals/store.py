@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import re
 import uuid
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
@@ -17,7 +16,7 @@ from pathlib import Path
 from typing import TypeVar
 
 from core import fileio
-from core.errors import MemoryBackendError
+from core.errors import MemoryBackendError, PathOutsideRootError
 from core.insights import (
     MemoryInsight,
     PruneReason,
@@ -26,10 +25,11 @@ from core.insights import (
     validate_prune_candidate,
 )
 from core.insights._text import iso_timestamp, to_utc
-from core.proposals.model import Proposal, ProposalError, ProposedInsight
+from core.proposals.model import PROPOSAL_ID_RE, Proposal, ProposalError, ProposedInsight
 
 __all__ = [
     "PROPOSALS_DIR",
+    "PROPOSAL_MAX_SIZE",
     "is_stale",
     "list_proposals",
     "load_proposal",
@@ -44,7 +44,12 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 PROPOSALS_DIR = f"{fileio.MEMDESK_DIR}/proposals"
-_ID_RE = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$")
+#: Proposal files are not memory files: a proposal holds a whole pruned memory (up to 1 MiB) plus its
+#: insights, so it gets a limit of its own.
+PROPOSAL_MAX_SIZE = 4 * 1024 * 1024
+#: Room kept for a review step's changes (statuses, messages) so the save after it cannot fail on size.
+_REVIEW_MARGIN = 64 * 1024
+_ID_RE = PROPOSAL_ID_RE
 T = TypeVar("T")
 
 
@@ -59,24 +64,52 @@ def new_proposal_id(now: datetime | None = None) -> str:
     return f"{moment:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
+def _corrupt(relpath: str, why: str) -> ProposalError:
+    return ProposalError(f"proposal file {relpath} cannot be used: {why.rstrip('. ')}; delete it (or restore an earlier "
+                         "version with `memdesk history`) and run a new extraction", "CORRUPT")
+
+
 def _read(root: Path | str, proposal_id: str) -> tuple[Proposal, str]:
     if not _ID_RE.match(proposal_id or ""):
         raise ProposalError(f"{proposal_id!r} is not a proposal id", "INVALID_ID")
-    text = fileio.read_text(fileio.resolve_in_root(root, proposal_relpath(proposal_id)))
+    relpath = proposal_relpath(proposal_id)
+    try:
+        text = fileio.read_in_root(root, relpath, max_size=PROPOSAL_MAX_SIZE)
+    except MemoryBackendError as exc:
+        raise _corrupt(relpath, str(exc).replace(str(fileio.resolve_in_root(root, relpath)), "it")) from exc
     if text is None:
         raise ProposalError(f"no proposal {proposal_id!r} (see `memdesk proposals list`)", "NOT_FOUND")
     try:
-        data = json.loads(text)
-        return Proposal.from_json(data), text
-    except (ValueError, KeyError, TypeError) as exc:
-        raise ProposalError(f"proposal {proposal_id} is unreadable: {exc}", "CORRUPT") from exc
+        proposal = Proposal.from_json(json.loads(text))
+    except RecursionError as exc:
+        raise _corrupt(relpath, "its JSON is nested too deeply") from exc
+    except json.JSONDecodeError as exc:
+        raise _corrupt(relpath, f"it is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})") from exc
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError too
+        raise _corrupt(relpath, str(exc)) from exc
+    if proposal.id != proposal_id:
+        # Using it would save its review under another file (and prune first, then fail).
+        raise _corrupt(relpath, f"it holds the id {proposal.id!r}, not {proposal_id!r}")
+    return proposal, text
 
 
 def _write(root: Path | str, proposal: Proposal, loaded_text: str | None) -> Proposal:
     text = json.dumps(proposal.to_json(), indent=2, ensure_ascii=False) + "\n"
     expected = fileio.content_hash(loaded_text or "")
-    fileio.replace_text(root, proposal_relpath(proposal.id), text, expected_hash=expected, source="proposal")
+    fileio.replace_text(root, proposal_relpath(proposal.id), text, expected_hash=expected, source="proposal",
+                        max_size=PROPOSAL_MAX_SIZE, size_hint="the proposal is too big to keep")
     return proposal
+
+
+def _preflight(root: Path | str, proposal_id: str, text: str) -> None:
+    """Check that the proposal can be saved again before a review step changes anything else."""
+    relpath = proposal_relpath(proposal_id)
+    try:
+        fileio.check_writable(root, relpath)
+    except MemoryBackendError as exc:
+        raise _corrupt(relpath, str(exc)) from exc
+    if len(text.encode("utf-8")) + _REVIEW_MARGIN > PROPOSAL_MAX_SIZE:
+        raise _corrupt(relpath, f"it is too big to be saved again after a review (limit {PROPOSAL_MAX_SIZE:,} bytes)")
 
 
 def _resolve_id(root: Path | str, proposal_id: str) -> str:
@@ -98,6 +131,7 @@ def update_proposal(root: Path | str, proposal_id: str,
     pid = _resolve_id(root, proposal_id)
     with fileio.file_lock(root, proposal_relpath(pid)):
         proposal, text = _read(root, pid)
+        _preflight(root, pid, text)
         updated, result = change(proposal)
         if updated != proposal:
             _write(root, updated, text)
@@ -115,18 +149,26 @@ def save_new_proposal(root: Path | str, *, provider: str, summary: str, insights
     return _write(root, proposal, None)
 
 
-def list_proposals(root: Path | str, *, pending_only: bool = True) -> list[Proposal]:
+def list_proposals(root: Path | str, *, pending_only: bool = True,
+                   warnings: list[str] | None = None) -> list[Proposal]:
     """Return the stored proposals, oldest first; ``pending_only`` keeps those with something to review.
 
-    An unreadable proposal file is skipped and logged.
+    An unusable proposal file is skipped: logged, and its one-line reason appended to ``warnings``.
     """
-    folder = Path(root) / PROPOSALS_DIR
+    try:
+        folder = fileio.resolve_in_root(root, PROPOSALS_DIR)
+    except PathOutsideRootError as exc:
+        if warnings is not None:
+            warnings.append(f"proposals skipped: {exc}")
+        return []
     out: list[Proposal] = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
         try:
             proposal = _read(root, path.stem)[0]
         except (ProposalError, MemoryBackendError) as exc:
             log.warning("skipping %s: %s", path.name, exc)
+            if warnings is not None:
+                warnings.append(f"skipped {exc}")
             continue
         if not pending_only or proposal.is_pending:
             out.append(proposal)

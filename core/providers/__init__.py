@@ -6,8 +6,6 @@ project's ``.fusion/config.json``: opening a project cannot run its code or send
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from core.errors import SettingsError
 from core.providers.base import (
     ERROR_KINDS,
@@ -44,13 +42,15 @@ __all__ = [
 ]
 
 
-def create_provider(name: str, config: ProviderConfig, *, cwd: Path | str | None = None) -> Provider:
-    """Build the provider ``name`` described by ``config``."""
+def create_provider(name: str, config: ProviderConfig) -> Provider:
+    """Build the provider ``name`` described by ``config`` (with its reply cap and deadline)."""
+    limits = {"max_reply_bytes": config.max_reply_bytes, "deadline_s": config.deadline_s}
     if config.kind == "openai":
         assert config.base_url and config.model  # guaranteed by ProviderConfig's validation
-        return OpenAIProvider(name, config.base_url, config.model, config.api_key_env, config.timeout_s)
+        return OpenAIProvider(name, config.base_url, config.model, config.api_key_env, config.timeout_s, **limits)
     if config.kind == "command":
-        return CommandProvider(name, list(config.command or []), config.timeout_s, cwd=cwd)
+        # A command never runs in the project: it gets a fresh temporary folder (design section 6).
+        return CommandProvider(name, list(config.command or []), config.timeout_s, **limits)
     return OfflineProvider(name, config.prune_after_days)
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Literal, Protocol, runtime_checkable
 
 __all__ = [
+    "DEFAULT_DEADLINE_S",
+    "DEFAULT_MAX_REPLY_BYTES",
     "ERROR_KINDS",
     "CancelCheck",
     "ErrorKind",
@@ -22,6 +24,7 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderRequest",
+    "format_bytes",
     "never_cancelled",
     "no_progress",
 ]
@@ -30,8 +33,22 @@ ErrorKind = Literal["auth", "server", "timeout", "network", "bad_reply", "cancel
 #: ``config`` is a provider that cannot start: unknown name, missing command, invalid URL.
 ERROR_KINDS: tuple[str, ...] = ("auth", "server", "timeout", "network", "bad_reply", "cancelled", "config")
 
+#: A reply bigger than this is refused (``maxReplyBytes`` in the provider's config changes it).
+DEFAULT_MAX_REPLY_BYTES = 8 * 1024 * 1024
+#: No provider call lasts longer than this, however slowly the reply trickles in (``deadlineS``).
+DEFAULT_DEADLINE_S = 600.0
+
 CancelCheck = Callable[[], bool]
 ProgressCallback = Callable[[int, str], None]
+
+
+def format_bytes(n: int) -> str:
+    """A size for a message: ``8 MiB``, ``512 KiB``, ``100 bytes``."""
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            value = n / size
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
+    return f"{n} bytes"
 
 
 def never_cancelled() -> bool:
@@ -64,7 +81,8 @@ class ProviderRequest:
     """One extraction request: the prompt for a model, and the memory it was built from.
 
     Model providers send ``prompt``; the offline provider reads ``working_memory`` and
-    ``existing_insights`` directly. ``project_root`` is the working folder of a command provider.
+    ``existing_insights`` directly. ``project_root`` names the project (a command provider never
+    runs there: it gets a fresh temporary folder).
     """
 
     prompt: str

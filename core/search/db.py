@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from core.errors import MemoryBackendError
+from core.safepath import database_reason
 
 
 class Database:
@@ -31,10 +32,12 @@ class Database:
             self.conn.execute("PRAGMA journal_mode=WAL")
             self.conn.execute("PRAGMA secure_delete=ON")
             self.conn.execute("PRAGMA synchronous=NORMAL")
-        except (sqlite3.Error, OSError) as exc:
-            raise MemoryBackendError(
-                f"cannot open database {path}: {exc}", "BACKEND_UNAVAILABLE", backend_id, exc
-            ) from exc
+        except sqlite3.Error as exc:
+            raise MemoryBackendError(f"cannot open the database: {database_reason(exc, path)}",
+                                     "BACKEND_UNAVAILABLE", backend_id, exc) from exc
+        except OSError as exc:
+            raise MemoryBackendError(f"cannot open the database {path}: {exc.strerror or exc}; check the owner "
+                                     "and mode of its folder", "BACKEND_UNAVAILABLE", backend_id, exc) from exc
 
     @property
     def in_transaction(self) -> bool:
@@ -47,22 +50,46 @@ class Database:
         with self.lock:
             outer = self._depth == 0
             if outer:
-                self.conn.execute("BEGIN IMMEDIATE")
+                self._execute("BEGIN IMMEDIATE")
             self._depth += 1
             try:
                 yield self.conn
-            except BaseException:
+            except BaseException as exc:
                 self._depth -= 1
                 if outer:
                     self._after_commit.clear()
-                    self.conn.execute("ROLLBACK")
+                    try:
+                        self.conn.execute("ROLLBACK")
+                    except sqlite3.Error:
+                        pass  # SQLite rolled back already (a full disk, say); the first error is what counts
+                if isinstance(exc, sqlite3.Error):
+                    raise self._error(exc) from exc
                 raise
             self._depth -= 1
             if outer:
-                self.conn.execute("COMMIT")
+                try:
+                    self._execute("COMMIT")
+                except MemoryBackendError:
+                    self._after_commit.clear()
+                    if self.conn.in_transaction:  # a failed COMMIT leaves the transaction open
+                        try:
+                            self.conn.execute("ROLLBACK")
+                        except sqlite3.Error:
+                            pass
+                    raise
                 hooks, self._after_commit = self._after_commit, []
                 for hook in hooks:
                     hook()
+
+    def _execute(self, sql: str) -> None:
+        try:
+            self.conn.execute(sql)
+        except sqlite3.Error as exc:
+            raise self._error(exc) from exc
+
+    def _error(self, exc: sqlite3.Error) -> MemoryBackendError:
+        """One line naming this database and what to do (sqlite's own text names no file)."""
+        return MemoryBackendError(database_reason(exc, self.path), "WRITE_FAILED", self.backend_id, exc)
 
     def after_commit(self, hook: Callable[[], None]) -> None:
         """Run ``hook`` once the outermost transaction commits (dropped on rollback); a hook already

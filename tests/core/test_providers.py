@@ -153,13 +153,15 @@ def test_command_gets_the_prompt_on_stdin_and_returns_stdout(tmp_path):
     argv = script(tmp_path, """
         import os, sys, pathlib
         prompt = sys.stdin.read()
-        pathlib.Path("seen.txt").write_text(f"{len(prompt)} {os.getcwd()}")
+        pathlib.Path(sys.argv[1]).write_text(f"{len(prompt)} {os.getcwd()}")
         sys.stdout.write('{"summary": "from a script", "insights": []}')
-    """)
+    """) + [str(tmp_path / "seen.txt")]
     big = "x" * 300_000  # larger than a pipe buffer: no deadlock
     reply = CommandProvider("script", argv, 10).complete(ProviderRequest(big, MEMORY, None, tmp_path))
     assert json.loads(reply)["summary"] == "from a script"
-    assert (tmp_path / "seen.txt").read_text() == f"{len(big)} {tmp_path}"
+    size, cwd = (tmp_path / "seen.txt").read_text().split(" ", 1)
+    assert int(size) == len(big)
+    assert Path(cwd) != tmp_path and not Path(cwd).exists()  # a fresh temporary folder, removed afterwards
 
 
 def test_command_failure_reports_status_and_stderr(tmp_path):
