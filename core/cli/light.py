@@ -28,7 +28,7 @@ def configured_backend(root: Path) -> str | None:
             doc = json.loads(fh.read().decode("utf-8") or "{}")
     except FileNotFoundError:
         doc = {}
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(doc, dict):
         return None
