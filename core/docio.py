@@ -6,11 +6,17 @@ replacement is atomic, locked and keeps the previous version in history; an appe
 document's lock, re-reads, asks the caller what to add, and writes it with ``O_APPEND`` so writers
 that do not take memdesk's lock (Fusion's own agents) are never overwritten. A failed append is
 rolled back to the original length, so the file stays byte-identical.
+
+Everything inside a project is untrusted (design §6): a document is read only when it is a regular
+file of a sane size (a FIFO, a device, a folder or a sparse giant is refused before it is opened),
+an append refuses a file with other hard links (it would change that other file too), and nothing
+is written while ``.fusion/memdesk`` (locks, history) leads out of the root.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,27 +25,80 @@ from filelock import BaseFileLock
 from core import fileio
 from core.errors import MemoryBackendError, PathOutsideRootError
 
+#: Largest document memdesk reads: above the 1 MiB write limit, so an over-full memory still opens to be pruned.
+MAX_READ_SIZE = getattr(fileio, "MAX_READ_SIZE", 16 * fileio.MAX_FILE_SIZE)
+STATE_DIR = ".fusion/memdesk"
+
 
 def _resolve(root: Path | str, relpath: str, backend_id: str) -> Path:
     try:
         return fileio.resolve_in_root(root, relpath)
     except PathOutsideRootError as exc:
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
+    except (RuntimeError, OSError) as exc:  # Python 3.11 raises RuntimeError on a symlink loop
+        raise MemoryBackendError(f"{relpath} is a symbolic link loop (or cannot be resolved); replace it with a "
+                                 "regular file", "INVALID_CONFIG", backend_id, exc) from exc
 
 
-def document_lock(root: Path | str, relpath: str) -> BaseFileLock:
-    """The inter-process lock for read-modify-write of ``relpath``."""
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def _check_state_dir(root: Path | str, backend_id: str) -> None:
+    """Refuse (``INVALID_CONFIG``) before a lock or history is made when ``.fusion/memdesk`` leaves the root."""
+    _resolve(root, f"{STATE_DIR}/locks", backend_id)
+
+
+def document_lock(root: Path | str, relpath: str, backend_id: str = "file") -> BaseFileLock:
+    """The inter-process lock for read-modify-write of ``relpath`` (refused when its folder leaves the root)."""
+    _check_state_dir(root, backend_id)
     return fileio.file_lock(root, relpath)
+
+
+def _check_readable(path: Path, relpath: str, backend_id: str, code: str = "READ_FAILED") -> bool:
+    """Whether ``path`` exists; ``code`` unless it is a regular file of at most :data:`MAX_READ_SIZE`.
+
+    Checked before the file is opened, so a FIFO cannot block and ``/dev/zero`` or a sparse file
+    of gigabytes cannot exhaust memory (``core.fileio`` checks the open file again).
+    """
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return False
+    except OSError as exc:
+        raise MemoryBackendError(f"cannot read {relpath}: {exc.strerror or exc}", code, backend_id, exc) from exc
+    if not stat.S_ISREG(st.st_mode):
+        raise MemoryBackendError(f"{relpath} is {_kind(st.st_mode)}, not a regular file; memdesk reads and "
+                                 "writes only regular files (replace it with one)", code, backend_id)
+    if st.st_size > MAX_READ_SIZE:
+        raise MemoryBackendError(
+            f"{relpath} is {st.st_size:,} bytes ({fileio.format_size(st.st_size)}); memdesk reads documents "
+            f"of at most {MAX_READ_SIZE:,} bytes. Move it aside or shorten it outside memdesk", code, backend_id)
+    return True
 
 
 def read_document(root: Path | str, relpath: str, backend_id: str = "file") -> str | None:
     """Read a document whole; ``None`` when absent. Raises ``READ_FAILED`` / ``INVALID_CONFIG``."""
-    return fileio.read_text(_resolve(root, relpath, backend_id), backend_id)
+    path = _resolve(root, relpath, backend_id)
+    if not _check_readable(path, relpath, backend_id):
+        return None
+    return fileio.read_text(path, backend_id)
 
 
 def replace_document(root: Path | str, relpath: str, content: str, *, expected_hash: str | None = None,
                      source: str = "write", author: str | None = None, backend_id: str = "file") -> bool:
     """Replace a document atomically (history first); True when bytes changed."""
+    # A FIFO would block the re-read under the lock; a folder cannot be replaced.
+    _check_readable(_resolve(root, relpath, backend_id), relpath, backend_id, "WRITE_FAILED")
+    _check_state_dir(root, backend_id)
     kwargs = {"author": author} if author is not None and _replace_takes_author() else {}
     result = fileio.replace_text(root, relpath, content, expected_hash=expected_hash, source=source,
                                  backend_id=backend_id, **kwargs)
@@ -59,9 +118,10 @@ def append_document(root: Path | str, relpath: str, build: Callable[[str], str |
     The size limit is checked before any byte is written; a failed write is truncated back.
     """
     path = _resolve(root, relpath, backend_id)
+    _check_appendable(path, relpath, backend_id)  # before the lock: a refusal creates nothing
     try:
-        with fileio.file_lock(root, relpath):
-            current = fileio.read_text(path, backend_id)
+        with document_lock(root, relpath, backend_id):
+            current = read_document(root, relpath, backend_id)
             extra = build(current or "")
             if extra and current is None:
                 path.parent.mkdir(parents=True, exist_ok=True)  # an agent's first note: its folder
@@ -74,6 +134,15 @@ def append_document(root: Path | str, relpath: str, build: Callable[[str], str |
     except TimeoutError as exc:
         raise MemoryBackendError(f"{relpath} is locked by another writer; try again", "WRITE_FAILED",
                                  backend_id, exc) from exc
+
+
+def _check_appendable(path: Path, relpath: str, backend_id: str) -> None:
+    """Refuse (``WRITE_FAILED``) a file an append would change elsewhere too: one with other hard links."""
+    if _check_readable(path, relpath, backend_id, "WRITE_FAILED") and path.stat().st_nlink > 1:
+        raise MemoryBackendError(
+            f"{relpath} has other hard links, so appending to it would change another file too (perhaps one "
+            f"outside the project); nothing was written. Give it its own copy first (cp {relpath} {relpath}.new "
+            f"&& mv {relpath}.new {relpath})", "WRITE_FAILED", backend_id)
 
 
 def _size(path: Path) -> int:
@@ -97,7 +166,8 @@ def append_bytes(path: Path, data: bytes, backend_id: str = "file") -> None:
     The truncation only happens when the file holds exactly what this call wrote past its start, so
     an unlocked writer's bytes that landed meanwhile are never cut.
     """
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    # O_NONBLOCK: a FIFO swapped in meanwhile fails to open instead of blocking under the lock.
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
     if not path.is_symlink():  # an in-root link (checked by resolve_in_root) is written through
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
@@ -107,7 +177,11 @@ def append_bytes(path: Path, data: bytes, backend_id: str = "file") -> None:
                                  backend_id, exc) from exc
     written = 0
     try:
-        start = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:  # swapped in after the checks: write nothing
+            what = "hard-linked to another file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
+            raise MemoryBackendError(f"{path} is {what}; nothing was appended", "WRITE_FAILED", backend_id)
+        start = st.st_size
         try:
             view = memoryview(data)
             while view:
