@@ -161,6 +161,8 @@ class Layout:
     def __init__(self, root: str | os.PathLike[str], kind: LayoutKind | None = None) -> None:
         self.root = Path(root)
         self._root_real = os.path.realpath(self.root)
+        #: Per listing: whether each folder's real path is inside the root (a linked-out one lists nothing).
+        self._folders_inside: dict[str, bool] = {}
         self.kind: LayoutKind = kind or detect_layout(self.root)
         layered = self.kind == "layered"
         #: The long-term document: what commands use when no ``--file`` is given.
@@ -270,9 +272,7 @@ class Layout:
     def documents(self) -> list[DocumentInfo]:
         """Every memory document that exists, in design §2a order (seed: memory, insights, archive)."""
         out: list[DocumentInfo] = []
-        # Folders that lead out of the root (a linked .fusion, .fusion/memory ...) list nothing.
-        if not _inside(self.root / FUSION_DIR, self._root_real):
-            return out
+        self._folders_inside = {}  # a folder may have been linked since the last listing
         if not self.layered:
             self._add(out, SEED_MEMORY, "Working memory", "working")
             self._add(out, SEED_INSIGHTS, "Insights", "insights")
@@ -294,12 +294,11 @@ class Layout:
         return out
 
     def _add_layered(self, out: list[DocumentInfo], base: str, agent: str | None) -> None:
-        if not _inside(self.root / base, self._root_real):
-            return
         prefix = f"{agent}: " if agent else ""
         self._add(out, f"{base}/{LONG_TERM_NAME}", f"{prefix}Long-term memory", "long-term", agent)
         try:
-            names = [e.name for e in os.scandir(self.root / base) if DAILY_RE.match(e.name)]
+            names = [e.name for e in os.scandir(self.root / base) if DAILY_RE.match(e.name)] \
+                if _inside(self.root / base, self._root_real) else []
         except OSError:
             names = []
         for name in sorted(names, reverse=True):
@@ -308,7 +307,10 @@ class Layout:
 
     def _add(self, out: list[DocumentInfo], rel: str, label: str, layer: Layer, agent: str | None = None,
              *, legacy: bool = False) -> None:
-        st = _regular_stat(self.root / rel, self._root_real)
+        folder = rel.rsplit("/", 1)[0]
+        if folder not in self._folders_inside:  # one realpath per folder, not per file
+            self._folders_inside[folder] = _inside(self.root / folder, self._root_real)
+        st = _regular_stat(self.root / rel, self._root_real) if self._folders_inside[folder] else None
         if st is None:
             return
         out.append(DocumentInfo(rel, label, layer, agent, st.st_size, _iso(st.st_mtime), legacy))

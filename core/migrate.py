@@ -47,12 +47,13 @@ class MigrationPlan:
 Unit = list[str]
 
 
-def _units(lines: list[str]) -> list[tuple[str | None, Unit]]:
+def _units(lines: list[str], *, close: bool = False) -> list[tuple[str | None, Unit]]:
     """Split markdown into units moved or skipped whole: ``(heading title, [])`` for a real ``## `` heading,
     ``(None, lines)`` for a fenced code block, a multi-line HTML comment, or one other line.
 
     A ``## `` line inside a fence (backticks or tildes, closed by the same kind, at least as long)
-    or inside a comment is content, not a heading.
+    or inside a comment is content, not a heading. An unclosed fence or comment runs to the end, as
+    a renderer reads it; ``close`` closes it, so that once moved it does not swallow what follows.
     """
     out: list[tuple[str | None, Unit]] = []
     block: Unit | None = None
@@ -74,8 +75,9 @@ def _units(lines: list[str]) -> list[tuple[str | None, Unit]]:
             continue
         heading = _HEADING.match(line)
         out.append((heading.group(1), []) if heading else (None, [line]))
-    if block is not None:  # an unclosed fence or comment runs to the end, as a renderer reads it
-        out.append((None, block))
+    if block is not None:
+        fence = _FENCE.match(block[0])
+        out.append((None, [*block, fence.group(1) if fence else "-->"] if close else block))
     return out
 
 
@@ -88,7 +90,7 @@ def _sections(text: str) -> tuple[list[Unit], list[tuple[str, list[Unit]]]]:
     """The units before the first real ``## `` heading, and ``(title, units)`` per section."""
     head: list[Unit] = []
     sections: list[tuple[str, list[Unit]]] = []
-    for title, unit in _units(_lines(text)):
+    for title, unit in _units(_lines(text), close=True):
         if title is not None:
             sections.append((title, []))
         elif sections:

@@ -336,6 +336,8 @@ class Project:
                 "nothing was written", "INVALID_CONFIG", self.backend.id)
         rel = self.append_target(layer=layer, agent=agent, path=path, today=today)
         self.backend.require_writable()
+        # An entry that could never fit is refused before any lock or folder is made.
+        fileio.check_size(trimmed.encode("utf-8"), f"{rel} with this entry", self.backend.id)
         layered_format = self.layout.layered
         # Seed 002 creates a missing file with the entry alone; Fusion's layered files start from their scaffold.
         scaffold = (self.layout.scaffold_for(rel) or "") if layered_format else ""
