@@ -17,10 +17,9 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-
-from filelock import BaseFileLock
 
 from core import fileio
 from core.errors import MemoryBackendError, PathOutsideRootError
@@ -57,10 +56,30 @@ def _check_state_dir(root: Path | str, backend_id: str) -> None:
     _resolve(root, f"{STATE_DIR}/locks", backend_id)
 
 
-def document_lock(root: Path | str, relpath: str, backend_id: str = "file") -> BaseFileLock:
-    """The inter-process lock for read-modify-write of ``relpath`` (refused when its folder leaves the root)."""
+@contextmanager
+def document_lock(root: Path | str, relpath: str, backend_id: str = "file") -> Iterator[None]:
+    """Hold the inter-process lock for read-modify-write of ``relpath``.
+
+    Refused with one line (``INVALID_CONFIG`` / ``WRITE_FAILED``), never a raw ``OSError``, when the
+    lock folder leaves the root, is a file, or the lock file is a folder, or when another writer
+    holds the lock too long.
+    """
     _check_state_dir(root, backend_id)
-    return fileio.file_lock(root, relpath)
+    try:
+        lock = fileio.file_lock(root, relpath)
+        lock.acquire()
+    except TimeoutError as exc:
+        raise MemoryBackendError(f"{relpath} is locked by another writer; try again", "WRITE_FAILED",
+                                 backend_id, exc) from exc
+    except OSError as exc:
+        where = f" ({exc.filename})" if exc.filename else ""
+        raise MemoryBackendError(f"cannot lock {relpath}: {exc.strerror or exc}{where}; memdesk keeps its locks "
+                                 f"in {STATE_DIR}/locks (remove what is in the way)", "WRITE_FAILED",
+                                 backend_id, exc) from exc
+    try:
+        yield
+    finally:
+        lock.release()
 
 
 def _check_readable(path: Path, relpath: str, backend_id: str, code: str = "READ_FAILED") -> bool:
@@ -119,21 +138,21 @@ def append_document(root: Path | str, relpath: str, build: Callable[[str], str |
     """
     path = _resolve(root, relpath, backend_id)
     _check_appendable(path, relpath, backend_id)  # before the lock: a refusal creates nothing
-    try:
-        with document_lock(root, relpath, backend_id):
-            current = read_document(root, relpath, backend_id)
-            extra = build(current or "")
-            if extra and current is None:
+    with document_lock(root, relpath, backend_id):
+        current = read_document(root, relpath, backend_id)
+        extra = build(current or "")
+        if not extra:
+            return None
+        if current is None:
+            try:
                 path.parent.mkdir(parents=True, exist_ok=True)  # an agent's first note: its folder
-            if not extra:
-                return None
-            data = extra.encode("utf-8")
-            _check_total(_size(path) + len(data), relpath, backend_id)
-            append_bytes(path, data, backend_id)
-            return extra
-    except TimeoutError as exc:
-        raise MemoryBackendError(f"{relpath} is locked by another writer; try again", "WRITE_FAILED",
-                                 backend_id, exc) from exc
+            except OSError as exc:
+                raise MemoryBackendError(f"cannot create the folder of {relpath}: {exc.strerror or exc}",
+                                         "WRITE_FAILED", backend_id, exc) from exc
+        data = extra.encode("utf-8")
+        _check_total(_size(path) + len(data), relpath, backend_id)
+        append_bytes(path, data, backend_id)
+        return extra
 
 
 def _check_appendable(path: Path, relpath: str, backend_id: str) -> None:

@@ -302,6 +302,32 @@ def test_a_linked_out_memdesk_folder_receives_no_lock_and_no_history(layered_pro
     assert tree(layered_project) == before
 
 
+@pytest.mark.parametrize("obstacle", ["memdesk-file", "locks-file", "lock-folder", "agent-file", "agents-file"])
+def test_a_file_where_a_folder_belongs_is_refused_with_one_line(layered_project, obstacle):
+    fusion = layered_project / ".fusion"
+    if obstacle == "memdesk-file":
+        (fusion / "memdesk").write_text("in the way\n")
+    elif obstacle == "locks-file":
+        (fusion / "memdesk").mkdir()
+        (fusion / "memdesk/locks").write_text("in the way\n")
+    elif obstacle == "lock-folder":
+        lock = fileio.lock_path_for(layered_project.resolve(), DAILY)
+        lock.mkdir(parents=True)
+    else:
+        folder = fusion / ("agent-memory/reviewer" if obstacle == "agent-file" else "agent-memory")
+        shutil.rmtree(folder)
+        folder.write_text("in the way\n")
+    before = tree(layered_project)
+    project = Project(layered_project)
+    if obstacle.startswith("agent"):
+        refused(lambda: project.append("an entry", agent="reviewer", today=DAY), "WRITE_FAILED", "READ_FAILED")
+        cli_refused(cli(layered_project, "append", "--agent", "reviewer", "an entry"), 1)
+    else:
+        refused(lambda: project.append("an entry", today=DAY), "WRITE_FAILED", "INVALID_CONFIG")
+        cli_refused(cli(layered_project, "append", "--file", "2026-09-01.md", "an entry"), 1)
+    assert tree(layered_project) == before
+
+
 def test_a_memory_path_that_is_a_file_keeps_the_seed_layout_and_stays_untouched(project):
     (project / ".fusion").mkdir()
     (project / ".fusion/memory").write_text("not a folder\n")
