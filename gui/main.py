@@ -15,6 +15,7 @@ from pathlib import Path
 HEADLESS_COMMANDS = frozenset({
     "show", "write", "append", "search", "settings", "backends", "extract", "proposals", "prune",
     "audit", "history", "reindex", "run-scheduled", "providers", "files", "migrate", "budget",
+    "serve", "mcp", "tokens",
 })
 VIEW_NAMES = ("editor", "settings", "backends", "insights", "prune", "audit", "search", "history")
 

@@ -22,6 +22,7 @@ COMMAND_MODULES = (
     "core.cli.extract_cmds",
     "core.cli.providers_cmds",
     "core.cli.budget_cmds",
+    "core.cli.serve_cmds",
 )
 
 

@@ -16,6 +16,7 @@ from core import fileio
 from core.errors import MemoryBackendError
 from core.layout import LONG_TERM_SCAFFOLD, Layout, daily_scaffold, detect_layout, sanitize_agent_id
 from core.project import MemoryDisabledError, Project
+from tests.snapshot import tree
 
 REPO = Path(__file__).resolve().parents[2]
 LAYERED_ORDER = [
@@ -30,18 +31,6 @@ LAYERED_ORDER = [
     ".fusion/agent-memory/reviewer/2026-08-20.md",
     ".fusion/memory/memory-insights.md",
 ]
-
-
-def tree(root: Path) -> dict[str, str]:
-    """Every file and folder under ``root`` with a hash of its bytes (folders: "dir")."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), root)] = "dir"
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
-    return out
 
 
 def cli(root: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
@@ -389,3 +378,15 @@ def test_restore_of_a_planted_history_row_is_refused(sample_project, planted):
     assert "not a memory document" in exc.value.message
     assert tree(sample_project) == before
     assert not (sample_project / ".git").exists()
+
+
+def test_an_undated_head_over_budget_rotates_in_batches_not_on_every_append(project):
+    from core.entries import append_memory_entry
+
+    (project / ".fusion").mkdir()
+    (project / ".fusion/memory.md").write_text("# Project Memory\n\n" + "".join(f"- fact {i}\n" for i in range(300)))
+    results = [append_memory_entry(project, f"entry {i}", max_lines=100) for i in range(30)]
+    rewrites = [r.archived_entries for r in results if r.archived_entries]
+    assert len(rewrites) <= 30 // 3 and min(rewrites) >= 3  # each rewrite moves a batch
+    text = (project / ".fusion/memory.md").read_text()
+    assert "entry 29" in text and text.count("- fact ") == 300
