@@ -246,7 +246,7 @@ class Layout:
         parts = [p for p in raw.split("/") if p not in {"", "."}]
         if ".." in parts:
             raise MemoryBackendError(f"document path {shown} contains '..'", "INVALID_CONFIG", "file")
-        if any(len(p.encode("utf-8", "surrogateescape")) > MAX_NAME_BYTES for p in parts):
+        if any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in parts):
             raise MemoryBackendError(f"document path {shown} has a name over {MAX_NAME_BYTES} bytes long",
                                      "INVALID_CONFIG", "file")
         rel = "/".join(parts)

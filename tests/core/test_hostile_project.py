@@ -137,7 +137,7 @@ REFUSED_PATHS = [
     "MEMORY\u200b.md", "agent-memory/./MEMORY.md", "agent-memory//MEMORY.md", "agent-memory/a b/MEMORY.md",
     "agent-memory/\u0133/MEMORY.md", "~/MEMORY.md", ".fusion/memdesk/history.db", ".fusion/config.json",
     "memory/memory-audit-state.json", ".fusion/memory-insights.md", ".", "memory/", "agent-memory/reviewer/",
-    "", "   ", "x" * 5000, "memory/" + "a" * 300 + ".md", f"agent-memory/{'a' * 300}/MEMORY.md",
+    "", "   ", "\ud800/MEMORY.md", "agent-memory/\udcff/MEMORY.md", "x" * 5000, "memory/" + "a" * 300 + ".md", f"agent-memory/{'a' * 300}/MEMORY.md",
 ]
 
 
