@@ -15,7 +15,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from core import fileio
+from core import docio, fileio
 from core.layout import ARCHIVE
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ def rotate_if_needed(project: Project, relpath: str, max_lines: int | None = Non
         return 0
     if seen is not None and _line_count(seen) <= budget * (1 + ROTATION_SLACK):
         return 0  # the text just written is within budget: no need to read it again
-    with fileio.file_lock(project.root, relpath):
+    with docio.document_lock(project.root, relpath, project.backend.id):
         text = project.read(relpath)
         plan = plan_rotation(text, budget)
         if plan is None:

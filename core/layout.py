@@ -3,7 +3,8 @@
 A project is *layered* when ``.fusion/memory/`` is a folder; otherwise it is in the *seed* layout.
 This module only looks: it lists the documents, normalises the paths users and clients give, and
 knows each layout's scaffolds. It never creates a file or a folder, so opening a project changes
-nothing on disk. Nothing here follows a symlink out of the project root.
+nothing on disk. The listing never follows a symlink out of the project root; every name in it is
+one a user could give back to :meth:`Layout.normalize` and get the same document.
 """
 
 from __future__ import annotations
@@ -32,8 +33,14 @@ ARCHIVE = ".fusion/memory-archive.md"
 LONG_TERM_NAME = "MEMORY.md"
 DREAMS_NAME = "DREAMS.md"
 
-DAILY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+# ASCII digits only and no trailing newline: ``\d`` takes fullwidth digits and ``$`` takes "...md\n".
+DAILY_RE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}\.md\Z")
 _AGENT_UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
+#: Longest on-disk agent id: far under the 255-byte name limit of file systems, with room for the
+#: lock file name memdesk builds from the document's path.
+MAX_AGENT_ID = 128
+#: Longest name of one path component a user may give (the common file-system limit, in bytes).
+MAX_NAME_BYTES = 255
 
 _SEED_SCAFFOLD_LINES = (
     "# Project Memory",
@@ -76,13 +83,29 @@ def sanitize_agent_id(agent: str) -> str:
     return "agent" if cleaned in {"", ".", ".."} else cleaned
 
 
+def check_agent_id(agent: str) -> str:
+    """Return the sanitized agent id, or raise ``INVALID_CONFIG`` when it is too long to be a folder name."""
+    cleaned = sanitize_agent_id(agent)
+    if len(cleaned) > MAX_AGENT_ID:
+        raise MemoryBackendError(f"agent id {_shown(agent)} is {len(cleaned):,} characters long; the limit is "
+                                 f"{MAX_AGENT_ID}. Nothing was written", "INVALID_CONFIG", "file")
+    return cleaned
+
+
+def _shown(text: str, limit: int = 80) -> str:
+    """``repr`` of user input, cut to ``limit`` characters so an error stays one readable line."""
+    shown = repr(text)
+    return shown if len(shown) <= limit else f"{shown[:limit - 5]}...{shown[-1]} ({len(text):,} characters)"
+
+
 def detect_layout(root: str | os.PathLike[str]) -> LayoutKind:
-    """Return ``"layered"`` when ``.fusion/memory/`` is a folder (not a link out of the root), else ``"seed"``."""
-    try:
-        st = os.lstat(Path(root) / LAYERED_DIR)
-    except OSError:
-        return "seed"
-    return "layered" if stat.S_ISDIR(st.st_mode) else "seed"
+    """Return ``"layered"`` when ``.fusion/memory/`` is a folder, else ``"seed"``.
+
+    A ``.fusion/memory`` that is a link to a folder counts too, as it does for Fusion: reads and
+    writes through it are then refused when it leads out of the root, instead of memdesk falling
+    back to the seed layout and creating ``.fusion/memory.md``, a file Fusion would not read.
+    """
+    return "layered" if os.path.isdir(Path(root) / LAYERED_DIR) else "seed"
 
 
 @dataclass(frozen=True)
@@ -103,10 +126,26 @@ class DocumentInfo:
                 "size": self.size, "updatedAt": self.updated_at, "legacy": self.legacy}
 
 
-def _regular_stat(path: Path) -> os.stat_result | None:
-    """Stat ``path`` without following a final symlink out of the folder; ``None`` unless a regular file."""
+def _inside(path: Path | str, root_real: str) -> bool:
+    """Whether the real path of ``path`` is inside ``root_real`` (a link loop counts as outside)."""
     try:
-        st = path.stat()
+        real = os.path.realpath(path)
+    except (OSError, RuntimeError):
+        return False
+    return real == root_real or real.startswith(root_real.rstrip(os.sep) + os.sep)
+
+
+def _regular_stat(path: Path, root_real: str) -> os.stat_result | None:
+    """Stat a listed file; ``None`` unless it is a regular file whose real path stays inside the root.
+
+    Only a symlink costs a ``realpath``: the folders it sits in are checked once by the caller.
+    """
+    try:
+        st = os.lstat(path)
+        if stat.S_ISLNK(st.st_mode):
+            if not _inside(path, root_real):
+                return None
+            st = os.stat(path)
     except OSError:
         return None
     return st if stat.S_ISREG(st.st_mode) else None
@@ -121,6 +160,9 @@ class Layout:
 
     def __init__(self, root: str | os.PathLike[str], kind: LayoutKind | None = None) -> None:
         self.root = Path(root)
+        self._root_real = os.path.realpath(self.root)
+        #: Per listing: whether each folder's real path is inside the root (a linked-out one lists nothing).
+        self._folders_inside: dict[str, bool] = {}
         self.kind: LayoutKind = kind or detect_layout(self.root)
         layered = self.kind == "layered"
         #: The long-term document: what commands use when no ``--file`` is given.
@@ -147,7 +189,7 @@ class Layout:
         return self.memory_path if agent is None else f"{self._base(agent)}/{LONG_TERM_NAME}"
 
     def _base(self, agent: str | None) -> str:
-        return LAYERED_DIR if agent is None else f"{AGENT_DIR}/{sanitize_agent_id(agent)}"
+        return LAYERED_DIR if agent is None else f"{AGENT_DIR}/{check_agent_id(agent)}"
 
     def scaffold_for(self, relpath: str) -> str | None:
         """Return the exact text Fusion gives a new ``relpath`` (``None`` when it has no scaffold here)."""
@@ -169,7 +211,8 @@ class Layout:
         parts = relpath.split("/")
         if len(parts) == 3 and "/".join(parts[:2]) == LAYERED_DIR:
             name = parts[2]
-        elif len(parts) == 4 and "/".join(parts[:2]) == AGENT_DIR and sanitize_agent_id(parts[2]) == parts[2]:
+        elif len(parts) == 4 and "/".join(parts[:2]) == AGENT_DIR and sanitize_agent_id(parts[2]) == parts[2] \
+                and len(parts[2]) <= MAX_AGENT_ID:
             name = parts[3]
         else:
             return False
@@ -194,14 +237,18 @@ class Layout:
         if not isinstance(user_path, str) or not user_path.strip():
             raise MemoryBackendError("no document path given", "INVALID_CONFIG", "file")
         raw = user_path.strip()
+        shown = _shown(raw)
         if "\x00" in raw or "\\" in raw:
-            raise MemoryBackendError(f"document path {raw!r} has a NUL or backslash", "INVALID_CONFIG", "file")
+            raise MemoryBackendError(f"document path {shown} has a NUL or backslash", "INVALID_CONFIG", "file")
         if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
-            raise MemoryBackendError(f"document path {raw!r} is absolute; give a path inside the project",
+            raise MemoryBackendError(f"document path {shown} is absolute; give a path inside the project",
                                      "INVALID_CONFIG", "file")
         parts = [p for p in raw.split("/") if p not in {"", "."}]
         if ".." in parts:
-            raise MemoryBackendError(f"document path {raw!r} contains '..'", "INVALID_CONFIG", "file")
+            raise MemoryBackendError(f"document path {shown} contains '..'", "INVALID_CONFIG", "file")
+        if any(len(p.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES for p in parts):
+            raise MemoryBackendError(f"document path {shown} has a name over {MAX_NAME_BYTES} bytes long",
+                                     "INVALID_CONFIG", "file")
         rel = "/".join(parts)
         candidates = [rel]
         name = parts[-1] if parts else ""
@@ -218,13 +265,14 @@ class Layout:
             if self.is_document(cand):
                 return cand
         raise MemoryBackendError(
-            f"{raw!r} is not a memory document of this project ({self.kind} layout); "
+            f"{shown} is not a memory document of this project ({self.kind} layout); "
             "`memdesk files` lists them", "NOT_FOUND", "file")
 
     # -- listing -----------------------------------------------------------------------------------
     def documents(self) -> list[DocumentInfo]:
         """Every memory document that exists, in design §2a order (seed: memory, insights, archive)."""
         out: list[DocumentInfo] = []
+        self._folders_inside = {}  # a folder may have been linked since the last listing
         if not self.layered:
             self._add(out, SEED_MEMORY, "Working memory", "working")
             self._add(out, SEED_INSIGHTS, "Insights", "insights")
@@ -233,11 +281,12 @@ class Layout:
         self._add_layered(out, LAYERED_DIR, None)
         agents_dir = self.root / AGENT_DIR
         try:
-            agents = sorted(e.name for e in os.scandir(agents_dir) if e.is_dir(follow_symlinks=False))
+            agents = sorted(e.name for e in os.scandir(agents_dir) if e.is_dir(follow_symlinks=False)) \
+                if _inside(agents_dir, self._root_real) else []
         except OSError:
             agents = []
         for agent in agents:
-            if sanitize_agent_id(agent) == agent:
+            if sanitize_agent_id(agent) == agent and len(agent) <= MAX_AGENT_ID:
                 self._add_layered(out, f"{AGENT_DIR}/{agent}", agent)
         self._add(out, self.insights_path, "Insights", "insights")
         self._add(out, ARCHIVE, "Archive", "archive")
@@ -248,7 +297,8 @@ class Layout:
         prefix = f"{agent}: " if agent else ""
         self._add(out, f"{base}/{LONG_TERM_NAME}", f"{prefix}Long-term memory", "long-term", agent)
         try:
-            names = [e.name for e in os.scandir(self.root / base) if DAILY_RE.match(e.name)]
+            names = [e.name for e in os.scandir(self.root / base) if DAILY_RE.match(e.name)] \
+                if _inside(self.root / base, self._root_real) else []
         except OSError:
             names = []
         for name in sorted(names, reverse=True):
@@ -257,7 +307,10 @@ class Layout:
 
     def _add(self, out: list[DocumentInfo], rel: str, label: str, layer: Layer, agent: str | None = None,
              *, legacy: bool = False) -> None:
-        st = _regular_stat(self.root / rel)
+        folder = rel.rsplit("/", 1)[0]
+        if folder not in self._folders_inside:  # one realpath per folder, not per file
+            self._folders_inside[folder] = _inside(self.root / folder, self._root_real)
+        st = _regular_stat(self.root / rel, self._root_real) if self._folders_inside[folder] else None
         if st is None:
             return
         out.append(DocumentInfo(rel, label, layer, agent, st.st_size, _iso(st.st_mtime), legacy))

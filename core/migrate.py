@@ -3,7 +3,9 @@
 Fusion ignores ``.fusion/memory.md`` once ``.fusion/memory/`` exists, so what agents wrote there is
 no longer read. The migration puts each of its sections' lines under the matching section of
 ``MEMORY.md`` (``## Architecture`` goes under ``## Decisions``; a section MEMORY.md lacks is added
-at its end), skipping lines MEMORY.md already has, and the seed scaffold's comments. It is
+at its end; what comes before the first section goes under ``## Context``), skipping what MEMORY.md
+already has (a line, or a code block or comment as a whole) and the scaffolds' own comments. Headings
+count only outside code fences and comments, so a ``## `` line inside a code block stays in it. It is
 previewed as a diff first; applying it replaces MEMORY.md (the old one kept in history), keeps the
 legacy file's text in history, and then removes the legacy file. Both steps can be undone from history.
 """
@@ -13,15 +15,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core import fileio, history
+from core import docio, fileio, history
 from core.errors import MemoryBackendError
-from core.layout import SEED_MEMORY
+from core.layout import LONG_TERM_SCAFFOLD, SEED_MEMORY, SEED_SCAFFOLD
 from core.project import Changes, Project
 
 #: Seed sections and the layered section they move under.
 SECTION_MAP = {"Architecture": "Decisions"}
+#: Where the lines before the legacy file's first section go.
+HEAD_SECTION = "Context"
 _HEADING = re.compile(r"^## (.+?)\s*$")
-_COMMENT = re.compile(r"^\s*<!--.*-->\s*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+#: The scaffolds' own comments (seed and layered), which carry nothing worth moving.
+_SCAFFOLD_COMMENTS = {ln for ln in (SEED_SCAFFOLD + LONG_TERM_SCAFFOLD).splitlines() if ln.startswith("<!--")}
 
 
 @dataclass(frozen=True)
@@ -34,68 +40,151 @@ class MigrationPlan:
     target_after: str
     moved: int
     diff: str
+    #: Legacy lines the result does not hold (always empty unless the merge is wrong; apply refuses then).
+    missing: tuple[str, ...] = ()
 
 
-def _sections(text: str) -> tuple[list[str], list[tuple[str, list[str]]]]:
-    """Split into the lines before the first ``## `` heading and ``(title, body lines)`` per section."""
-    head: list[str] = []
-    sections: list[tuple[str, list[str]]] = []
-    in_fence = False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            in_fence = not in_fence
-        m = None if in_fence else _HEADING.match(line)
-        if m:
-            sections.append((m.group(1), []))
+Unit = list[str]
+
+
+def _units(lines: list[str], *, close: bool = False) -> list[tuple[str | None, Unit]]:
+    """Split markdown into units moved or skipped whole: ``(heading title, [])`` for a real ``## `` heading,
+    ``(None, lines)`` for a fenced code block, a multi-line HTML comment, or one other line.
+
+    A ``## `` line inside a fence (backticks or tildes, closed by the same kind, at least as long)
+    or inside a comment is content, not a heading. An unclosed fence or comment runs to the end, as
+    a renderer reads it; ``close`` closes it, so that once moved it does not swallow what follows.
+    """
+    out: list[tuple[str | None, Unit]] = []
+    block: Unit | None = None
+    closer: re.Pattern[str] | None = None
+    for line in lines:
+        if block is not None:
+            block.append(line)
+            if closer is not None and closer.match(line):
+                out.append((None, block))
+                block = closer = None
+            continue
+        fence = _FENCE.match(line)
+        if fence:
+            mark = fence.group(1)
+            block, closer = [line], re.compile(rf"^ {{0,3}}{re.escape(mark[0])}{{{len(mark)},}}\s*$")
+            continue
+        if "<!--" in line and "-->" not in line[line.index("<!--"):]:
+            block, closer = [line], re.compile(r".*-->")
+            continue
+        heading = _HEADING.match(line)
+        out.append((heading.group(1), []) if heading else (None, [line]))
+    if block is not None:
+        fence = _FENCE.match(block[0])
+        out.append((None, [*block, fence.group(1) if fence else "-->"] if close else block))
+    return out
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of the legacy text, without line-end characters (CRLF files included)."""
+    return [ln.rstrip("\r") for ln in text.split("\n")]
+
+
+def _sections(text: str) -> tuple[list[Unit], list[tuple[str, list[Unit]]]]:
+    """The units before the first real ``## `` heading, and ``(title, units)`` per section."""
+    head: list[Unit] = []
+    sections: list[tuple[str, list[Unit]]] = []
+    for title, unit in _units(_lines(text), close=True):
+        if title is not None:
+            sections.append((title, []))
         elif sections:
-            sections[-1][1].append(line)
+            sections[-1][1].append(unit)
         else:
-            head.append(line)
+            head.append(unit)
     return head, sections
 
 
-def _meaningful(lines: list[str]) -> list[str]:
-    body = [ln for ln in lines if not _COMMENT.match(ln)]
-    while body and not body[0].strip():
-        body.pop(0)
-    while body and not body[-1].strip():
-        body.pop()
-    return body
+def _blank(unit: Unit) -> bool:
+    return len(unit) == 1 and not unit[0].strip()
+
+
+def _trim(units: list[Unit]) -> list[Unit]:
+    while units and _blank(units[0]):
+        units = units[1:]
+    while units and _blank(units[-1]):
+        units = units[:-1]
+    return units
+
+
+def _head_units(head: list[Unit]) -> list[Unit]:
+    """The legacy head without its ``# `` title (the first non-blank line, when it is one)."""
+    units = _trim(head)
+    if units and len(units[0]) == 1 and units[0][0].startswith("# "):
+        units = units[1:]
+    return units
 
 
 def merge_legacy(target: str, legacy: str) -> tuple[str, int]:
-    """Return ``target`` with the legacy file's section lines added under matching sections, and the count."""
-    _legacy_head, legacy_sections = _sections(legacy)
-    present = {ln.strip() for ln in target.splitlines() if ln.strip()}
-    additions: dict[str, list[str]] = {}
+    """Return ``target`` with the legacy file's section lines added under matching sections, and the count.
+
+    Lines before the legacy file's first section go under ``## Context``. A unit (a line, a whole
+    code block or comment) the target already holds is skipped; only the scaffolds' comments are dropped.
+    """
+    legacy_head, legacy_sections = _sections(legacy)
+    # The target's lines keep their bytes (a CRLF file keeps its "\r"); only new lines are added.
+    out: list[str] = target.rstrip("\n").split("\n") if target.strip() else []
+    present = {ln.strip() for ln in out if ln.strip()}
+    flat_target = "\n".join(ln.rstrip() for ln in out)
+
+    def is_new(unit: Unit) -> bool:
+        if _blank(unit):
+            return True
+        if len(unit) == 1:
+            return unit[0].strip() not in present and unit[0].strip() not in _SCAFFOLD_COMMENTS
+        return "\n".join(ln.rstrip() for ln in unit) not in flat_target
+
+    additions: dict[str, list[Unit]] = {}
     order: list[str] = []
-    for title, body in legacy_sections:
-        lines = [ln for ln in _meaningful(body) if not ln.strip() or ln.strip() not in present]
-        lines = _meaningful(lines)
-        if not lines:
+    for title, units in [(HEAD_SECTION, _head_units(legacy_head)), *legacy_sections]:
+        kept = _trim([u for u in _trim(units) if is_new(u)])
+        if not kept:
             continue
         dest = SECTION_MAP.get(title, title)
         if dest not in additions:
             additions[dest] = []
             order.append(dest)
-        additions[dest].extend(lines)
-    moved = sum(1 for lines in additions.values() for ln in lines if ln.strip())
+        elif additions[dest]:
+            kept = [[""], *kept]
+        additions[dest].extend(kept)
+    moved = sum(1 for units in additions.values() for u in units for ln in u if ln.strip())
     if not moved:
         return target, 0
-    out: list[str] = target.rstrip("\n").split("\n")
-    existing = [(i, m.group(1)) for i, ln in enumerate(out) if (m := _HEADING.match(ln))]
+    # Real headings of the target (not ones inside its code blocks), with their line numbers.
+    existing: list[tuple[int, str]] = []
+    line_no = 0
+    for title, unit in _units(out):
+        if title is not None:
+            existing.append((line_no, title))
+            line_no += 1
+        else:
+            line_no += len(unit)
     # Insert from the bottom so earlier indexes stay valid.
-    for idx, (line_no, title) in reversed(list(enumerate(existing))):
+    for idx, (at, title) in reversed(list(enumerate(existing))):
         if title not in additions:
             continue
         end = existing[idx + 1][0] if idx + 1 < len(existing) else len(out)
-        while end > line_no + 1 and not out[end - 1].strip():
+        while end > at + 1 and not out[end - 1].strip():
             end -= 1
-        out[end:end] = ["", *additions.pop(title)]
+        out[end:end] = ["", *(ln for u in additions.pop(title) for ln in u)]
     for title in order:
         if title in additions:
-            out += ["", f"## {title}", "", *additions.pop(title)]
+            out += ["", f"## {title}", "", *(ln for u in additions.pop(title) for ln in u)]
     return "\n".join(out) + "\n", moved
+
+
+def missing_lines(legacy: str, after: str) -> tuple[str, ...]:
+    """Legacy content lines (not headings, blanks or scaffold comments) that ``after`` does not hold."""
+    held = {ln.strip() for ln in after.splitlines()}
+    head, sections = _sections(legacy)
+    units = _head_units(head) + [u for _title, us in sections for u in us]
+    return tuple(ln for u in units for ln in u
+                 if ln.strip() and ln.strip() not in held and ln.strip() not in _SCAFFOLD_COMMENTS)
 
 
 def plan_migration(project: Project) -> MigrationPlan | None:
@@ -110,7 +199,7 @@ def plan_migration(project: Project) -> MigrationPlan | None:
     base = before if before is not None else (project.layout.scaffold_for(target) or "")
     after, moved = merge_legacy(base, legacy)
     diff = history.unified_diff(before or "", after, target, "MEMORY.md now", "after migration")
-    return MigrationPlan(target, legacy, before or "", after, moved, diff)
+    return MigrationPlan(target, legacy, before or "", after, moved, diff, missing_lines(legacy, after))
 
 
 def apply_migration(project: Project, plan: MigrationPlan) -> Changes:
@@ -119,6 +208,11 @@ def apply_migration(project: Project, plan: MigrationPlan) -> Changes:
     Refused with ``CONFLICT`` when either file changed since the plan was made.
     """
     project.backend.require_writable()
+    if plan.missing:
+        raise MemoryBackendError(
+            f"the migration would not keep {len(plan.missing)} line(s) of {SEED_MEMORY} (first: "
+            f"{plan.missing[0][:80]!r}); nothing was changed. Move them by hand", "INVALID_CONFIG",
+            project.backend.id)
     legacy_now = project.backend.read_document(SEED_MEMORY)
     if legacy_now != plan.legacy_text:
         raise MemoryBackendError(f"{SEED_MEMORY} changed since the migration was planned; run it again",
@@ -127,7 +221,7 @@ def apply_migration(project: Project, plan: MigrationPlan) -> Changes:
                            source="migrate")
     history.record_version(project.root, SEED_MEMORY, plan.legacy_text, "before migrate")
     path = fileio.resolve_in_root(project.root, SEED_MEMORY)
-    with fileio.file_lock(project.root, SEED_MEMORY):
-        if fileio.read_text(path) == plan.legacy_text:
+    with docio.document_lock(project.root, SEED_MEMORY, project.backend.id):
+        if docio.read_document(project.root, SEED_MEMORY, project.backend.id) == plan.legacy_text:
             path.unlink()
     return result.changes | Changes(documents=frozenset({SEED_MEMORY}), history=True)

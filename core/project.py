@@ -22,8 +22,8 @@ from typing import Any, Literal
 from core import fileio
 from core.backends.base import MemoryBackend, MemorySearchOptions, MemorySearchResult
 from core.backends.registry import MemoryBackendRegistry, default_registry, resolve_memory_backend
-from core.errors import MemoryBackendError, SettingsError
-from core.layout import DocumentInfo, Layout
+from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+from core.layout import SEED_MEMORY, DocumentInfo, Layout
 from core.settings import CONFIG_PATH, ProjectSettings
 
 log = logging.getLogger(__name__)
@@ -188,6 +188,10 @@ class Project:
         if not self.backend.has_capability("write"):
             return f'the "{self.backend.id}" backend is read-only; switch the backend to "file" to edit memory'
         rel = self.resolve_path(path)
+        try:
+            fileio.resolve_in_root(self.root, rel)
+        except (PathOutsideRootError, RuntimeError, OSError) as exc:
+            return f"{rel} cannot be written: {exc}"
         target = self.root / rel
         probe = target if target.exists() else next((p for p in target.parents if p.exists()), self.root)
         if not os.access(probe, os.W_OK):
@@ -223,7 +227,10 @@ class Project:
             raise MemoryBackendError(f"content must be a string, not {type(content).__name__}",
                                      "INVALID_CONFIG", self.backend.id)
         rel = self.resolve_path(path)
+        self.backend.require_writable()  # even a write that changes nothing: the answer must not depend on it
+        self._check_text(content, f"the new text of {rel}")
         before = self._read_or_none(rel)
+        self._check_creatable(rel, before)
         if before == content and (expected_hash is None or expected_hash == fileio.content_hash(before)):
             return WriteResult(rel, False, fileio.content_hash(content), len(content.encode("utf-8")))
         self.backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=author)
@@ -237,10 +244,29 @@ class Project:
         """Replace the insights document (at this layout's path)."""
         return self.write(self.insights_path, content, expected_hash=expected_hash, source=source, author=author)
 
+    def _check_text(self, text: str, what: str) -> None:
+        """Refuse (``INVALID_CONFIG``) text that cannot be a UTF-8 memory file, before any I/O."""
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # lone surrogates: a non-UTF-8 argument decoded by Python
+            raise MemoryBackendError(
+                f"{what} holds a character that is not valid UTF-8 (at character {exc.start}; a command-line "
+                "argument in another encoding?); nothing was written", "INVALID_CONFIG", self.backend.id) from exc
+
+    def _check_creatable(self, rel: str, current: str | None) -> None:
+        """Refuse creating a file of the other layout: the legacy ``.fusion/memory.md`` of a layered project."""
+        if current is None and self.layout.layered and rel == SEED_MEMORY:
+            raise MemoryBackendError(
+                f"{SEED_MEMORY} is the seed layout's file and this project is layered: Fusion would not read it, "
+                f"so memdesk does not create it (write {self.memory_path} instead); nothing was written",
+                "INVALID_CONFIG", self.backend.id)
+
     def create_document(self, path: str | None = None) -> Changes:
         """Create a missing document with its layout's exact scaffold (never overwrites); what changed."""
         rel = self.resolve_path(path)
         self.backend.require_writable()
+        if not self.exists(rel):
+            self._check_creatable(rel, None)
         scaffold = self.layout.scaffold_for(rel)
         if scaffold is None:
             scaffold = ""
@@ -256,7 +282,9 @@ class Project:
             if layer is not None or agent is not None:
                 raise MemoryBackendError("give either --file or --layer/--agent, not both", "INVALID_CONFIG",
                                          self.backend.id)
-            return self.resolve_path(path)
+            rel = self.resolve_path(path)
+            self._check_append_target(rel)
+            return rel
         if not self.layout.layered:
             if layer == "daily" or agent is not None:
                 raise MemoryBackendError(
@@ -267,6 +295,20 @@ class Project:
         if (layer or "daily") == "daily":
             return self.layout.daily_path(day, agent)
         return self.layout.long_term_path(agent)
+
+    def _check_append_target(self, rel: str) -> None:
+        """Entries go to memory documents only: not to insights (merged by review), the archive or the legacy file."""
+        why = None
+        if rel == self.insights_path:
+            why = "insights are added by extraction and review (memdesk insights), never appended as raw text"
+        elif rel == self.layout.archive_path:
+            why = "the archive only receives entries memdesk rotates out of the working memory"
+        elif self.layout.layered and rel == SEED_MEMORY:
+            why = "Fusion does not read the legacy file in a layered project; append to MEMORY.md or a daily note " \
+                  "(and move the legacy file with `memdesk migrate`)"
+        if why:
+            raise MemoryBackendError(f"cannot append to {rel}: {why}; nothing was written", "INVALID_CONFIG",
+                                     self.backend.id)
 
     def append(self, text: str | None, *, layer: AppendLayer | None = None, agent: str | None = None,
                path: str | None = None, author: str | None = None, source: str = "append",
@@ -287,9 +329,16 @@ class Project:
             raise MemoryDisabledError(
                 "memory is switched off for this project (memoryEnabled is false); nothing was written. "
                 "Switch it on, or pass --force to write anyway", "READ_ONLY", self.backend.id)
+        self._check_text(trimmed, "the entry")
+        if "\x00" in trimmed:
+            raise MemoryBackendError(
+                f"the entry holds a NUL character (at character {trimmed.index(chr(0))}); memory files are text, so "
+                "nothing was written", "INVALID_CONFIG", self.backend.id)
         rel = self.append_target(layer=layer, agent=agent, path=path, today=today)
         self.backend.require_writable()
-        layered_format = self.layout.layered and rel != self.layout.archive_path
+        # An entry that could never fit is refused before any lock or folder is made.
+        fileio.check_size(trimmed.encode("utf-8"), f"{rel} with this entry", self.backend.id)
+        layered_format = self.layout.layered
         # Seed 002 creates a missing file with the entry alone; Fusion's layered files start from their scaffold.
         scaffold = (self.layout.scaffold_for(rel) or "") if layered_format else ""
         before_holder: list[str] = []
@@ -310,12 +359,18 @@ class Project:
         self._record_append(rel, trimmed, author, source)
         archived = 0
         after = before + added
+        warnings: list[str] = []
         if not layered_format and rel == self.layout.memory_path and self.backend.file_canonical:
-            archived = entries.rotate_if_needed(self, rel, max_lines, seen=after)
+            try:
+                archived = entries.rotate_if_needed(self, rel, max_lines, seen=after)
+            except MemoryBackendError as exc:  # the entry is written: report that, and why rotation waits
+                log.warning("archive rotation of %s skipped: %s", rel, exc)
+                warnings.append(f"the entry was written, but old entries were not moved to the archive: {exc}")
         changes = Changes(documents=frozenset({rel} | ({self.layout.archive_path} if archived else set())),
                           history=bool(archived))
+        warnings += self._warnings(rel, before, after)
         return AppendOutcome("written", file_path, rel, entries.tool_message_for("written", file_path), archived,
-                             changes, tuple(self._warnings(rel, before, after)))
+                             changes, tuple(warnings))
 
     def _record_append(self, rel: str, text: str, author: str | None, source: str) -> None:
         from core import history

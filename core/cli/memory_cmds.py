@@ -168,10 +168,14 @@ def cmd_migrate(args: argparse.Namespace) -> int:
                        ".fusion/memory/ (only layered projects have one)", 1)
     if not args.apply:
         if args.json:
-            emit_json({"applied": False, "target": plan.target, "moved": plan.moved, "diff": plan.diff})
+            emit_json({"applied": False, "target": plan.target, "moved": plan.moved, "diff": plan.diff,
+                       "missing": list(plan.missing)})
         else:
             sys.stdout.write(plan.diff or "The legacy file adds nothing to MEMORY.md.\n")
             print(f"\n{plan.moved} line(s) would move into {plan.target}. Run with --apply to write it.")
+            if plan.missing:
+                print(f"warning: {len(plan.missing)} line(s) of the legacy file would not be kept, so --apply "
+                      "will refuse; move them by hand", file=sys.stderr)
         return 0
     try:
         apply_migration(project, plan)
