@@ -110,6 +110,7 @@ def register_builtin_backends(registry: MemoryBackendRegistry) -> None:
 _OPTIONAL_BUILTINS: list[tuple[str, str]] = [
     ("core.backends.sqlite", "SqliteMemoryBackend"),
     ("core.backends.hybrid", "HybridMemoryBackend"),
+    ("core.backends.postgres", "PostgresMemoryBackend"),
 ]
 
 

@@ -1,0 +1,185 @@
+"""Documents, their history and their search chunks in PostgreSQL: the SQL of one read or one write.
+
+Every function takes an open connection inside the caller's transaction. A write locks its document
+first (a transaction-scoped advisory lock on project key + path, which also covers a document that does
+not exist yet) and re-reads it, so writers on any number of hosts are serialized per document and an
+append always extends the latest text. The previous content goes to ``memdesk_history`` before it is
+replaced; the chunk rows are brought in step in the same transaction; and a ``NOTIFY`` announces the new
+hash to every listener when (and only if) the transaction commits.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+
+import psycopg
+
+from core.fileio import content_hash
+from core.history import RetentionPolicy, Version
+from core.search.chunking import Entry, chunk_markdown
+
+CHANNEL = "memdesk_changes"
+
+
+@dataclass(frozen=True)
+class DocRow:
+    """A stored document: its text, content hash and revision counter."""
+
+    content: str
+    hash: str
+    revision: int
+
+
+def lock(conn: psycopg.Connection, key: str, path: str) -> None:
+    """Serialize writers of one document until the transaction ends (works before the row exists)."""
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (key, path))
+
+
+def fetch(conn: psycopg.Connection, key: str, path: str) -> DocRow | None:
+    """The document, or ``None`` when it was never written."""
+    row = conn.execute("SELECT content, hash, revision FROM memdesk_documents WHERE project_key = %s AND path = %s",
+                       (key, path)).fetchone()
+    return DocRow(row[0], row[1], int(row[2])) if row else None
+
+
+def fetch_hash(conn: psycopg.Connection, key: str, path: str) -> str | None:
+    """The document's content hash only (cheap: no content is sent)."""
+    row = conn.execute("SELECT hash FROM memdesk_documents WHERE project_key = %s AND path = %s",
+                       (key, path)).fetchone()
+    return row[0] if row else None
+
+
+def list_documents(conn: psycopg.Connection, key: str) -> list[tuple[str, int, datetime, str | None]]:
+    """``(path, size, updated_at, updated_by)`` of every document of the project, by path."""
+    return [(r[0], int(r[1]), r[2], r[3]) for r in conn.execute(
+        "SELECT path, size, updated_at, updated_by FROM memdesk_documents WHERE project_key = %s ORDER BY path",
+        (key,))]
+
+
+def version_content(conn: psycopg.Connection, key: str, path: str, digest: str) -> str | None:
+    """The text with ``digest`` that this document holds or once held (``None`` when it never did)."""
+    row = conn.execute(
+        "SELECT content FROM memdesk_documents WHERE project_key = %s AND path = %s AND hash = %s "
+        "UNION ALL SELECT content FROM memdesk_history WHERE project_key = %s AND path = %s AND hash = %s LIMIT 1",
+        (key, path, digest, key, path, digest)).fetchone()
+    return row[0] if row else None
+
+
+def record_history(conn: psycopg.Connection, key: str, path: str, content: str, source: str,
+                   author: str | None, policy: RetentionPolicy | None = None) -> None:
+    """Keep ``content`` as a version of the document (a content already kept is re-dated), then prune."""
+    conn.execute(
+        "INSERT INTO memdesk_history (project_key, path, hash, size, source, author, content) "
+        "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (project_key, path, hash) DO UPDATE "
+        "SET created_at = now(), source = EXCLUDED.source, author = EXCLUDED.author",
+        (key, path, content_hash(content), len(content.encode("utf-8")), source, author, content))
+    if policy is not None and policy.days > 0:
+        conn.execute(
+            "DELETE FROM memdesk_history WHERE project_key = %s AND path = %s "
+            "AND created_at < now() - make_interval(days => %s) AND id NOT IN ("
+            " SELECT id FROM memdesk_history WHERE project_key = %s AND path = %s"
+            " ORDER BY created_at DESC, id DESC LIMIT %s)",
+            (key, path, policy.days, key, path, max(1, policy.min_versions)))
+
+
+def list_versions(conn: psycopg.Connection, key: str, path: str | None, limit: int | None) -> list[Version]:
+    """Stored versions, newest first (of one document when ``path`` is given)."""
+    sql = "SELECT id, path, hash, size, created_at, source FROM memdesk_history WHERE project_key = %s"
+    args: list[object] = [key]
+    if path is not None:
+        sql += " AND path = %s"
+        args.append(path)
+    sql += " ORDER BY created_at DESC, id DESC"
+    if limit is not None:
+        sql += " LIMIT %s"
+        args.append(limit)
+    return [Version(int(r[0]), r[1], r[2], int(r[3]), r[4].isoformat(timespec="seconds"), r[5])
+            for r in conn.execute(sql, args)]
+
+
+def get_version(conn: psycopg.Connection, key: str, version_id: int) -> tuple[Version, str] | None:
+    """One version and its content, or ``None``."""
+    r = conn.execute("SELECT id, path, hash, size, created_at, source, content FROM memdesk_history "
+                     "WHERE project_key = %s AND id = %s", (key, version_id)).fetchone()
+    if r is None:
+        return None
+    return Version(int(r[0]), r[1], r[2], int(r[3]), r[4].isoformat(timespec="seconds"), r[5]), r[6]
+
+
+class ChunkCache:
+    """The chunks of the last text this process stored per document, so an append chunks only once."""
+
+    def __init__(self) -> None:
+        self._by_doc: dict[tuple[str, str], tuple[str, list[Entry]]] = {}
+
+    def get(self, key: str, path: str, text: str, digest: str) -> list[Entry]:
+        hit = self._by_doc.get((key, path))
+        if hit is not None and hit[0] == digest:
+            return hit[1]
+        return chunk_markdown(text, path)
+
+    def put(self, key: str, path: str, digest: str, entries: list[Entry]) -> None:
+        self._by_doc[(key, path)] = (digest, entries)
+
+
+def _same(a: Entry, b: Entry) -> bool:
+    return a.line == b.line and a.end_line == b.end_line and a.section == b.section and a.hash == b.hash
+
+
+def sync_chunks(conn: psycopg.Connection, key: str, path: str, old: list[Entry], new: list[Entry]) -> None:
+    """Rewrite the chunk rows from the first entry that differs (an append touches only the tail)."""
+    first = 0
+    while first < len(old) and first < len(new) and _same(old[first], new[first]):
+        first += 1
+    if first < len(old):
+        conn.execute("DELETE FROM memdesk_chunks WHERE project_key = %s AND path = %s AND ord >= %s",
+                     (key, path, first))
+    rows = [(key, path, i, e.line, e.end_line, e.section, e.text, e.hash) for i, e in enumerate(new[first:], first)]
+    if not rows:
+        return
+    with conn.cursor() as cur:
+        if len(rows) <= 8:
+            cur.executemany("INSERT INTO memdesk_chunks (project_key, path, ord, line, end_line, section, body, hash) "
+                            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
+        else:
+            with cur.copy("COPY memdesk_chunks (project_key, path, ord, line, end_line, section, body, hash) "
+                          "FROM STDIN") as copy:
+                for r in rows:
+                    copy.write_row(r)
+
+
+def store(conn: psycopg.Connection, key: str, path: str, content: str, previous: DocRow | None, *,
+          source: str, author: str | None, origin: str, chunks: ChunkCache) -> str:
+    """Write ``content`` as the document's text (after :func:`lock`), index it and notify; return its hash."""
+    digest = content_hash(content)
+    size = len(content.encode("utf-8"))
+    if previous is None:
+        conn.execute("INSERT INTO memdesk_documents (project_key, path, content, hash, size, updated_by, source) "
+                     "VALUES (%s, %s, %s, %s, %s, %s, %s)", (key, path, content, digest, size, author, source))
+        old: list[Entry] = []
+    else:
+        conn.execute("UPDATE memdesk_documents SET content = %s, hash = %s, size = %s, revision = revision + 1, "
+                     "updated_at = now(), updated_by = %s, source = %s WHERE project_key = %s AND path = %s",
+                     (content, digest, size, author, source, key, path))
+        old = chunks.get(key, path, previous.content, previous.hash)
+    new = chunk_markdown(content, path)
+    sync_chunks(conn, key, path, old, new)
+    chunks.put(key, path, digest, new)
+    notify(conn, key, path, digest, origin)
+    return digest
+
+
+def delete(conn: psycopg.Connection, key: str, path: str, *, origin: str) -> bool:
+    """Remove a document and its chunks (its history stays); True when it existed."""
+    cur = conn.execute("DELETE FROM memdesk_documents WHERE project_key = %s AND path = %s", (key, path))
+    if cur.rowcount:
+        notify(conn, key, path, None, origin)
+    return bool(cur.rowcount)
+
+
+def notify(conn: psycopg.Connection, key: str, path: str, digest: str | None, origin: str) -> None:
+    """Queue the change notification; PostgreSQL delivers it when the transaction commits."""
+    payload = json.dumps({"projectKey": key, "path": path, "hash": digest, "origin": origin}, separators=(",", ":"))
+    conn.execute("SELECT pg_notify(%s, %s)", (CHANNEL, payload))
