@@ -94,6 +94,8 @@ def cmd_backends(args: argparse.Namespace) -> int:
     except Exception:
         active = None
     infos = registry.infos()
+    if active is not None:
+        project_backend(root).shutdown()  # says on stderr why a configured backend fell back to "file"
     if args.json:
         emit_json([{"id": i.id, "name": i.name, "version": i.version, "description": i.description,
                     "capabilities": sorted(i.capabilities), "note": i.note, "active": i.id == active,

@@ -68,8 +68,19 @@ def version_content(conn: psycopg.Connection, key: str, path: str, digest: str) 
 
 
 def record_history(conn: psycopg.Connection, key: str, path: str, content: str, source: str,
-                   author: str | None, policy: RetentionPolicy | None = None) -> None:
-    """Keep ``content`` as a version of the document (a content already kept is re-dated), then prune."""
+                   author: str | None, policy: RetentionPolicy | None = None, *,
+                   created_at: datetime | None = None) -> bool:
+    """Keep ``content`` as a version of the document (a content already kept is re-dated), then prune.
+
+    ``created_at`` keeps the date of a version copied from elsewhere (a move); it never re-dates one, and
+    the result says whether it was new.
+    """
+    if created_at is not None:
+        cur = conn.execute(
+            "INSERT INTO memdesk_history (project_key, path, hash, size, source, author, content, created_at) "
+            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s) ON CONFLICT (project_key, path, hash) DO NOTHING",
+            (key, path, content_hash(content), len(content.encode("utf-8")), source, author, content, created_at))
+        return bool(cur.rowcount)
     conn.execute(
         "INSERT INTO memdesk_history (project_key, path, hash, size, source, author, content) "
         "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (project_key, path, hash) DO UPDATE "
@@ -82,6 +93,7 @@ def record_history(conn: psycopg.Connection, key: str, path: str, content: str, 
             " SELECT id FROM memdesk_history WHERE project_key = %s AND path = %s"
             " ORDER BY created_at DESC, id DESC LIMIT %s)",
             (key, path, policy.days, key, path, max(1, policy.min_versions)))
+    return True
 
 
 def list_versions(conn: psycopg.Connection, key: str, path: str | None, limit: int | None) -> list[Version]:
