@@ -94,8 +94,10 @@ def cmd_backends(args: argparse.Namespace) -> int:
     except Exception:
         active = None
     infos = registry.infos()
-    if active is not None:
-        project_backend(root).shutdown()  # says on stderr why a configured backend fell back to "file"
+    if active is not None and (active == "postgres" or not registry.has(active)):
+        # Says on stderr why the configured backend fell back to "file" (server down, unknown id...);
+        # only where finding out writes nothing (initializing sqlite would create its database).
+        project_backend(root).shutdown()
     if args.json:
         emit_json([{"id": i.id, "name": i.name, "version": i.version, "description": i.description,
                     "capabilities": sorted(i.capabilities), "note": i.note, "active": i.id == active,
