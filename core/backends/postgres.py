@@ -174,8 +174,10 @@ class PostgresMemoryBackend(MemoryBackend):
         if row is not None and digest == row.hash:
             return row, text
         last = self.mirror.last(path)
-        base = text if last == digest else (docs.version_content(conn, self.project_key, path, last) if last else None)
-        known_old = (row is not None and row.content != "" and last != digest
+        base = self.mirror.base_of(path, text)  # the file is what was mirrored, perhaps with an agent's append
+        if base is None and last is not None:  # edited inside: the mirrored text may be a kept version
+            base = docs.version_content(conn, self.project_key, path, last.hash)
+        known_old = (row is not None and row.content != "" and base != text
                      and docs.version_content(conn, self.project_key, path, digest) is not None)
         d = mirror_mod.reconcile(text, row.content if row else None, base, known_old)
         if d.action == "keep":
@@ -205,8 +207,9 @@ class PostgresMemoryBackend(MemoryBackend):
         try:
             if file_text != row.content:
                 self.mirror.write(path, row.content)
-            if self.mirror.last(path) != row.hash:
-                self.mirror.remember(path, row.hash)
+            last = self.mirror.last(path)
+            if last is None or last.hash != row.hash:
+                self.mirror.remember(path, row.content)
         except MemoryBackendError as exc:  # the database holds the text; the file is a copy
             self._warn(f"saved in the database, but the mirror {path} could not be written: {exc}")
             return

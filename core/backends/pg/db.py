@@ -23,8 +23,9 @@ log = logging.getLogger(__name__)
 
 #: Seconds a caller waits for a pooled connection before the server counts as unavailable.
 POOL_TIMEOUT_S = 5.0
-#: SQLSTATE classes of a server that cannot be reached or refused the login.
+#: SQLSTATEs (and libpq texts) of a server that refused the login.
 _AUTH_STATES = {"28P01", "28000"}
+_AUTH_MESSAGES = ("authentication failed", "no pg_hba.conf entry", "password must be", "does not exist")
 
 
 def connect_kwargs() -> dict[str, object]:
@@ -64,7 +65,8 @@ class PgDatabase:
         where = redact_dsn(self.dsn)
         detail = scrub(one_line(str(exc)), self.dsn) or type(exc).__name__
         state = getattr(exc, "sqlstate", None)
-        if state in _AUTH_STATES:
+        # A refused login at connect time carries no SQLSTATE in psycopg: libpq's text says it.
+        if state in _AUTH_STATES or any(m in detail for m in _AUTH_MESSAGES):
             return MemoryBackendError(f"{doing}: the server refused the login ({where}): {detail}",
                                       "BACKEND_UNAVAILABLE", self.backend_id, exc)
         if isinstance(exc, PoolTimeout | psycopg.OperationalError | psycopg.InterfaceError):

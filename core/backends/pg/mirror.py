@@ -1,8 +1,10 @@
 """The file mirror of a database-backed project: each document also written to its layout path, and edits
 made to those files by agents that only know files taken back into the database by content.
 
-What this host last mirrored is remembered per document as a content hash in
-``.fusion/memdesk/mirror/<project key>/<path>.sha256`` (untrusted: anything but 64 hex digits is ignored).
+What this host last mirrored is remembered per document as a content hash and length in
+``.fusion/memdesk/mirror/<project key>/<path>.sha256`` (untrusted: anything but 64 hex digits and a
+number is ignored). The length finds the mirrored text inside a file an agent appended to, by content:
+the file's first ``length`` characters must hash to the remembered hash.
 :func:`reconcile` decides, from the file's text alone, what to do with it:
 
 - the file holds the database's text, or what was last mirrored, or any version the document once had
@@ -29,6 +31,14 @@ log = logging.getLogger(__name__)
 
 STATE_DIR = f"{fileio.MEMDESK_DIR}/mirror"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class Mirrored:
+    """What was last mirrored: the text's hash and its length in characters."""
+
+    hash: str
+    length: int
 
 
 class MirrorFiles:
@@ -74,25 +84,35 @@ class MirrorFiles:
         name = relpath.replace("/", "__")
         return self.root / STATE_DIR / self.project_key / f"{name}.sha256"
 
-    def last(self, relpath: str) -> str | None:
-        """The hash this host last mirrored for ``relpath`` (``None`` when unknown or unreadable)."""
+    def last(self, relpath: str) -> Mirrored | None:
+        """What this host last mirrored for ``relpath`` (``None`` when unknown or unreadable)."""
         p = self._state(relpath)
         try:
-            if p.is_symlink() or not p.is_file():
+            if p.is_symlink() or not p.is_file() or p.stat().st_size > 200:
                 return None
-            text = p.read_text(encoding="ascii").strip()
+            parts = p.read_text(encoding="ascii").split()
         except (OSError, UnicodeDecodeError):
             return None
-        return text if _HEX64.match(text) else None
+        if len(parts) != 2 or not _HEX64.match(parts[0]) or not parts[1].isdigit():
+            return None
+        return Mirrored(parts[0], int(parts[1]))
 
-    def remember(self, relpath: str, digest: str) -> None:
-        """Note that the mirror of ``relpath`` now holds ``digest`` (best effort: losing it only costs a merge)."""
+    def base_of(self, relpath: str, text: str) -> str | None:
+        """The text last mirrored, when ``text`` (the file now) still starts with it; else ``None``."""
+        last = self.last(relpath)
+        if last is None or len(text) < last.length:
+            return None
+        head = text[:last.length]
+        return head if fileio.content_hash(head) == last.hash else None
+
+    def remember(self, relpath: str, content: str) -> None:
+        """Note that the mirror of ``relpath`` now holds ``content`` (best effort: losing it only costs a merge)."""
         p = self._state(relpath)
         try:
             fileio.resolve_in_root(self.root, p.relative_to(self.root))
             p.parent.mkdir(parents=True, exist_ok=True)
             tmp = p.with_name(p.name + ".tmp")
-            tmp.write_text(digest + "\n", encoding="ascii")
+            tmp.write_text(f"{fileio.content_hash(content)} {len(content)}\n", encoding="ascii")
             os.replace(tmp, p)
         except (OSError, PathOutsideRootError, ValueError) as exc:
             log.warning("cannot remember the mirror state of %s: %s", relpath, exc)

@@ -103,8 +103,8 @@ def move_to_postgres(root: Path, connection: str, project_key: str | None = None
     finally:
         backend.shutdown()
     mirror = MirrorFiles(root, key)
-    for path, digest in report.documents.items():
-        mirror.remember(path, digest)  # the files are the mirror now: what they hold was mirrored
+    for path, text in files.items():
+        mirror.remember(path, text)  # the files are the mirror now: what they hold was mirrored
     update_settings(root, {"memoryBackend": "postgres",
                            "memoryBackendConfig": {"connection": connection, "projectKey": key, "mirror": True}})
     return report

@@ -2,7 +2,7 @@
 
 Ranked by ``ts_rank_cd`` (normalized to 0..1), snippets by ``ts_headline`` (only for the page shown),
 section and first line from the chunk row. A query the full-text parser finds nothing for (part of an
-identifier such as ``Bounc`` or ``claim_jo``) falls back to a substring match, which the ``pg_trgm``
+identifier such as ``Bounc`` or ``claim_jo``, not a stop word) falls back to a substring match, which the ``pg_trgm``
 index serves when the extension is installed. Keyword only: there are no vectors in this backend.
 """
 
@@ -27,8 +27,9 @@ hits AS (
 SELECT hits.path, hits.line, hits.section, ts_headline('{CONFIG}', hits.body, q.q, %(headline)s), hits.rank
 FROM hits, q ORDER BY hits.rank DESC, hits.path, hits.line
 """
-_ANY = f"""SELECT EXISTS (SELECT 1 FROM memdesk_chunks WHERE project_key = %(key)s
-           AND tsv @@ websearch_to_tsquery('{CONFIG}', %(q)s))"""
+_PROBE = f"""WITH q AS (SELECT websearch_to_tsquery('{CONFIG}', %(q)s) AS q)
+SELECT numnode(q.q) > 0, EXISTS (SELECT 1 FROM memdesk_chunks c WHERE c.project_key = %(key)s AND c.tsv @@ q.q)
+FROM q"""
 _SUBSTRING = """
 SELECT path, line, section, body FROM memdesk_chunks
 WHERE project_key = %(key)s AND body ILIKE %(pattern)s ESCAPE '\\'
@@ -51,8 +52,9 @@ def search(conn: psycopg.Connection, key: str, query: str, options: MemorySearch
     token = query.strip()
     if not _TOKEN.match(token):
         return []
-    if options.offset > 0 and conn.execute(_ANY, args).fetchone()[0]:  # type: ignore[index]
-        return []  # past the last full-text hit: not a substring query
+    has_words, any_hit = conn.execute(_PROBE, args).fetchone()  # type: ignore[misc]
+    if not has_words or any_hit:
+        return []  # only stop words, or past the last full-text hit: not a substring query
     pattern = "%" + token.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     found = conn.execute(_SUBSTRING, {**args, "pattern": pattern}).fetchall()
     # A substring hit ranks below any word hit: a fixed middling score, not a similarity measure.
