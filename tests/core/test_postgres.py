@@ -401,3 +401,23 @@ def test_changes_iterator_sees_only_its_project(backend: PostgresMemoryBackend, 
 def test_connections_file_is_private(pg_connection: str):
     path = Path(os.environ["MEMDESK_CONFIG_DIR"]) / "connections.json"
     assert path.stat().st_mode & 0o777 == 0o600
+
+
+def test_chunking_only_the_appended_tail_equals_chunking_everything():
+    """The append path re-chunks from the last dated entry on; it must give exactly what a full chunking gives."""
+    import random
+
+    from core.backends.pg.documents import chunk_appended
+    from core.search.chunking import chunk_markdown
+    from tests.conftest import REAL_MEMORY
+
+    real = REAL_MEMORY.read_text(encoding="utf-8")
+    pieces = ["\n\n<!-- 2026-12-01 -->\nentry", "\n- item", "\n  continued", "\n\n## Heading #", "\n```\ncode\n",
+              "\n```\n", "\n<!-- c", "\nx -->", "\n\n", "\n### sub", "\npara line",
+              "\n\n<!-- 2026-12-02 -->\n\n\nlate body", "\n## ", "\r\nwindows line", "\u2028separator"]
+    rng = random.Random(13)
+    for trial in range(400):
+        base = real + ENTRY.format("seed") if trial % 4 == 0 else "".join(
+            rng.choice(pieces) for _ in range(rng.randint(0, 30)))
+        new = base + "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
+        assert chunk_appended(base, chunk_markdown(base, MEMORY), new, MEMORY) == chunk_markdown(new, MEMORY), trial

@@ -11,7 +11,8 @@ hash to every listener when (and only if) the transaction commits.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from datetime import datetime
 
 import psycopg
@@ -136,6 +137,36 @@ class ChunkCache:
         self._by_doc[(key, path)] = (digest, entries)
 
 
+_MARKER = re.compile(r"^<!--\s*\d{4}-\d{2}-\d{2}\s*-->\s*$")
+_PLACEHOLDER = "\x00section\x00"
+
+
+def chunk_appended(old_text: str, old: list[Entry], new_text: str, path: str) -> list[Entry]:
+    """The chunks of ``new_text`` (``old_text`` plus appended text), re-reading only the tail.
+
+    The chunker carries no state across a dated-entry marker except the section, so the text from the
+    last dated entry's marker on is chunked alone, under a placeholder heading standing for that
+    section; the entries before the marker are the old ones. Gives exactly ``chunk_markdown(new_text)``
+    (a test compares them); anything unusual falls back to that.
+    """
+    if not new_text.startswith(old_text):
+        return chunk_markdown(new_text, path)
+    last = next((e for e in reversed(old) if e.date is not None), None)
+    lines = new_text.splitlines()
+    if last is None or last.line < 2 or last.line > len(lines):
+        return chunk_markdown(new_text, path)
+    idx = last.line - 2  # 0-based index of the line above the entry; blank lines may sit before the marker
+    while idx >= 0 and not lines[idx].strip():
+        idx -= 1
+    if idx < 0 or not _MARKER.match(lines[idx].strip()):
+        return chunk_markdown(new_text, path)
+    tail = chunk_markdown(f"## {_PLACEHOLDER}\n" + "\n".join(lines[idx:]), path)
+    shift = idx - 1  # tail line 2 is lines[idx], which is line idx + 1
+    kept = [e for e in old if e.line < idx + 1]
+    return kept + [replace(e, line=e.line + shift, end_line=e.end_line + shift,
+                           section=last.section if e.section == _PLACEHOLDER else e.section) for e in tail]
+
+
 def _same(a: Entry, b: Entry) -> bool:
     return a.line == b.line and a.end_line == b.end_line and a.section == b.section and a.hash == b.hash
 
@@ -171,12 +202,19 @@ def store(conn: psycopg.Connection, key: str, path: str, content: str, previous:
         conn.execute("INSERT INTO memdesk_documents (project_key, path, content, hash, size, updated_by, source) "
                      "VALUES (%s, %s, %s, %s, %s, %s, %s)", (key, path, content, digest, size, author, source))
         old: list[Entry] = []
+    elif content.startswith(previous.content) and previous.content:
+        # An append sends only the new text; the row is locked, so the stored text is previous.content.
+        conn.execute("UPDATE memdesk_documents SET content = content || %s, hash = %s, size = %s, "
+                     "revision = revision + 1, updated_at = now(), updated_by = %s, source = %s "
+                     "WHERE project_key = %s AND path = %s",
+                     (content[len(previous.content):], digest, size, author, source, key, path))
+        old = chunks.get(key, path, previous.content, previous.hash)
     else:
         conn.execute("UPDATE memdesk_documents SET content = %s, hash = %s, size = %s, revision = revision + 1, "
                      "updated_at = now(), updated_by = %s, source = %s WHERE project_key = %s AND path = %s",
                      (content, digest, size, author, source, key, path))
         old = chunks.get(key, path, previous.content, previous.hash)
-    new = chunk_markdown(content, path)
+    new = chunk_appended(previous.content, old, content, path) if previous is not None else chunk_markdown(content, path)
     sync_chunks(conn, key, path, old, new)
     chunks.put(key, path, digest, new)
     notify(conn, key, path, digest, origin)
