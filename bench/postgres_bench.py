@@ -6,7 +6,8 @@ same run on the same machine, and beside its floor:
 
 - append p95: one dated entry (different text each time) appended to the real 100 KB agent memory,
   mirror on (postgres: ``append_document``; sqlite: locked read-modify-write through the backend);
-- replacing write p95 of a 1 MiB memory (a different line changed each time);
+- replacing write p95 of a 1 MiB memory of list entries: one more entry edited each time (text made
+  fresh by the timed call), and every entry new each time (the whole index rewritten);
 - keyword search p95 at 10,000 and 100,000 entries (queries of 2-3 words from random entries);
 - NOTIFY-to-callback delay: another host appends, this host's watcher has refreshed its mirror and
   called back (sqlite has no notifications: its figure is the file watcher's delay after a write).
@@ -149,24 +150,39 @@ def bench_append(tmp: Path) -> tuple[list[float], list[float]]:
         lite.shutdown()
 
 
-def bench_big_write(tmp: Path) -> tuple[list[float], list[float]]:
-    line = "- the worker claims a job with a lease and renews it by heartbeat; clock skew breaks leases\n"
-    lines = [f"{i:05d} {line}" for i in range((MAX_FILE_SIZE - 200) // (len(line) + 6))]
-    roots = {k: tmp / f"write-{k}" for k in ("pg", "sqlite")}
+def bench_big_write(tmp: Path, all_new: bool) -> tuple[list[float], list[float]]:
+    """1 MiB of list entries replaced: one more entry edited each time, or (``all_new``) every entry new."""
+    rng = random.Random(5)
+    pool = sentence_pool()
+    roots = {k: tmp / f"write-{k}-{all_new}" for k in ("pg", "sqlite")}
     for r in roots.values():
         r.mkdir()
-    pg = open_pg(roots["pg"], "bench-write")
+    pg = open_pg(roots["pg"], f"bench-write-{all_new}")
     lite = open_sqlite(roots["sqlite"])
 
+    def fresh() -> list[str]:
+        out, size = [], 40
+        while size < MAX_FILE_SIZE - 400:
+            item = f"- {rng.choice(pool)} ({rng.randint(1, 99999)})\n"
+            out.append(item)
+            size += len(item.encode("utf-8"))
+        return out
+
+    current = fresh()
+
     def text(i: int) -> str:
-        changed = list(lines)
-        changed[abs(i) * 7919 % len(changed)] = f"- changed line {i} {random.random():.10f}\n"
-        out = "# Project Memory\n\n## Context\n\n" + "".join(changed)
-        return out[:MAX_FILE_SIZE]
+        nonlocal current
+        if all_new:
+            current = fresh()
+        else:
+            current[rng.randrange(len(current))] = f"- edited entry {i} {rng.random():.10f}\n"
+        return "# Project Memory\n\n## Context\n\n" + "".join(current)
 
     try:
-        return (timed(lambda i: pg.write(text(i), source="bench"), WRITES, warm=2),
-                timed(lambda i: lite.write(text(i), source="bench"), WRITES, warm=2))
+        n = WRITES // 2 if all_new else WRITES
+        pg_t = timed(lambda i: pg.write(text(i), source="bench"), n, warm=2)
+        lite_t = timed(lambda i: lite.write(text(i), source="bench"), n, warm=2)
+        return pg_t, lite_t
     finally:
         pg.shutdown()
         lite.shutdown()
@@ -305,8 +321,10 @@ def main() -> None:
         print(f"floors: postgres {pg_floor}; {lite_floor}")
         pg_t, lite_t = bench_append(tmp)
         row("append (100 KB memory, mirror on)", pg_t, lite_t, pg_floor, target=10)
-        pg_t, lite_t = bench_big_write(tmp)
-        row("replacing write, 1 MiB", pg_t, lite_t, pg_floor)
+        pg_t, lite_t = bench_big_write(tmp, all_new=False)
+        row("replacing write, 1 MiB, 1 entry edited", pg_t, lite_t, pg_floor)
+        pg_t, lite_t = bench_big_write(tmp, all_new=True)
+        row("replacing write, 1 MiB, all entries new", pg_t, lite_t, pg_floor)
         for n in (10_000, 100_000):
             pg_t, lite_t, load_s, index_s = bench_search(tmp, n)
             row(f"keyword search, {n:,} entries", pg_t, lite_t,

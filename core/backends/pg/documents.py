@@ -167,30 +167,30 @@ def chunk_appended(old_text: str, old: list[Entry], new_text: str, path: str) ->
                            section=last.section if e.section == _PLACEHOLDER else e.section) for e in tail]
 
 
-def _same(a: Entry, b: Entry) -> bool:
-    return a.line == b.line and a.end_line == b.end_line and a.section == b.section and a.hash == b.hash
+def _row(e: Entry) -> tuple[int, int, str | None, str]:
+    return e.line, e.end_line, e.section, e.hash
 
 
 def sync_chunks(conn: psycopg.Connection, key: str, path: str, old: list[Entry], new: list[Entry]) -> None:
-    """Rewrite the chunk rows from the first entry that differs (an append touches only the tail)."""
-    first = 0
-    while first < len(old) and first < len(new) and _same(old[first], new[first]):
-        first += 1
-    if first < len(old):
-        conn.execute("DELETE FROM memdesk_chunks WHERE project_key = %s AND path = %s AND ord >= %s",
-                     (key, path, first))
-    rows = [(key, path, i, e.line, e.end_line, e.section, e.text, e.hash) for i, e in enumerate(new[first:], first)]
+    """Delete the chunk rows whose entry is gone and insert the new ones; unchanged entries stay untouched.
+
+    A row is keyed by its entry's first line, so an append touches the tail only, and an edit that keeps
+    the line count touches only the entries it changed (one that moves lines rewrites the entries after it).
+    """
+    old_rows = {_row(e) for e in old}
+    new_rows = {_row(e) for e in new}
+    gone = [r[0] for r in old_rows - new_rows]
+    if gone:
+        conn.execute("DELETE FROM memdesk_chunks WHERE project_key = %s AND path = %s AND line = ANY(%s)",
+                     (key, path, gone))
+    rows = [(key, path, e.line, e.end_line, e.section, e.text, e.hash) for e in new if _row(e) not in old_rows]
     if not rows:
         return
-    with conn.cursor() as cur:
-        if len(rows) <= 8:
-            cur.executemany("INSERT INTO memdesk_chunks (project_key, path, ord, line, end_line, section, body, hash) "
-                            "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", rows)
-        else:
-            with cur.copy("COPY memdesk_chunks (project_key, path, ord, line, end_line, section, body, hash) "
-                          "FROM STDIN") as copy:
-                for r in rows:
-                    copy.write_row(r)
+    # One round trip whatever the count (executemany's pipeline stalled for 1 MiB transactions).
+    with conn.cursor() as cur, cur.copy("COPY memdesk_chunks (project_key, path, line, end_line, section, body, hash) "
+                                        "FROM STDIN") as copy:
+        for r in rows:
+            copy.write_row(r)
 
 
 def store(conn: psycopg.Connection, key: str, path: str, content: str, previous: DocRow | None, *,

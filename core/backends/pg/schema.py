@@ -3,6 +3,10 @@
 Steps only ever add (tables, columns, indexes); a step that would drop or rewrite data needs an explicit,
 announced migration of its own, never a silent one. A database whose schema is newer than this memdesk
 knows is refused, so an old client cannot write rows a newer one would misread.
+
+An entry's words are indexed from its first 200,000 characters: a ``tsvector`` holds at most 1 MB, which
+one 1 MiB paragraph of distinct words exceeds (the write would fail). Text past that point of a single
+huge entry is found by the substring fallback only.
 """
 
 from __future__ import annotations
@@ -65,16 +69,15 @@ MIGRATIONS: tuple[Migration, ...] = (
         """CREATE TABLE memdesk_chunks (
             project_key text NOT NULL,
             path text NOT NULL,
-            ord integer NOT NULL,
             line integer NOT NULL,
             end_line integer NOT NULL,
             section text,
             body text NOT NULL,
             hash text NOT NULL,
             tsv tsvector GENERATED ALWAYS AS (
-                setweight(to_tsvector('english', body), 'A') ||
+                setweight(to_tsvector('english', left(body, 200000)), 'A') ||
                 setweight(to_tsvector('english', coalesce(section, '')), 'D')) STORED,
-            PRIMARY KEY (project_key, path, ord),
+            PRIMARY KEY (project_key, path, line),
             FOREIGN KEY (project_key, path) REFERENCES memdesk_documents ON DELETE CASCADE)""",
         "CREATE INDEX memdesk_chunks_tsv ON memdesk_chunks USING gin (tsv)",
     )),
