@@ -3,8 +3,8 @@
 ``initdb`` + ``pg_ctl start`` in a temp folder, on a free loopback port, with password (SCRAM) auth
 over TCP so a wrong password is really refused. PostgreSQL refuses to run as root, so when the tests
 run as root the server runs as the ``postgres`` system user (``runuser``) in a folder that user owns.
-The session fixture :func:`pg_server` skips only when the binaries are absent; CI installs them and
-``.ci/run`` fails loudly when they are missing.
+The session fixture :func:`pg_server` skips only when the binaries are absent (and fails instead when
+``MEMDESK_REQUIRE_POSTGRES=1``, as ``.ci/run`` sets); CI installs them and fails loudly without them.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 PG_BIN_ENV = "MEMDESK_PG_BIN"
+REQUIRE_ENV = "MEMDESK_REQUIRE_POSTGRES"
 DEFAULT_PG_BIN = "/usr/lib/postgresql/15/bin"
 SUPERUSER = "memdesk"
 PASSWORD = "pw-Zq8!x3@lk:/s"  # URL-unfriendly characters on purpose: the DSN must be quoted and redacted
@@ -148,6 +149,8 @@ def stop_server(server: PgServer) -> None:
 def pg_server() -> Iterator[PgServer]:
     """One throwaway cluster for the whole test session (skipped only without PostgreSQL binaries)."""
     reason = binaries_missing()
+    if reason and os.environ.get(REQUIRE_ENV) == "1":
+        pytest.fail(f"{reason}; {REQUIRE_ENV}=1 (CI) requires PostgreSQL", pytrace=False)
     if reason:
         pytest.skip(reason)
     server = start_server()
