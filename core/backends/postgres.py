@@ -337,8 +337,8 @@ class PostgresMemoryBackend(MemoryBackend):
         return None if mode == "keyword" else KEYWORD_ONLY
 
     def status_note(self) -> str | None:
-        """Keyword-only, always (no pgvector)."""
-        return "keyword search only (PostgreSQL full text, no pgvector)"
+        """Keyword-only, always (no pgvector; the search note says so)."""
+        return "keyword search only (PostgreSQL full text)"
 
     # -- live changes -------------------------------------------------------------------------------
     def change_feed(self) -> ChangeFeed:

@@ -150,7 +150,7 @@ def test_semantic_mode_says_it_is_keyword_only(backend: PostgresMemoryBackend):
     backend.write("## Pitfalls\n\n- PgBouncer drops LISTEN in transaction mode\n")
     assert backend.search("PgBouncer", MemorySearchOptions(mode="semantic"))[0].line_number == 3
     assert "keyword" in backend.search_note("semantic") and backend.search_note("keyword") is None
-    assert "no pgvector" in backend.status_note()
+    assert "pgvector" in backend.search_note("hybrid") and "keyword search only" in backend.status_note()
 
 
 # -- schema -------------------------------------------------------------------------------------------
@@ -421,3 +421,28 @@ def test_chunking_only_the_appended_tail_equals_chunking_everything():
             rng.choice(pieces) for _ in range(rng.randint(0, 30)))
         new = base + "".join(rng.choice(pieces) for _ in range(rng.randint(1, 6)))
         assert chunk_appended(base, chunk_markdown(base, MEMORY), new, MEMORY) == chunk_markdown(new, MEMORY), trial
+
+
+def test_a_one_mebibyte_paragraph_is_stored_and_searchable(backend: PostgresMemoryBackend):
+    """A tsvector holds at most 1 MB: one huge entry of distinct words must still be written."""
+    import random
+    import string
+
+    rng = random.Random(3)
+    words = ["".join(rng.choice(string.ascii_lowercase) for _ in range(rng.randint(4, 10))) for _ in range(150_000)]
+    text = ("## Context\n\nearlyword " + " ".join(words))[:fileio.MAX_FILE_SIZE - 20] + " latewordxyz\n"
+    backend.write(text)
+    assert backend.read() == text
+    assert backend.search("earlyword")[0].line_number == 3
+    assert backend.search("latewordxyz")[0].line_number == 3  # past the indexed part: the substring fallback
+
+
+def test_watch_reports_an_unavailable_server(project: Path, key: str, pg: PgServer):
+    b = open_backend(project, key, mirror=False)
+    try:
+        b._dsn = pg.dsn().replace(f"port={pg.port}", f"port={free_port()}")  # the server went away since opening
+        with pytest.raises(MemoryBackendError) as err:
+            b.watch(lambda change: None)
+        assert err.value.code == "BACKEND_UNAVAILABLE" and PASSWORD not in str(err.value)
+    finally:
+        b.shutdown()
