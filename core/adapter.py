@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from core.backends.base import MemoryBackend
+from core.backends.base import MemoryBackend, call_write
 from core.errors import MemoryBackendError
 
 log = logging.getLogger(__name__)
@@ -42,7 +42,7 @@ class MemoryFileAdapter:
     def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> WriteOutcome:
         """Write through the backend; never raises. The failure is logged at WARNING and returned."""
         try:
-            self.backend.write(content, expected_hash=expected_hash, source=source)
+            call_write(self.backend, content, expected_hash=expected_hash, source=source)
         except Exception as exc:
             err = _as_backend_error(exc, self.backend.id, "WRITE_FAILED")
             log.warning("[MemoryFileAdapter] Write failed (%s): %s", err.code, err.message)

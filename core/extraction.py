@@ -14,7 +14,7 @@ import logging
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from core import fileio
 from core.insights import (
@@ -33,7 +33,7 @@ from core.insights import (
     validate_prune_candidate,
 )
 from core.insights._text import iso_timestamp, js_trim, to_utc
-from core.proposals import STALE_MESSAGE, record_audit, save_new_proposal
+from core.proposals import STALE_MESSAGE, ProposalError, record_audit, save_new_proposal
 from core.providers import CancelCheck, ProgressCallback, Provider, ProviderError, ProviderRequest
 
 __all__ = ["ExtractionRun", "run_extraction"]
@@ -181,3 +181,30 @@ def run_extraction(
     progress(100, "Done")
     return ExtractionRun("ok", f"{count}. {prune_message}{review}", result, start_hash, proposal_id, name,
                          run_at, None, prune_status, prune_message)
+
+
+class _SavedReply:
+    """A "provider" that answers with a reply saved earlier, so an import is stored as a run's reply is."""
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name, self.text = name, text
+
+    def complete(self, request: Any, *, cancel: Any = None, progress: Any = None) -> str:
+        """Return the saved reply."""
+        return self.text
+
+
+def store_imported_reply(root: Path | str, text: str, source_name: str, *,
+                         now: datetime | None = None) -> ExtractionRun:
+    """Store a saved AI extraction reply as a proposal for review, exactly as a run stores a model's reply.
+
+    The reply goes through :func:`core.extraction.run_extraction` (insights already in the file left
+    out, prune validated and checked against the memory, audit written), so an imported reply and
+    a live one are reviewed the same way. Text that is not an extraction reply raises
+    :class:`ProposalError` (``BAD_REPLY``) and nothing at all is written.
+    """
+    try:
+        parse_insight_extraction_response(text)
+    except InsightParseError as exc:
+        raise ProposalError(f"{source_name} is not an extraction reply: {exc}", "BAD_REPLY") from exc
+    return run_extraction(root, _SavedReply(f"{source_name} (imported)", text), now=now, origin="import")

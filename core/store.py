@@ -1,4 +1,10 @@
-"""``ProjectStore``: one project's settings and memory bootstrap, with non-fatal memory setup."""
+"""``ProjectStore``: one project's settings and memory bootstrap, with non-fatal memory setup.
+
+The bootstrap creates the layout's own long-term file (``.fusion/memory.md`` in the seed layout,
+``.fusion/memory/MEMORY.md`` in the layered one), never a file of the other layout. Surfaces call
+:meth:`ProjectStore.init` only when the operator asked for memory to be created: opening a folder
+creates nothing.
+"""
 
 from __future__ import annotations
 
@@ -17,8 +23,10 @@ log = logging.getLogger(__name__)
 class ProjectStore:
     """A project folder: ``init()`` bootstraps memory, ``update_settings()`` persists a settings patch."""
 
-    def __init__(self, root: str | Path) -> None:
+    def __init__(self, root: str | Path, *, project: Any = None) -> None:
         self.root = Path(root)
+        #: The :class:`core.project.Project` this store serves, when a surface has one open.
+        self.project = project
 
     def settings(self) -> ProjectSettings:
         """Load the current settings (raises :class:`~core.errors.SettingsError` on a bad config)."""
@@ -44,6 +52,12 @@ class ProjectStore:
             previous = self.settings()
         except Exception:
             previous = None
+        if self.project is not None:  # the project writes the settings, re-resolves its backend, creates memory
+            self.project.update_settings(patch)
+            updated = self.project.settings
+            if previous is None or _schedule_fields(previous) != _schedule_fields(updated):
+                self._sync_schedule(updated)
+            return updated
         updated = settings_mod.update_settings(self.root, patch)
         if updated.memory_enabled and (previous is None or not previous.memory_enabled):
             self._ensure_memory()
@@ -62,8 +76,10 @@ class ProjectStore:
 
     def _ensure_memory(self) -> None:
         try:
+            if self.project is not None and self.project.writable() is not None:
+                return  # a read-only backend or folder: nothing to create
             if ensure_memory_file(self.root):
-                log.info("created %s", self.root / ".fusion/memory.md")
+                log.info("created the memory file of %s", self.root)
         except Exception as exc:  # non-fatal invariant: setup failures never block
             log.warning("memory bootstrap failed (non-fatal): %s", exc)
 

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QMainWindow,
     QMessageBox,
+    QSplitter,
     QStackedWidget,
     QWidget,
 )
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # imported when a project is opened, to keep core off the sta
     from gui.dialog_host import DialogHost
     from gui.editor.memory_editor import MemoryEditor
     from gui.session import ProjectSession
+    from gui.widgets.document_picker import DocumentPicker
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +69,13 @@ class MainWindow(QMainWindow):
         self.placeholder.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.pages = QStackedWidget(self)
         self.pages.addWidget(self.placeholder)
-        self.pages.addWidget(self.tabs)
+        #: The document picker (built with the first project) beside the tabs.
+        self.picker: DocumentPicker | None = None
+        self.workspace = QSplitter(Qt.Orientation.Horizontal, self)
+        self.workspace.setObjectName("workspace")
+        self.workspace.setChildrenCollapsible(False)
+        self.workspace.addWidget(self.tabs)
+        self.pages.addWidget(self.workspace)
         self.setCentralWidget(self.pages)
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
@@ -107,6 +115,7 @@ class MainWindow(QMainWindow):
         insights_menu.addAction(self._action("run_extraction", "Run &extraction…", "Ctrl+Shift+E"))
         tools_menu = self.menuBar().addMenu("&Tools")
         tools_menu.addAction(self._action("providers", "Model &providers…"))
+        tools_menu.addAction(self._action("migrate", "&Migrate legacy memory.md…"))
 
     def _rebuild_tab_actions(self) -> None:
         for name in [n for n in self.actions_by_name if n.startswith("tab:")]:
@@ -139,11 +148,17 @@ class MainWindow(QMainWindow):
         a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
         a["run_extraction"].triggered.connect(self.run_extraction)
         a["providers"].triggered.connect(lambda: self.dialogs().show_providers())
+        a["migrate"].triggered.connect(self.migrate_legacy)
         self.recent_menu.aboutToShow.connect(self._rebuild_recent_menu)
         self.tabs.viewBuilt.connect(self._connect_view)
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
 
     def _connect_project(self, session: ProjectSession, editor: MemoryEditor) -> None:
+        picker = self._ensure_picker()
+        picker.documentChosen.connect(self.open_document)
+        editor.documentDirtyChanged.connect(picker.set_dirty)
+        session.documentsChanged.connect(self._show_documents)
+        session.documentChanged.connect(self._on_document_changed)
         editor.dirtyChanged.connect(self.setWindowModified)
         editor.sizeChanged.connect(self.status.set_size)
         editor.statusMessage.connect(self.status.show_message)
@@ -160,6 +175,92 @@ class MainWindow(QMainWindow):
     def _connect_view(self, view: QWidget) -> None:
         if hasattr(view, "runExtractionRequested"):  # the insights and prune views
             view.runExtractionRequested.connect(self.run_extraction)
+        if hasattr(view, "openAtLine"):  # search results
+            view.openAtLine.connect(self.open_document)
+        if hasattr(view, "openSourceRequested"):  # an insight's source entry
+            view.openSourceRequested.connect(self.open_document)
+
+    # -- documents -----------------------------------------------------------------------------
+    def _ensure_picker(self) -> DocumentPicker:
+        if self.picker is None:
+            from gui.widgets.document_picker import DocumentPicker
+
+            self.picker = DocumentPicker(self)
+            self.workspace.insertWidget(0, self.picker)
+            self.workspace.setStretchFactor(0, 1)
+            self.workspace.setStretchFactor(1, 6)
+            width = max(self.width(), 800)
+            side = max(240, min(340, width // 4))
+            self.workspace.setSizes([side, width - side])
+        return self.picker
+
+    def open_document(self, relpath: str, line: int = 0) -> bool:
+        """Show ``relpath`` in the editor (unsaved edits of the one shown are kept), at ``line`` if given."""
+        if self.session is None or self.editor is None:
+            return False
+        self.tabs.setCurrentWidget(self.editor)
+        self.editor.switch_document(relpath)
+        if self.session.current_path != relpath:
+            return False
+        if line > 0:
+            self.editor.goto_line(line)
+        return True
+
+    def _show_documents(self, *_args: object) -> None:
+        if self.session is not None and self.picker is not None:
+            docs = self.session.documents()
+            self.picker.set_documents(docs, self.session.current_path)
+            self.actions_by_name["migrate"].setEnabled(any(d.legacy for d in docs))
+
+    def migrate_legacy(self) -> bool:
+        """Show what moving the legacy ``.fusion/memory.md`` into MEMORY.md changes; apply it if confirmed."""
+        if self.session is None:
+            return False
+        from core.migrate import apply_migration, plan_migration
+        from gui.widgets.migrate_dialog import MigrateDialog
+
+        try:
+            plan = plan_migration(self.session.project)
+        except Exception as exc:
+            self.show_error(f"Cannot plan the migration: {exc}")
+            return False
+        if plan is None:
+            self.show_error("Nothing to migrate: this project has no legacy .fusion/memory.md beside .fusion/memory/.")
+            return False
+        if plan.target in (self.editor.unsaved_documents() if self.editor else []):
+            self.show_error(f"{plan.target} has unsaved edits; save them first, then migrate.")
+            return False
+        if not self.ask_migrate(MigrateDialog(plan, self)):
+            return False
+        try:
+            changes = apply_migration(self.session.project, plan)
+        except Exception as exc:
+            self.show_error(f"Not migrated — nothing was changed: {exc}")
+            return False
+        if self.session.current_path not in {d.path for d in self.session.documents()}:
+            self.open_document(plan.target)
+        self.session.apply(changes, "migrate")
+        self.status.show_message(f"Moved {plan.moved} line(s) into {plan.target}; both old versions are in History")
+        return True
+
+    def ask_migrate(self, dialog: QWidget) -> bool:
+        """Show the migration dialog; True when the operator chose Apply (tests replace this)."""
+        return bool(dialog.exec())
+
+    def _on_document_changed(self, relpath: str) -> None:
+        if self.session is None:
+            return
+        if self.picker is not None:
+            if relpath not in self.picker.paths():
+                self._show_documents()
+            self.picker.set_current(relpath)
+        self._show_title()
+        self._watch_memory()
+
+    def _show_title(self) -> None:
+        if self.session is not None:
+            name = self.session.current_path.rsplit("/", 1)[-1]
+            self.setWindowTitle(f"memdesk — {self.session.root.name} — {name}[*]")
 
     # -- projects ------------------------------------------------------------------------------
     def open_project(self, folder: str | Path) -> bool:
@@ -183,7 +284,7 @@ class MainWindow(QMainWindow):
         self.session = session
         self.editor = MemoryEditor(session)
         self.tabs.set_project(session, self.editor)
-        self.pages.setCurrentWidget(self.tabs)
+        self.pages.setCurrentWidget(self.workspace)
         self._rebuild_tab_actions()
         self._connect_project(session, self.editor)
         self.dialogs().set_session(session)
@@ -194,7 +295,8 @@ class MainWindow(QMainWindow):
         self.actions_by_name["undo"].setEnabled(False)
         self.actions_by_name["redo"].setEnabled(False)
         self.setWindowModified(False)
-        self.setWindowTitle(f"memdesk — {session.root.name} — memory.md[*]")
+        self._show_documents()
+        self._show_title()
         self._show_project_state()
         self.status.set_size(self.editor.size_label.size)
         self._watch_memory()
@@ -238,8 +340,10 @@ class MainWindow(QMainWindow):
 
     def maybe_discard(self) -> bool:
         """True when it is fine to drop the editor's state (saved, or the operator said so)."""
-        if self.editor is None or not self.editor.dirty:
+        if self.editor is None or not self.editor.unsaved_documents():
             return True
+        if not self.editor.dirty:  # only documents not shown have edits: show the first, then ask
+            self.open_document(self.editor.unsaved_documents()[0])
         choice = self.confirm_discard()
         if choice == "save":
             return self.editor.save()
@@ -248,7 +352,8 @@ class MainWindow(QMainWindow):
     def _ask_discard(self) -> Choice:
         buttons = QMessageBox.StandardButton
         answer = QMessageBox.question(
-            self, "Unsaved memory", "memory.md has unsaved edits. Save them first?",
+            self, "Unsaved memory", f"{self.session.current_path if self.session else 'memory'} has unsaved "
+            "edits. Save them first?",
             buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
         return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")  # type: ignore[return-value]
 

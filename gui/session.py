@@ -1,9 +1,11 @@
-"""``ProjectSession``: the open project as the GUI sees it (settings, backend, adapter), with signals.
+"""``ProjectSession``: the open project as the GUI sees it, over :class:`core.project.Project`, with signals.
 
 Views receive the session, call its methods and listen to its signals; they never build backends
-or read settings files themselves. All disk access happens in ``core``. The session also holds the
-stored proposal (:class:`core.proposals.Proposal`) under review, which the insights and prune views
-both follow.
+or read settings files themselves. All disk access happens in ``core`` through the project model.
+The session knows the *current document* (the one the editor shows: the layout's long-term file at
+first) and turns what core operations changed (:class:`core.project.Changes`) into signals with
+:meth:`ProjectSession.apply`. It also holds the stored proposal under review, which the insights
+and prune views both follow. Opening a project creates nothing on disk.
 """
 
 from __future__ import annotations
@@ -16,15 +18,55 @@ from typing import Any
 from PySide6.QtCore import QObject, Signal
 
 from core import fileio
-from core.adapter import MemoryFileAdapter, WriteOutcome
-from core.backends import MemoryBackend, MemoryBackendRegistry, default_registry, resolve_memory_backend
-from core.errors import SettingsError
+from core.adapter import WriteOutcome
+from core.backends import MemoryBackend, MemoryBackendRegistry
+from core.errors import MemoryBackendError, SettingsError
 from core.extraction import ExtractionRun
+from core.layout import DocumentInfo
+from core.project import Changes, Project
 from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
 from core.store import ProjectStore
 
 log = logging.getLogger(__name__)
+
+
+class DocumentAccess:
+    """Reads and writes of the session's current document, adapter-style: reads never raise."""
+
+    def __init__(self, session: ProjectSession) -> None:
+        self._session = session
+        #: The error of the last failed :meth:`read` (``None`` after a successful one).
+        self.last_read_error: MemoryBackendError | None = None
+
+    def read(self) -> str:
+        """The current document's text, ``""`` on any failure (kept in :attr:`last_read_error`)."""
+        try:
+            text = self._session.project.read(self._session.current_path)
+        except MemoryBackendError as exc:
+            self.last_read_error = exc
+            log.warning("read of %s failed: %s", self._session.current_path, exc)
+            return ""
+        except Exception as exc:
+            self.last_read_error = MemoryBackendError(f"{type(exc).__name__}: {exc}", "READ_FAILED",
+                                                      self._session.backend.id, exc)
+            return ""
+        self.last_read_error = None
+        return text
+
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "editor") -> WriteOutcome:
+        """Write the current document through the project (never raises)."""
+        try:
+            result = self._session.project.write(self._session.current_path, content, expected_hash=expected_hash,
+                                                 source=source)
+        except MemoryBackendError as exc:
+            log.warning("write of %s failed (%s): %s", self._session.current_path, exc.code, exc.message)
+            return WriteOutcome(False, f"Write failed ({exc.code}): {exc.message}", exc.code)
+        except Exception as exc:
+            log.warning("write of %s failed: %s", self._session.current_path, exc)
+            return WriteOutcome(False, f"Write failed (WRITE_FAILED): {type(exc).__name__}: {exc}", "WRITE_FAILED")
+        self._session.last_write = result
+        return WriteOutcome(True)
 
 
 class ProjectSession(QObject):
@@ -38,19 +80,79 @@ class ProjectSession(QObject):
     proposalChanged = Signal(object)  # Proposal | None: the stored proposal under review
     statusMessage = Signal(str)
 
+    documentChanged = Signal(str)  # the editor's current document changed; arg: its relpath
+    documentsChanged = Signal()  # documents were created, removed or resized: the picker refreshes
+
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.root = Path(root).resolve()
-        self.registry = registry or default_registry()
-        self.store = ProjectStore(self.root)
-        self.settings_error: SettingsError | None = None
-        self.settings = self._load_settings()
-        self.store.init()
-        self.backend: MemoryBackend = resolve_memory_backend(self.settings, self.root, self.registry)
-        self.adapter = MemoryFileAdapter(self.backend)
+        self.project = Project(root, registry)
+        self.root = self.project.root
+        self.registry = self.project.registry
+        self.store = ProjectStore(self.root, project=self.project)
+        #: The document the editor shows (project-relative).
+        self.current_path: str = self.project.memory_path
+        self.adapter = DocumentAccess(self)
+        self.last_write: Any = None
         #: The stored proposal under review (insights to accept, a prune to apply), if any.
         self.proposal: Proposal | None = None
+
+    # -- the project ---------------------------------------------------------------------------
+    @property
+    def backend(self) -> MemoryBackend:
+        """The resolved backend."""
+        return self.project.backend
+
+    @property
+    def settings(self) -> ProjectSettings:
+        """The project's settings (defaults while ``settings_error`` is set)."""
+        return self.project.settings
+
+    @property
+    def settings_error(self) -> SettingsError | None:
+        """Why the settings could not be read, if they could not."""
+        return self.project.settings_error
+
+    def documents(self) -> list[DocumentInfo]:
+        """Every memory document of the project, in design §2a order."""
+        try:
+            return self.project.documents()
+        except Exception as exc:
+            log.warning("cannot list the documents of %s: %s", self.root, exc)
+            return []
+
+    def set_document(self, relpath: str) -> None:
+        """Make ``relpath`` the current document (the caller deals with unsaved edits first)."""
+        if relpath != self.current_path:
+            self.current_path = relpath
+            self.documentChanged.emit(relpath)
+
+    @property
+    def document_exists(self) -> bool:
+        """Whether the current document exists yet."""
+        try:
+            return self.project.exists(self.current_path)
+        except MemoryBackendError:
+            return True  # it exists but cannot be read: the editor shows why
+
+    def create_current_document(self) -> Changes:
+        """Create the current document with its layout's scaffold (the operator asked for it)."""
+        changes = self.project.create_document(self.current_path)
+        self.apply(changes, "create")
+        return changes
+
+    def apply(self, changes: Changes, source: str = "operation") -> None:
+        """Emit the signals for what an operation changed, so each view refreshes what it shows."""
+        if changes.documents:
+            self.documentsChanged.emit()
+            if self.current_path in changes.documents:
+                self.memoryReplaced.emit(source)
+        if changes.insights or self.project.insights_path in changes.documents:
+            self.insightsChanged.emit()
+        if changes.audit:
+            self.auditChanged.emit()
+        if changes.settings:
+            self.settingsChanged.emit(self.settings)
 
     # -- proposals -----------------------------------------------------------------------------
     def set_proposal(self, proposal: Proposal | None) -> None:
@@ -82,25 +184,13 @@ class ProjectSession(QObject):
         return None
 
     # -- settings ------------------------------------------------------------------------------
-    def _load_settings(self) -> ProjectSettings:
-        try:
-            self.settings_error = None
-            return self.store.settings()
-        except SettingsError as exc:
-            self.settings_error = exc
-            log.warning("settings unreadable, using defaults: %s", exc)
-            return ProjectSettings()
-
     def update_settings(self, patch: Mapping[str, Any]) -> ProjectSettings:
         """Persist a settings patch (raises :class:`SettingsError`), re-resolving the backend if needed."""
-        before = self.settings
-        self.settings = self.store.update_settings(patch)
-        self.settings_error = None
+        before = self.backend
+        self.store.update_settings(patch)  # the project's settings, backend and memory, and the schedule
         self.settingsChanged.emit(self.settings)
-        if (self.settings.memory_backend, self.settings.memory_backend_config) != (
-            before.memory_backend, before.memory_backend_config
-        ):
-            self.reload_backend()
+        if self.backend is not before:
+            self._on_new_backend()
         return self.settings
 
     def switch_backend(self, backend_id: str, config: Mapping[str, Any] | None = None) -> ProjectSettings:
@@ -108,27 +198,37 @@ class ProjectSession(QObject):
         return self.update_settings({"memoryBackend": backend_id, "memoryBackendConfig": dict(config or {})})
 
     def reload_backend(self) -> None:
-        """Resolve the configured backend again (falling back to ``file`` with a reason)."""
-        old = self.backend
-        self.backend = resolve_memory_backend(self.settings, self.root, self.registry)
-        self.adapter = MemoryFileAdapter(self.backend)
-        try:
-            old.shutdown()
-        except Exception as exc:
-            log.warning("backend %s shutdown failed: %s", old.id, exc)
+        """Read the settings and resolve the configured backend again (falling back to ``file`` with a reason)."""
+        self.project.reload()
+        self._on_new_backend()
+
+    def _on_new_backend(self) -> None:
+        if self.current_path not in {d.path for d in self.documents()} and self.current_path != self.project.memory_path:
+            self.current_path = self.project.memory_path
+            self.documentChanged.emit(self.current_path)
+        self.documentsChanged.emit()
         self.backendChanged.emit(self.backend)
 
     # -- memory --------------------------------------------------------------------------------
     @property
     def memory_path(self) -> Path | None:
-        """Absolute path of the file the current backend exposes (watched for external changes)."""
-        rel = self.backend.memory_path
-        return self.root / rel if rel else None
+        """Absolute path of the current document's file (watched for external changes); ``None`` when the
+        backend keeps it itself without a file."""
+        if self.backend.is_primary(self.current_path) and self.backend.memory_path is None:
+            return None
+        return self.root / self.current_path
 
     @property
     def can_write(self) -> bool:
         """Whether the current backend can write memory."""
         return self.backend.has_capability("write")
+
+    def write_block_reason(self) -> str | None:
+        """Why the current document cannot be written (backend, permissions), or ``None``."""
+        try:
+            return self.project.writable(self.current_path)
+        except MemoryBackendError as exc:
+            return exc.message
 
     def read_memory(self) -> tuple[str, str]:
         """Return ``(content, content_hash)``; check ``adapter.last_read_error`` for a failed read."""
@@ -136,12 +236,14 @@ class ProjectSession(QObject):
         return text, fileio.content_hash(text)
 
     def write_memory(self, content: str, expected_hash: str | None, source: str = "editor") -> WriteOutcome:
-        """Write through :class:`MemoryFileAdapter` (never raises)."""
-        return self.adapter.write(content, expected_hash=expected_hash, source=source)
+        """Write the current document through the project (never raises)."""
+        outcome = self.adapter.write(content, expected_hash=expected_hash, source=source)
+        if outcome.success:
+            self.documentsChanged.emit()
+            if self.current_path == self.project.insights_path:
+                self.insightsChanged.emit()
+        return outcome
 
     def close(self) -> None:
         """Shut the backend down."""
-        try:
-            self.backend.shutdown()
-        except Exception as exc:
-            log.warning("backend shutdown failed: %s", exc)
+        self.project.close()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -11,6 +12,8 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from core.errors import MemoryBackendError
+from core.fileio import content_hash
+from core.layout import SEED_MEMORY, Layout
 
 MemoryCapability = Literal["read", "write", "search", "insights", "transactions"]
 CAPABILITIES: tuple[str, ...] = ("read", "write", "search", "insights", "transactions")
@@ -67,7 +70,11 @@ class MemoryBackend(ABC):
     capabilities: ClassVar[frozenset[str]] = frozenset({"read", "write"})
     settings_model: ClassVar[type[BaseModel]] = BackendSettings
     #: Project-relative path of the file agents and the editor see for this backend (None: no file).
-    memory_path: ClassVar[str | None] = ".fusion/memory.md"
+    #: :meth:`initialize` replaces the seed path by the layout's long-term file in a layered project.
+    memory_path: str | None = ".fusion/memory.md"
+    #: True when the backend's primary document is a plain file (appends go straight to it with
+    #: ``O_APPEND``); False when the backend keeps it itself (appends re-read and replace it).
+    file_canonical: ClassVar[bool] = False
 
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = dict(config or {})
@@ -97,6 +104,11 @@ class MemoryBackend(ABC):
             raise MemoryBackendError(f"project root {root_p} is not a folder", "BACKEND_UNAVAILABLE", self.id)
         self.root = root_p
         self.config = raw
+        layout_path = Layout(root_p).memory_path
+        #: The document served by :meth:`read`/:meth:`write`: the layout's long-term file.
+        self.primary_path = layout_path
+        if self.memory_path == SEED_MEMORY:
+            self.memory_path = layout_path
         self.on_initialize()
         self._initialized = True
 
@@ -114,6 +126,76 @@ class MemoryBackend(ABC):
     @abstractmethod
     def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
         """Replace the memory content. ``expected_hash`` guards against lost updates (``CONFLICT``)."""
+
+    # -- documents (design §3a) -----------------------------------------------------------------
+    def is_primary(self, relpath: str) -> bool:
+        """Whether ``relpath`` is the document this backend serves through :meth:`read`/:meth:`write`."""
+        return relpath == getattr(self, "primary_path", self.memory_path)
+
+    def read_document(self, relpath: str) -> str | None:
+        """Return one document's text (``None`` when it does not exist).
+
+        The primary document of a backend that keeps it itself comes from :meth:`read`; files
+        (the project's other documents, and a file-canonical backend's own) are read from disk.
+        """
+        root = self.require_initialized()
+        if self.is_primary(relpath) and not self.file_canonical:
+            text = self.read()
+            if not isinstance(text, str):
+                raise MemoryBackendError(f'backend "{self.id}" returned {type(text).__name__}, not text',
+                                         "READ_FAILED", self.id)
+            return text
+        from core import docio  # late: docio sits above the backends' base
+
+        return docio.read_document(root, relpath, self.id)
+
+    def write_document(self, relpath: str, content: str, *, expected_hash: str | None = None,
+                       source: str = "write", author: str | None = None) -> None:
+        """Replace one document (history first). Refused with ``READ_ONLY`` without the write capability."""
+        root = self.require_initialized()
+        self.require_writable()
+        if self.is_primary(relpath):
+            call_write(self, content, expected_hash=expected_hash, source=source, author=author)
+            return
+        from core import docio
+
+        docio.replace_document(root, relpath, content, expected_hash=expected_hash, source=source,
+                               author=author, backend_id=self.id)
+
+    def append_document(self, relpath: str, build: Callable[[str], str | None], *,
+                        author: str | None = None, source: str = "append") -> str | None:
+        """Append to one document under its lock: ``build(current)`` gives the text to add (``None``: none).
+
+        Returns what was appended. A plain file gets the bytes with ``O_APPEND`` (writers that do
+        not take memdesk's lock are never overwritten); a document the backend keeps itself is
+        re-read and replaced with an ``expected_hash`` guard.
+        """
+        root = self.require_initialized()
+        self.require_writable()
+        from core import docio
+
+        if self.is_primary(relpath) and not self.file_canonical:
+            with docio.document_lock(root, relpath):
+                current = self.read_document(relpath) or ""
+                extra = build(current)
+                if extra:
+                    self.write_document(relpath, current + extra, expected_hash=content_hash(current),
+                                        source=source, author=author)
+                return extra
+        extra = docio.append_document(root, relpath, build, backend_id=self.id)
+        if extra:
+            self.on_document_appended(relpath)
+        return extra
+
+    def on_document_appended(self, relpath: str) -> None:
+        """Hook: a file document was appended to outside :meth:`write` (indexes may need a refresh)."""
+
+    def require_writable(self) -> None:
+        """Raise ``READ_ONLY`` unless this backend can write."""
+        if not self.has_capability("write"):
+            raise MemoryBackendError(
+                f'The "{self.id}" backend cannot write memory; switch the backend to "file" to edit it.',
+                "READ_ONLY", self.id)
 
     def search(self, query: str, options: MemorySearchOptions | None = None) -> list[MemorySearchResult]:
         """Search the memory; backends without the ``search`` capability raise ``CAPABILITY_UNSUPPORTED``."""
@@ -169,3 +251,41 @@ def require_capability(backend: MemoryBackend, capability: str) -> None:
 def get_backend_capabilities(backend: MemoryBackend) -> frozenset[str]:
     """Return the effective capability set of ``backend``, in :data:`CAPABILITIES` order semantics."""
     return frozenset(c for c in CAPABILITIES if backend.has_capability(c))
+
+
+def _write_extras(backend_type: type) -> frozenset[str]:
+    """The optional keywords a backend's ``write`` accepts (the seed contract is ``write(content)``)."""
+    cached = _EXTRAS.get(backend_type)
+    if cached is None:
+        try:
+            params = inspect.signature(backend_type.write).parameters
+        except (TypeError, ValueError):
+            params = {}
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            cached = frozenset({"expected_hash", "source", "author"})
+        else:
+            cached = frozenset(k for k in ("expected_hash", "source", "author") if k in params)
+        _EXTRAS[backend_type] = cached
+    return cached
+
+
+_EXTRAS: dict[type, frozenset[str]] = {}
+
+
+def call_write(backend: MemoryBackend, content: str, *, expected_hash: str | None = None,
+               source: str = "write", author: str | None = None) -> None:
+    """Call ``backend.write`` with only the extras it declares; a stale base on a backend that cannot
+    check it is checked here first."""
+    extras = _write_extras(type(backend))
+    kwargs: dict[str, object] = {}
+    if "source" in extras:
+        kwargs["source"] = source
+    if "author" in extras and author is not None:
+        kwargs["author"] = author
+    if expected_hash is not None:
+        if "expected_hash" in extras:
+            kwargs["expected_hash"] = expected_hash
+        elif content_hash(backend.read() or "") != expected_hash:
+            raise MemoryBackendError("the memory changed since it was loaded; reload or merge before saving",
+                                     "CONFLICT", backend.id)
+    backend.write(content, **kwargs)

@@ -1,44 +1,53 @@
-"""The ``file`` backend (default and fallback) and the ``readonly`` backend over ``.fusion/memory.md``."""
+"""The ``file`` backend (default and fallback), ``readonly``, and ``qmd`` (current Fusion's layered files).
+
+``file`` and ``readonly`` keep the layout's long-term document: ``.fusion/memory.md`` in the seed
+layout, ``.fusion/memory/MEMORY.md`` in the layered one. ``qmd`` is the id current Fusion uses by
+default in a layered project: the same files, searched with memdesk's own index.
+"""
 
 from __future__ import annotations
 
-from core import fileio
-from core.backends.base import MemoryBackend
+from core import docio
+from core.backends.base import MemoryBackend, MemorySearchOptions, MemorySearchResult
 from core.errors import MemoryBackendError
-from core.project_memory import MEMORY_FILE_PATH
 
 
 class FileMemoryBackend(MemoryBackend):
-    """Memory in ``.fusion/memory.md`` at the project root, written atomically under a lock."""
+    """Memory in the layout's long-term markdown file, written atomically under a lock."""
 
     id = "file"
     name = "File System"
     version = "1.0.0"
-    description = "Markdown file .fusion/memory.md at the project root (Fusion's default)."
+    description = "Markdown files under .fusion/ at the project root (Fusion's file backend)."
     capabilities = frozenset({"read", "write"})
+    file_canonical = True
 
     def read(self) -> str:
         """Return the file's content (``""`` when absent); ``READ_FAILED`` when it is not UTF-8."""
         root = self.require_initialized()
-        return fileio.read_text(root / MEMORY_FILE_PATH, self.id) or ""
+        assert self.memory_path is not None
+        return docio.read_document(root, self.memory_path, self.id) or ""
 
-    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write",
+              author: str | None = None) -> None:
         """Replace the file atomically, keeping the previous version in history."""
         root = self.require_initialized()
-        fileio.replace_text(root, MEMORY_FILE_PATH, content, expected_hash=expected_hash, source=source,
-                            backend_id=self.id)
+        assert self.memory_path is not None
+        docio.replace_document(root, self.memory_path, content, expected_hash=expected_hash, source=source,
+                               author=author, backend_id=self.id)
 
 
 class ReadOnlyMemoryBackend(FileMemoryBackend):
-    """The same file, never written: agents only consult it and the editor is read-only."""
+    """The same files, never written: agents only consult them and the editor is read-only."""
 
     id = "readonly"
     name = "Read-Only"
     version = "1.0.0"
-    description = "Reads .fusion/memory.md and refuses every write."
+    description = "Reads the memory files and refuses every write."
     capabilities = frozenset({"read"})
 
-    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write",
+              author: str | None = None) -> None:
         """Always refuse with ``READ_ONLY``."""
         self.require_initialized()
         raise MemoryBackendError(
@@ -46,3 +55,21 @@ class ReadOnlyMemoryBackend(FileMemoryBackend):
             "READ_ONLY",
             self.id,
         )
+
+
+class QmdMemoryBackend(FileMemoryBackend):
+    """Current Fusion's default in a layered project: the layered files, searched by memdesk's index."""
+
+    id = "qmd"
+    name = "QMD (Quantized Memory Distillation)"
+    version = "1.0.0"
+    description = ("Current Fusion's layered files (.fusion/memory/: MEMORY.md, daily notes, DREAMS.md, "
+                   "per-agent memory); memdesk searches them with its own index.")
+    capabilities = frozenset({"read", "write", "search"})
+
+    def search(self, query: str, options: MemorySearchOptions | None = None) -> list[MemorySearchResult]:
+        """Keyword search over every document of the project (memdesk's derived index)."""
+        root = self.require_initialized()
+        from core.search.derived import derived_search  # late: search is heavy and optional per command
+
+        return derived_search(root, query, options)

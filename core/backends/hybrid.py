@@ -19,7 +19,7 @@ from core import fileio
 from core.backends.base import BackendSettings, MemorySearchOptions, MemorySearchResult
 from core.backends.file import FileMemoryBackend
 from core.fileio import MEMDESK_DIR
-from core.project_memory import MEMORY_FILE_PATH
+from core.layout import SEED_MEMORY as MEMORY_FILE_PATH
 from core.search.db import Database
 from core.search.embeddings import Embedder, default_embedder
 from core.search.service import SearchService
@@ -75,15 +75,16 @@ class HybridMemoryBackend(FileMemoryBackend):
         """Read the file; re-index it first when it changed outside memdesk."""
         text = super().read()
         service = self._service()
-        doc = service.index.docs().get(MEMORY_FILE_PATH)
+        path = self.memory_path or MEMORY_FILE_PATH
+        doc = service.index.docs().get(path)
         if doc is None or doc.hash != fileio.content_hash(text):
-            service.sync_text(MEMORY_FILE_PATH, text)
+            service.sync_text(path, text)
         return text
 
     def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
         """Write the file (history first), then bring both indexes in step with it."""
         super().write(content, expected_hash=expected_hash, source=source)
-        self._service().sync_text(MEMORY_FILE_PATH, content)
+        self._service().sync_text(self.memory_path or MEMORY_FILE_PATH, content)
 
     def search(self, query: str, options: MemorySearchOptions | None = None) -> list[MemorySearchResult]:
         """Fused keyword + semantic search (keyword only without the extra) over every searched file."""

@@ -18,7 +18,6 @@ import re
 import uuid
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, nullcontext
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, field_validator, model_validator
@@ -33,7 +32,6 @@ from core.backends.pg.notify import ChangeFeed, DocumentChange, Watch, watch
 from core.connections import get_connection
 from core.errors import MemoryBackendError, SettingsError
 from core.history import RetentionPolicy, Version, project_retention_policy
-from core.project_memory import MEMORY_FILE_PATH
 
 log = logging.getLogger(__name__)
 
@@ -84,15 +82,6 @@ class PostgresSettings(BackendSettings):
         return value
 
 
-def primary_path(root: Path) -> str:
-    """The layout's long-term memory path (``.fusion/memory/MEMORY.md`` in a layered project)."""
-    try:
-        from core.layout import Layout  # the project model; absent on older trees
-    except ImportError:
-        return ".fusion/memory/MEMORY.md" if (root / ".fusion" / "memory").is_dir() else MEMORY_FILE_PATH
-    return Layout(root).memory_path
-
-
 def check_document_path(relpath: str, backend_id: str = "postgres") -> str:
     """A document key: a relative POSIX path under ``.fusion/`` with no ``..`` (``INVALID_CONFIG`` otherwise)."""
     ok = (isinstance(relpath, str) and relpath.startswith(".fusion/") and len(relpath) <= 512 and "\\" not in relpath
@@ -134,7 +123,7 @@ class PostgresMemoryBackend(MemoryBackend):
         self.db = PgDatabase(conn.dsn, self.id)
         self.db.open()  # nothing local is touched before the server has answered
         self.origin = uuid.uuid4().hex
-        self.primary = primary_path(self.root)
+        self.primary = self.primary_path  # the layout's long-term document (set by the base class)
         self.memory_path = self.primary if s.mirror else None  # type: ignore[misc]
         self.mirror = mirror_mod.MirrorFiles(self.root, self.project_key, self.id) if s.mirror else None
         self._chunks = docs.ChunkCache()
@@ -305,10 +294,11 @@ class PostgresMemoryBackend(MemoryBackend):
         self.require_initialized()
         return self.read_document(self.primary) or ""
 
-    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write",
+              author: str | None = None) -> None:
         """Replace the layout's memory document."""
         self.require_initialized()
-        self.write_document(self.primary, content, expected_hash=expected_hash, source=source)
+        self.write_document(self.primary, content, expected_hash=expected_hash, source=source, author=author)
 
     # -- history ------------------------------------------------------------------------------------
     def list_versions(self, relpath: str | None = None, limit: int | None = None) -> list[Version]:

@@ -10,12 +10,15 @@ from typing import Any
 
 from core.backends.base import BackendInfo, MemoryBackend
 from core.errors import MemoryBackendError
+from core.layout import detect_layout
 from core.settings import ProjectSettings, coerce_settings
 
 log = logging.getLogger(__name__)
 
 ENTRY_POINT_GROUP = "memdesk.backends"
 FALLBACK_BACKEND_ID = "file"
+#: What a layered project with no backend key uses (current Fusion's default).
+LAYERED_DEFAULT_BACKEND_ID = "qmd"
 
 #: A backend class, or any callable taking the config mapping and returning a backend.
 MemoryBackendFactory = Callable[[Mapping[str, Any]], MemoryBackend]
@@ -94,10 +97,11 @@ class MemoryBackendRegistry:
 
 def register_builtin_backends(registry: MemoryBackendRegistry) -> None:
     """Register memdesk's own backends."""
-    from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
+    from core.backends.file import FileMemoryBackend, QmdMemoryBackend, ReadOnlyMemoryBackend
 
     registry.register(FileMemoryBackend)
     registry.register(ReadOnlyMemoryBackend)
+    registry.register(QmdMemoryBackend)
     for module, name in _OPTIONAL_BUILTINS:
         try:
             mod = __import__(module, fromlist=[name])
@@ -143,6 +147,8 @@ def resolve_memory_backend(
     try:
         s = coerce_settings(settings)
         configured, config = s.memory_backend, s.memory_backend_config
+        if "memory_backend" not in s.model_fields_set and detect_layout(root) == "layered":
+            configured = LAYERED_DEFAULT_BACKEND_ID  # current Fusion's default; the key is never rewritten
     except Exception as exc:
         configured, config = "(invalid settings)", {}
         reason = f"settings are invalid: {exc}"

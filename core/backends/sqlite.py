@@ -24,7 +24,7 @@ from pydantic import Field
 from core import fileio, history
 from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptions, MemorySearchResult
 from core.errors import MemoryBackendError, PathOutsideRootError
-from core.project_memory import MEMORY_FILE_PATH
+from core.layout import SEED_MEMORY as MEMORY_FILE_PATH
 from core.search.db import Database
 from core.search.service import RACY_NS, SearchService
 

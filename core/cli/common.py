@@ -8,11 +8,14 @@ import json
 import sys
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.backends import MemoryBackend, default_registry, resolve_memory_backend
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.settings import load_settings
+
+if TYPE_CHECKING:
+    from core.project import Project
 
 # Exit codes: 0 success, 1 failure, 2 bad input.
 BAD_INPUT_CODES = {"INVALID_CONFIG", "QUOTA_EXCEEDED", "NOT_FOUND", "CAPABILITY_UNSUPPORTED", "READ_ONLY"}
@@ -64,6 +67,39 @@ def project_backend(root: Path) -> MemoryBackend:
     if backend.fallback_reason:
         print(f"memdesk: warning: {backend.fallback_reason}; using the file backend", file=sys.stderr)
     return backend
+
+
+def cli_project(args: argparse.Namespace) -> Project:
+    """The ``--project`` folder as a :class:`~core.project.Project` (creating nothing), with a warning on
+    stderr when its backend fell back to ``file``."""
+    from core.project import Project
+
+    root = project_root(args)
+    try:
+        project = Project(root)
+    except Exception as exc:
+        raise fail_from(exc) from exc
+    if project.settings_error is not None:
+        raise fail_from(project.settings_error)
+    if project.fallback_reason:
+        print(f"memdesk: warning: {project.fallback_reason}; using the file backend", file=sys.stderr)
+    return project
+
+
+def cli_path(project: Project, args: argparse.Namespace) -> str:
+    """The document named by ``--file`` (normalised as design §2a says), or the long-term one."""
+    try:
+        return project.resolve_path(getattr(args, "file", None))
+    except MemoryBackendError as exc:
+        raise CliError(f"--file: {exc.message}", 2) from exc
+
+
+def add_file_option(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Add ``--file PATH`` (a memory document; default: the layout's long-term file)."""
+    parser.add_argument("--file", "-f", metavar="PATH", default=None,
+                        help="memory document (MEMORY.md, a daily note YYYY-MM-DD.md, DREAMS.md, "
+                             "agent-memory/ID/FILE …; default: the long-term memory); see `memdesk files`")
+    return parser
 
 
 def to_jsonable(value: Any) -> Any:

@@ -29,6 +29,7 @@ from core.insights.extraction import (
     should_trigger_extraction,
 )
 from core.insights.files import (
+    document_path,
     read_insights_memory,
     read_memory_audit,
     read_working_memory,
@@ -123,6 +124,7 @@ __all__ = [
     "process_and_audit_insight_extraction",
     "process_insight_extraction_run",
     "read_automations",
+    "document_path",
     "read_insights_memory",
     "read_memory_audit",
     "read_memory_audit_state",

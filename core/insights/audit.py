@@ -27,7 +27,7 @@ from core.insights._text import (
     parse_timestamp,
     to_utc,
 )
-from core.insights.files import read_memory_audit, read_project_file
+from core.insights.files import document_path, read_memory_audit, read_project_file, write_generated_file
 from core.insights.model import (
     CATEGORY_SECTIONS,
     MEMORY_AUDIT_PATH,
@@ -84,9 +84,9 @@ def _count_in_section(content: str, header: str) -> int:
 
 def _exists(root: Path | str, relpath: str) -> bool:
     try:
-        return (Path(root) / relpath).exists()
-    except OSError:
-        return False
+        return read_project_file(root, relpath) is not None
+    except Exception:  # unreadable: exists; the read below reports why
+        return True
 
 
 def _check(checks: list[MemoryAuditCheck], check_id: str, name: str, passed: bool, details: str) -> None:
@@ -106,7 +106,7 @@ def _working_memory_checks(root: Path | str, checks: list[MemoryAuditCheck]) -> 
         except Exception as exc:  # an unreadable file is a failed check, never an exception
             _check(checks, "working-memory-exists", name, False, f"File exists but could not be read: {exc}")
     else:
-        _check(checks, "working-memory-exists", name, False, f"File {MEMORY_WORKING_PATH} does not exist")
+        _check(checks, "working-memory-exists", name, False, f"File {document_path(root, MEMORY_WORKING_PATH)} does not exist")
     if exists:
         _check(checks, "working-memory-content", "Working memory has meaningful content",
                size > 0 and sections >= 2,
@@ -137,7 +137,7 @@ def _insights_memory_checks(root: Path | str, checks: list[MemoryAuditCheck]) ->
         except Exception as exc:  # an unreadable file is a failed check, never an exception
             _check(checks, "insights-memory-exists", name, False, f"File exists but could not be read: {exc}")
     else:
-        _check(checks, "insights-memory-exists", name, False, f"File {MEMORY_INSIGHTS_PATH} does not exist yet")
+        _check(checks, "insights-memory-exists", name, False, f"File {document_path(root, MEMORY_INSIGHTS_PATH)} does not exist yet")
     total = sum(counts.values())
     if exists:
         details = (
@@ -280,7 +280,7 @@ def render_memory_audit_markdown(report: MemoryAuditReport) -> str:
 
 def write_memory_audit(root: Path | str, markdown: str) -> fileio.ReplaceResult:
     """Write the audit report to ``.fusion/memory-audit.md`` (creating ``.fusion/``)."""
-    return fileio.replace_text(root, MEMORY_AUDIT_PATH, markdown, source="audit", keep_history=False)
+    return write_generated_file(root, MEMORY_AUDIT_PATH, markdown, source="audit")
 
 
 def read_memory_audit_state(root: Path | str) -> dict[str, Any] | None:
@@ -308,7 +308,7 @@ def write_memory_audit_state(
     data = state.to_json() if isinstance(state, MemoryAuditState) else dict(state)
     data.setdefault("updatedAt", iso_timestamp())
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    return fileio.replace_text(root, MEMORY_AUDIT_STATE_PATH, text, source="audit", keep_history=False)
+    return write_generated_file(root, MEMORY_AUDIT_STATE_PATH, text, source="audit")
 
 
 def record_audit(root: Path | str, *, extraction: MemoryExtractionMetadata | None = None,

@@ -357,6 +357,28 @@ class ProcessRunResult:
     error: str | None = None
     insights_written: bool = False
 
+    # Fusion's result is flat (the extraction result spread, plus counts and the prune outcome);
+    # these give the same names as attributes.
+    @property
+    def insights(self) -> tuple[MemoryInsight, ...]:
+        """The insights the reply held."""
+        return self.extraction.insights
+
+    @property
+    def summary(self) -> str:
+        """The reply's summary."""
+        return self.extraction.summary
+
+    @property
+    def extracted_at(self) -> str:
+        """When the extraction ran (ISO 8601, UTC)."""
+        return self.extraction.extracted_at
+
+    @property
+    def pruned_memory(self) -> str | None:
+        """The prune candidate the reply offered, if any."""
+        return self.extraction.pruned_memory
+
     def to_json(self) -> dict[str, Any]:
         """Fusion's shape: the extraction result spread, plus the counts and the prune outcome."""
         out = self.extraction.to_json()

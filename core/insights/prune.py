@@ -18,7 +18,7 @@ from typing import Any
 from core import fileio
 from core.errors import MemoryBackendError
 from core.insights._text import js_trim
-from core.insights.files import read_working_memory
+from core.insights.files import read_working_memory, write_working_memory
 from core.insights.model import (
     MEMORY_WORKING_PATH,
     PRUNE_NOT_OFFERED_REASON,
@@ -81,7 +81,7 @@ def apply_memory_pruning(
     new_content = js_trim(candidate) + "\n"
     reference = expected_hash if expected_hash is not None else fileio.content_hash(current)
     try:
-        fileio.replace_text(root, MEMORY_WORKING_PATH, new_content, expected_hash=reference, source="prune")
+        write_working_memory(root, new_content, expected_hash=reference, source="prune")
     except MemoryBackendError as exc:
         log.warning("prune not applied (%s): %s", exc.code, exc)
         return _not_applied(f"Prune candidate could not be written ({exc.code}): {exc}", original_size)

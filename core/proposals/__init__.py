@@ -36,7 +36,6 @@ from core.proposals.store import (
     proposal_relpath,
     record_audit,
     save_new_proposal,
-    store_imported_reply,
     store_prune_candidate,
     update_proposal,
 )
@@ -63,7 +62,6 @@ __all__ = [
     "reject_insights",
     "reject_prune",
     "save_new_proposal",
-    "store_imported_reply",
     "store_prune_candidate",
     "update_proposal",
 ]

@@ -17,6 +17,7 @@ from core.insights import (
     MEMORY_INSIGHTS_PATH,
     PruneOutcome,
     apply_memory_pruning,
+    document_path,
     merge_insights_detailed,
     read_insights_memory,
     read_working_memory,
@@ -51,7 +52,8 @@ def accept_insights(root: Path | str, proposal_id: str, numbers: list[int] | Non
     def change(proposal: Proposal) -> tuple[Proposal, InsightReview]:
         chosen = _pick(proposal, numbers)
         picked = [item.insight for item in proposal.insights if item.number in chosen and item.status != "accepted"]
-        with fileio.file_lock(root, MEMORY_INSIGHTS_PATH):  # an agent writing meanwhile loses nothing
+        insights_path = document_path(root, MEMORY_INSIGHTS_PATH)
+        with fileio.file_lock(root, insights_path):  # an agent writing meanwhile loses nothing
             merged = merge_insights_detailed(read_insights_memory(root), picked, today=now)
             if merged.added:
                 write_insights_memory(root, merged.text)
@@ -59,7 +61,7 @@ def accept_insights(root: Path | str, proposal_id: str, numbers: list[int] | Non
         updated = replace(proposal, insights=items)
         if merged.added:
             record_audit(root, now=now)
-        message = (f"Merged {_plural(len(merged.added), 'insight')} into .fusion/memory-insights.md"
+        message = (f"Merged {_plural(len(merged.added), 'insight')} into {insights_path}"
                    + (f"; {len(merged.skipped)} already there" if merged.skipped else ""))
         return updated, InsightReview(updated, len(merged.added), len(merged.skipped), message)
 

@@ -14,23 +14,18 @@ import uuid
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TypeVar
 
 from core import fileio
 from core.errors import MemoryBackendError
 from core.insights import (
-    InsightParseError,
     MemoryInsight,
-    parse_insight_extraction_response,
     read_working_memory,
     record_audit,
     validate_prune_candidate,
 )
 from core.insights._text import iso_timestamp, to_utc
 from core.proposals.model import Proposal, ProposalError, ProposedInsight
-
-if TYPE_CHECKING:
-    from core.extraction import ExtractionRun
 
 __all__ = [
     "PROPOSALS_DIR",
@@ -41,7 +36,6 @@ __all__ = [
     "proposal_relpath",
     "record_audit",
     "save_new_proposal",
-    "store_imported_reply",
     "store_prune_candidate",
     "update_proposal",
 ]
@@ -145,35 +139,6 @@ def load_proposal(root: Path | str, proposal_id: str) -> Proposal:
 def is_stale(root: Path | str, proposal: Proposal) -> bool:
     """True when the working memory is no longer the one the proposal's prune was made from."""
     return fileio.content_hash(read_working_memory(root)) != proposal.memory_hash_at_start
-
-
-class _SavedReply:
-    """A "provider" that answers with a reply saved earlier, so an import is stored as a run's reply is."""
-
-    def __init__(self, name: str, text: str) -> None:
-        self.name, self.text = name, text
-
-    def complete(self, request: Any, *, cancel: Any = None, progress: Any = None) -> str:
-        """Return the saved reply."""
-        return self.text
-
-
-def store_imported_reply(root: Path | str, text: str, source_name: str, *,
-                         now: datetime | None = None) -> ExtractionRun:
-    """Store a saved AI extraction reply as a proposal for review, exactly as a run stores a model's reply.
-
-    The reply goes through :func:`core.extraction.run_extraction` (insights already in the file left
-    out, prune validated and checked against the memory, audit written), so an imported reply and
-    a live one are reviewed the same way. Text that is not an extraction reply raises
-    :class:`ProposalError` (``BAD_REPLY``) and nothing at all is written.
-    """
-    try:
-        parse_insight_extraction_response(text)
-    except InsightParseError as exc:
-        raise ProposalError(f"{source_name} is not an extraction reply: {exc}", "BAD_REPLY") from exc
-    from core.extraction import run_extraction  # core.extraction imports this package
-
-    return run_extraction(root, _SavedReply(f"{source_name} (imported)", text), now=now, origin="import")
 
 
 def store_prune_candidate(root: Path | str, candidate: str, source_name: str, *,

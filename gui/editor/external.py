@@ -22,10 +22,15 @@ from core.textmerge import classify_change, describe_append, merge3, to_editor_t
 if TYPE_CHECKING:
     from gui.editor.memory_editor import MemoryEditor
 
-CHANGED_HEADLINE = ("memory.md changed on disk while you had unsaved edits, and not only by appending. "
+CHANGED_HEADLINE = ("{name} changed on disk while you had unsaved edits, and not only by appending. "
                     "Nothing has been written. Choose how to go on:")
-SAVE_CONFLICT_HEADLINE = ("Not saved: memory.md changed on disk since it was loaded. Nothing has been "
+SAVE_CONFLICT_HEADLINE = ("Not saved: {name} changed on disk since it was loaded. Nothing has been "
                           "written. Choose how to go on:")
+
+
+def _name(editor: MemoryEditor) -> str:
+    """The shown document's file name, for messages."""
+    return editor.session.current_path.rsplit("/", 1)[-1]
 
 
 class ExternalChanges(QObject):
@@ -52,7 +57,7 @@ class ExternalChanges(QObject):
         if error is not None:
             if ed.buffer.dirty or self.in_conflict:
                 self._read_failed = True
-                ed.notice.show_message(f"memory.md changed on disk and cannot be read: {error.message} "
+                ed.notice.show_message(f"{_name(ed)} changed on disk and cannot be read: {error.message} "
                                        "Your edits are kept in the editor.", "error")
             else:
                 ed.load()
@@ -74,10 +79,10 @@ class ExternalChanges(QObject):
         if kind == "appended":
             was_dirty = ed.buffer.dirty
             suffix = ed.buffer.append_from_disk(disk, digest)
-            ed.statusMessage.emit(describe_append(suffix) if was_dirty else "Reloaded memory.md (changed on disk)")
+            ed.statusMessage.emit(describe_append(suffix) if was_dirty else f"Reloaded {_name(ed)} (changed on disk)")
         elif not ed.buffer.dirty:
             ed.buffer.load(disk, digest)
-            ed.statusMessage.emit("Reloaded memory.md (changed on disk)")
+            ed.statusMessage.emit(f"Reloaded {_name(ed)} (changed on disk)")
         else:
             self._open(disk, digest, CHANGED_HEADLINE)
 
@@ -88,8 +93,9 @@ class ExternalChanges(QObject):
 
     def _open(self, disk: str, digest: str, headline: str) -> None:
         self._disk = (disk, digest)
-        self._editor.show_conflict(headline, self._editor.buffer.text(), to_editor_text(disk))
-        self._editor.statusMessage.emit("memory.md changed on disk — choose how to go on")
+        self._editor.show_conflict(headline.format(name=_name(self._editor)), self._editor.buffer.text(),
+                                   to_editor_text(disk))
+        self._editor.statusMessage.emit(f"{_name(self._editor)} changed on disk — choose how to go on")
 
     def close_conflict(self) -> tuple[str, str] | None:
         """Leave the conflict view; return the disk version it held."""

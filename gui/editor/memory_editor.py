@@ -20,6 +20,7 @@ from gui.editor.external import ExternalChanges
 from gui.editor.find_bar import FindBar
 from gui.editor.finder import Finder
 from gui.editor.highlighter import MarkdownHighlighter
+from gui.editor.missing_banner import MissingDocumentBanner
 from gui.editor.preview import PreviewPane
 from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
@@ -37,12 +38,16 @@ class MemoryEditor(QWidget):
     sizeChanged = Signal(int)
     statusMessage = Signal(str)
     saved = Signal()
+    documentDirtyChanged = Signal(str, bool)  # relpath, has unsaved edits (kept while another is shown)
 
     def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
         self.read_only_banner = Banner(closable=False, parent=self)
         self.notice = Banner(parent=self)
+        self.missing_banner = MissingDocumentBanner(self)
+        #: Unsaved edits of documents not shown now: relpath → (text, base text, base hash).
+        self._stash: dict[str, tuple[str, str, str]] = {}
         self.find_bar = FindBar(self)
         self.text_edit = MemoryTextEdit(self)
         self.highlighter = MarkdownHighlighter(self.text_edit.document())
@@ -84,7 +89,7 @@ class MemoryEditor(QWidget):
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        for widget in (self.read_only_banner, self.notice, self.find_bar):
+        for widget in (self.missing_banner, self.read_only_banner, self.notice, self.find_bar):
             layout.addWidget(widget)
         layout.addWidget(self.splitter, 1)
         layout.addLayout(footer)
@@ -93,6 +98,8 @@ class MemoryEditor(QWidget):
     def _connect_signals(self) -> None:
         doc = self.text_edit.document()
         doc.modificationChanged.connect(self.dirtyChanged)
+        doc.modificationChanged.connect(lambda dirty: self.documentDirtyChanged.emit(self.session.current_path, dirty))
+        self.missing_banner.createRequested.connect(self.create_document)
         doc.contentsChanged.connect(self._on_text_changed)
         self.text_edit.cursorPositionChanged.connect(self._on_cursor_moved)
         self.text_edit.updateRequest.connect(self.buffer.format_visible)
@@ -113,9 +120,11 @@ class MemoryEditor(QWidget):
         self.external.close_conflict()
         self.buffer.load(text, digest)
         path = self.session.memory_path
-        self.path_label.setText(path.relative_to(self.session.root).as_posix() if path else self.session.backend.name)
+        self.path_label.setText(self.session.current_path if path else
+                                f"{self.session.current_path} (kept by {self.session.backend.name})")
         self.path_label.setToolTip(str(path or ""))
         self.notice.clear()
+        self._show_missing()
         if self.session.settings_error is not None:
             self.notice.show_message(f"{self.session.settings_error} Default settings are in use until it is fixed.",
                                      "warning")
@@ -143,7 +152,71 @@ class MemoryEditor(QWidget):
             backend = self.session.backend
             return (f'The "{backend.name}" backend ({backend.id}) cannot write memory, so the editor is '
                     "read-only. Pick a backend that can write in Backends to edit.")
+        blocked = self.session.write_block_reason()
+        if blocked:
+            return f"Read-only: {blocked}."
         return None
+
+    # -- documents -----------------------------------------------------------------------------
+    @property
+    def current_path(self) -> str:
+        """The document shown (project-relative)."""
+        return self.session.current_path
+
+    def switch_document(self, relpath: str) -> None:
+        """Show ``relpath``; unsaved edits of the one shown are kept (and come back when it is shown again)."""
+        if relpath == self.session.current_path:
+            return
+        if self.external.in_conflict:
+            self.statusMessage.emit("Resolve the change on disk first; then switch documents.")
+            return
+        previous = self.session.current_path
+        if self.buffer.dirty:
+            self._stash[previous] = (self.buffer.text(), self.buffer.base_text, self.buffer.base_hash)
+        self.session.set_document(relpath)
+        self.load()
+        stashed = self._stash.pop(relpath, None)
+        if stashed is not None:
+            text, base, digest = stashed
+            self.buffer.set_base(base, digest)
+            self.buffer.replace_undoable(text)
+            self.buffer.document.setModified(True)
+            self.on_disk_changed()  # the disk may have moved on meanwhile: merge appends or show a conflict
+        self.documentDirtyChanged.emit(previous, previous in self._stash)
+        self.documentDirtyChanged.emit(relpath, self.buffer.dirty)
+
+    def unsaved_documents(self) -> list[str]:
+        """Every document with unsaved edits, the one shown included."""
+        shown = [self.session.current_path] if self.buffer.dirty else []
+        return shown + [p for p in self._stash if p not in shown]
+
+    def goto_line(self, line: int) -> None:
+        """Put the cursor at the start of 1-based ``line`` and scroll it into view."""
+        from PySide6.QtGui import QTextCursor
+
+        block = self.text_edit.document().findBlockByNumber(max(line - 1, 0))
+        if not block.isValid():
+            block = self.text_edit.document().lastBlock()
+        cursor = QTextCursor(block)
+        self.text_edit.setTextCursor(cursor)
+        self.text_edit.centerCursor()
+        self.text_edit.setFocus()
+
+    def create_document(self) -> None:
+        """Create the missing document with its scaffold (the operator asked), then show it."""
+        try:
+            self.session.create_current_document()
+        except Exception as exc:
+            self.notice.show_message(f"Not created: {exc}", "error")
+            return
+        self.load()
+        self.statusMessage.emit(f"Created {self.session.current_path}")
+
+    def _show_missing(self) -> None:
+        if self.session.document_exists or self._read_error:
+            self.missing_banner.setVisible(False)
+        else:
+            self.missing_banner.show_for(self.session.current_path, self.session.write_block_reason() is None)
 
     @property
     def dirty(self) -> bool:
@@ -179,7 +252,8 @@ class MemoryEditor(QWidget):
             self.buffer.mark_saved(text)
             self.external.merged_with_markers = False
             self.notice.clear()
-            self.statusMessage.emit(f"Saved memory.md ({format_size(len(text.encode('utf-8')))})")
+            self.statusMessage.emit(f"Saved {self.session.current_path} ({format_size(len(text.encode('utf-8')))})")
+            self.missing_banner.setVisible(False)
             self.saved.emit()
             return True
         if outcome.code == "CONFLICT":

@@ -17,9 +17,9 @@ from PySide6.QtWidgets import QFileDialog, QSplitter, QVBoxLayout, QWidget
 
 from core import fileio
 from core.errors import MemoryBackendError
-from core.extraction import ExtractionRun
+from core.extraction import ExtractionRun, store_imported_reply
 from core.insights import MEMORY_INSIGHTS_PATH, is_duplicate_insight, read_insights_memory
-from core.proposals import Proposal, ProposalError, accept_insights, reject_insights, store_imported_reply
+from core.proposals import Proposal, ProposalError, accept_insights, reject_insights
 from gui.models import ReviewItem
 from gui.proposal_text import plural, proposal_facts, proposal_label, proposal_origin, run_outcome
 from gui.session import ProjectSession

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPush
 from core import fileio
 from core.diff import DiffResult, diff_texts
 from core.errors import MemoryBackendError
+from core.extraction import store_imported_reply
 from core.insights import (
     MEMORY_WORKING_PATH,
     PruneValidationResult,
@@ -31,7 +32,6 @@ from core.proposals import (
     PruneReview,
     apply_prune,
     reject_prune,
-    store_imported_reply,
     store_prune_candidate,
 )
 from gui.proposal_text import STALE_BANNER, proposal_origin

@@ -55,7 +55,9 @@ def test_row4_and_5_the_tool_wrapper_delegates_and_has_no_io_of_its_own():
     import core.cli.memory_cmds as tool
 
     source = Path(tool.__file__).read_text()
-    assert "append_memory_entry(" in source
+    assert "project.append(" in source  # the one shared writer (append_memory_entry wraps it too)
+    wrapper = Path(__import__("core.entries", fromlist=["x"]).__file__).read_text()
+    assert ".append(content" in wrapper and "open(" not in wrapper
     assert "open(" not in source and "import os" not in source and "write_text" not in source
 
 

@@ -186,5 +186,6 @@ def test_backends_says_why_postgres_fell_back(pg: PgServer, config_dir: Path, pr
         {"memoryBackend": "postgres", "memoryBackendConfig": {"connection": "team", "projectKey": "k"}}),
         encoding="utf-8")
     code, out, err = run(capsys, "backends", "--project", str(project))
-    assert code == 0 and "* postgres" in out and "keyword search only" in out
-    assert "unavailable" in err and "using the file backend" in err and "password=****" in err
+    assert code == 0 and "* file" in out and "  postgres" in out and "keyword search only" in out
+    assert "fallback: " in out and "unavailable" in out and "password=****" in out
+    assert "using the file backend" in err

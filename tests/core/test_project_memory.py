@@ -137,11 +137,27 @@ def test_readonly_backend_prompts_consult_only(project):
             assert word not in text
 
 
-def test_other_backends_get_no_path(project):
-    text = build_execution_memory_instructions(project, {"memoryBackend": "sqlite"})
+def test_backends_without_a_file_get_no_path(project):
+    unmirrored = {"memoryBackend": "sqlite", "memoryBackendConfig": {"mirror": False}}
+    text = build_execution_memory_instructions(project, unmirrored)
     assert "## Project Memory" in text and ".fusion/memory.md" not in text
-    ctx = resolve_memory_instruction_context({"memoryBackendType": "sqlite"})
+    ctx = resolve_memory_instruction_context({"memoryBackendType": "sqlite", "memoryBackendConfig": {"mirror": False}})
     assert ctx.backend_type == "sqlite" and ctx.instruction_path_hint is None and ctx.writable
+
+
+@pytest.mark.parametrize("backend", ["file", "FILE", "pinecone", "hybrid", "sqlite", "qmd"])
+def test_backends_whose_readers_see_the_file_get_the_file_instructions(project, backend):
+    """As Fusion resolves them: an unknown id falls back to file; hybrid, qmd and a mirrored sqlite keep it."""
+    text = build_execution_memory_instructions(project, {"memoryBackend": backend})
+    assert text == build_execution_memory_instructions(project, {"memoryBackend": "file"})
+    assert "update `.fusion/memory.md`" in text
+    assert "no longer accurate" in text and "Do not record" in text
+
+
+def test_layered_project_instructions_name_the_long_term_file(layered_project):
+    for build in (build_triage_memory_instructions, build_execution_memory_instructions):
+        text = build(layered_project)
+        assert "`.fusion/memory/MEMORY.md`" in text and "`.fusion/memory.md`" not in text
 
 
 def test_settings_changes_keep_the_extraction_schedule_in_step(project):

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from core import history
-from core.extraction import run_extraction
+from core.extraction import run_extraction, store_imported_reply
 from core.insights import (
     MEMORY_AUDIT_PATH,
     MEMORY_AUDIT_STATE_PATH,
@@ -32,7 +32,6 @@ from core.proposals import (
     record_audit,
     reject_insights,
     reject_prune,
-    store_imported_reply,
     store_prune_candidate,
 )
 from core.providers import ProviderRequest, rule_based_reply

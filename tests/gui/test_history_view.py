@@ -123,7 +123,8 @@ def test_restore_goes_through_a_database_backend(qtbot, project: Path):
     assert view.session.backend.id == "sqlite"
     edit(view, "- first\n")
     edit(view, "- second\n")
-    view.table.selectRow(0)  # the newest: "- first" (the scaffold the session created is older)
+    view.table.selectRow(0)  # the newest: "- first"
     assert view.restore_selected()
     assert view.session.read_memory()[0] == "- first\n"
-    assert (project / MEMORY).read_text() != "- first\n"  # the database got it, not the (unmirrored) file
+    # The database got it, not the (unmirrored) file, which opening the project did not create either.
+    assert not (project / MEMORY).exists()

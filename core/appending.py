@@ -1,0 +1,138 @@
+"""Appended entries (seed 002): their format, the tool's messages, and rotation of old ones to the archive.
+
+:meth:`core.project.Project.append` is the one code path that appends (this module sits below it;
+``core.entries.append_memory_entry`` is the seed-named wrapper above it). In the seed layout, once the working memory runs 10 % over its line
+budget, the oldest dated entries move to ``.fusion/memory-archive.md`` until it is 10 % under, so
+the whole-file rewrite that rotation costs happens once per many appends, not on every one.
+Nothing is deleted: the archive is written first, so a crash can duplicate an entry but never lose one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from core import fileio
+from core.layout import ARCHIVE
+
+if TYPE_CHECKING:
+    from core.project import Project
+
+AppendStatus = Literal["written", "skipped_empty", "skipped_duplicate"]
+MEMORY_ARCHIVE_PATH = ARCHIVE
+DEFAULT_MAX_LINES = 2000
+#: Rotation starts this far over the budget and stops this far under it (amortises the rewrite).
+ROTATION_SLACK = 0.10
+ARCHIVE_HEADER = "# Memory Archive\n\n<!-- Dated entries moved out of .fusion/memory.md by memdesk; nothing here is deleted. -->\n"
+
+_MARKER = re.compile(r"\n\n<!-- (\d{4}-\d{2}-\d{2}) -->\n")
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """Status of an append and the file it concerned (``None`` for ``skipped_empty``)."""
+
+    status: AppendStatus
+    file_path: Path | None
+    archived_entries: int = 0
+    warnings: tuple[str, ...] = ()
+
+
+def format_entry(content: str, today: date | None = None) -> str:
+    """Return the appended-entry text: ``\\n\\n<!-- YYYY-MM-DD -->\\n<trimmed content>``."""
+    day = (today or datetime.now(UTC).date()).isoformat()
+    return f"\n\n<!-- {day} -->\n{content.strip()}"
+
+
+def tool_message_for(status: str, file_path: Path | str | None, scope: str = "project") -> str:
+    """The ``memory_write`` tool's user-facing string for an append status (seed 002 §3)."""
+    if status == "written":
+        return f"Memory written to {scope} scope ({file_path})"
+    if status == "skipped_empty":
+        return "Error: VALIDATION_ERROR — memory_write content cannot be empty"
+    if status == "skipped_duplicate":
+        return f"Memory entry already present (no-op) — {file_path}"
+    return f"Memory write returned unknown status: {status}"
+
+
+def tool_message(result: AppendResult, scope: str = "project") -> str:
+    """Map an :class:`AppendResult` to the ``memory_write`` tool's user-facing string (seed 002 §3)."""
+    return tool_message_for(result.status, result.file_path, scope)
+
+
+def split_dated_entries(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """Split memory into the undated head and its dated entries ``(date, block)`` in file order.
+
+    Each block starts with its ``\\n\\n<!-- date -->\\n`` marker and runs to the next marker or the end.
+    """
+    matches = list(_MARKER.finditer(text))
+    if not matches:
+        return text, []
+    head = text[: matches[0].start()]
+    entries = []
+    for i, m in enumerate(matches):
+        end = matches[i + 1].start() if i + 1 < len(matches) else len(text)
+        entries.append((m.group(1), text[m.start():end]))
+    return head, entries
+
+
+def _line_count(text: str) -> int:
+    return text.count("\n") + 1
+
+
+def plan_rotation(text: str, max_lines: int) -> tuple[str, str, int] | None:
+    """Which entries to move once ``text`` is over budget: ``(kept, archived, count)`` or ``None``.
+
+    Nothing moves until the text is :data:`ROTATION_SLACK` over ``max_lines``; then the oldest dated
+    entries go until it is that much under (the newest entry always stays).
+    """
+    lines = _line_count(text)
+    if lines <= max_lines * (1 + ROTATION_SLACK):
+        return None
+    head, entries = split_dated_entries(text)
+    if not entries:
+        return None
+    target = int(max_lines * (1 - ROTATION_SLACK))
+    order = sorted(range(len(entries)), key=lambda i: (entries[i][0], i))
+    moved: set[int] = set()
+    for i in order:
+        if lines <= target or len(moved) == len(entries) - 1:
+            break
+        moved.add(i)
+        lines -= entries[i][1].count("\n")
+    if not moved:
+        return None
+    archived = "".join(entries[i][1] for i in sorted(moved))
+    kept = head + "".join(block for i, (_d, block) in enumerate(entries) if i not in moved)
+    return kept, archived, len(moved)
+
+
+def rotate_if_needed(project: Project, relpath: str, max_lines: int | None = None, *,
+                     seen: str | None = None) -> int:
+    """Move old dated entries of ``relpath`` to the archive when it is over budget; return how many moved.
+
+    ``seen`` is the text as the caller last wrote it, to skip the re-read when it is within budget.
+
+    The archive is appended first, then the document is replaced with a hash guard, so an append
+    that lands meanwhile makes the replacement fail (``CONFLICT``) instead of being lost.
+    """
+    budget = DEFAULT_MAX_LINES if max_lines is None else max_lines
+    if budget is None or budget <= 0:
+        return 0
+    if seen is not None and _line_count(seen) <= budget * (1 + ROTATION_SLACK):
+        return 0  # the text just written is within budget: no need to read it again
+    with fileio.file_lock(project.root, relpath):
+        text = project.read(relpath)
+        plan = plan_rotation(text, budget)
+        if plan is None:
+            return 0
+        kept, archived, count = plan
+        archive = project.layout.archive_path
+        # Archive first: a crash between the two writes duplicates an entry, never loses one.
+        project.backend.append_document(
+            archive, lambda current: (ARCHIVE_HEADER if not current else "") + archived, source="rotate")
+        project.write(relpath, kept, expected_hash=fileio.content_hash(text), source="rotate")
+    return count

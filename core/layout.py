@@ -1,0 +1,267 @@
+"""Where a project's memory lives on disk: the seed layout (design §2) or current Fusion's layered one (§2a).
+
+A project is *layered* when ``.fusion/memory/`` is a folder; otherwise it is in the *seed* layout.
+This module only looks: it lists the documents, normalises the paths users and clients give, and
+knows each layout's scaffolds. It never creates a file or a folder, so opening a project changes
+nothing on disk. Nothing here follows a symlink out of the project root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from dataclasses import dataclass
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Literal
+
+from core.errors import MemoryBackendError
+
+LayoutKind = Literal["seed", "layered"]
+Layer = Literal["working", "long-term", "daily", "dreams", "insights", "archive", "legacy"]
+
+FUSION_DIR = ".fusion"
+LAYERED_DIR = ".fusion/memory"
+AGENT_DIR = ".fusion/agent-memory"
+SEED_MEMORY = ".fusion/memory.md"
+SEED_INSIGHTS = ".fusion/memory-insights.md"
+SEED_AUDIT = ".fusion/memory-audit.md"
+SEED_AUDIT_STATE = ".fusion/memory-audit-state.json"
+ARCHIVE = ".fusion/memory-archive.md"
+LONG_TERM_NAME = "MEMORY.md"
+DREAMS_NAME = "DREAMS.md"
+
+DAILY_RE = re.compile(r"^\d{4}-\d{2}-\d{2}\.md$")
+_AGENT_UNSAFE = re.compile(r"[^a-zA-Z0-9._-]+")
+
+_SEED_SCAFFOLD_LINES = (
+    "# Project Memory",
+    "<!-- This file stores durable project learnings. Agents consult and update it during triage and execution. -->",
+    "## Architecture",
+    "<!-- Key architectural patterns, module boundaries, and design decisions -->",
+    "## Conventions",
+    "<!-- Project-specific coding standards, naming patterns, file organization -->",
+    "## Pitfalls",
+    "<!-- Known issues, common mistakes, and things to avoid -->",
+    "## Context",
+    "<!-- Important background information, dependency constraints, deployment notes -->",
+)
+#: The seed layout's working-memory scaffold: every non-empty line but the last followed by a blank line.
+SEED_SCAFFOLD = "\n\n".join(_SEED_SCAFFOLD_LINES) + "\n"
+LONG_TERM_SCAFFOLD = (
+    "# Project Memory\n\n<!-- Curated long-term memory. Store durable decisions, conventions, preferences, "
+    "and pitfalls. -->\n\n## Decisions\n\n## Conventions\n\n## Pitfalls\n\n## Context\n"
+)
+DREAMS_SCAFFOLD = (
+    "# Memory Dreams\n\n<!-- Periodic synthesized patterns from daily notes. Promote durable lessons to "
+    "MEMORY.md. -->\n"
+)
+
+
+def daily_scaffold(day: str) -> str:
+    """Return Fusion's scaffold of a new daily note for ``day`` (``YYYY-MM-DD``)."""
+    return (
+        f"# Daily Memory {day}\n\n<!-- Append running observations, open loops, and day-to-day notes here. "
+        "Promote evergreen facts to MEMORY.md. -->\n"
+    )
+
+
+def sanitize_agent_id(agent: str) -> str:
+    """Return the on-disk agent id: runs of ``[^a-zA-Z0-9._-]`` become ``-``; empty gives ``agent``.
+
+    ``.`` and ``..`` (allowed characters, but a path escape) also give ``agent``.
+    """
+    cleaned = _AGENT_UNSAFE.sub("-", agent or "")
+    return "agent" if cleaned in {"", ".", ".."} else cleaned
+
+
+def detect_layout(root: str | os.PathLike[str]) -> LayoutKind:
+    """Return ``"layered"`` when ``.fusion/memory/`` is a folder (not a link out of the root), else ``"seed"``."""
+    try:
+        st = os.lstat(Path(root) / LAYERED_DIR)
+    except OSError:
+        return "seed"
+    return "layered" if stat.S_ISDIR(st.st_mode) else "seed"
+
+
+@dataclass(frozen=True)
+class DocumentInfo:
+    """One memory document as the picker and ``memdesk files`` list it."""
+
+    path: str
+    label: str
+    layer: Layer
+    agent: str | None = None
+    size: int | None = None
+    updated_at: str | None = None
+    legacy: bool = False
+
+    def to_json(self) -> dict[str, object]:
+        """The camelCase JSON shape of ``memdesk files --json`` and ``GET /api/memory/files``."""
+        return {"path": self.path, "label": self.label, "layer": self.layer, "agent": self.agent,
+                "size": self.size, "updatedAt": self.updated_at, "legacy": self.legacy}
+
+
+def _regular_stat(path: Path) -> os.stat_result | None:
+    """Stat ``path`` without following a final symlink out of the folder; ``None`` unless a regular file."""
+    try:
+        st = path.stat()
+    except OSError:
+        return None
+    return st if stat.S_ISREG(st.st_mode) else None
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class Layout:
+    """The memory layout of one project folder: its paths, its documents, and path normalisation."""
+
+    def __init__(self, root: str | os.PathLike[str], kind: LayoutKind | None = None) -> None:
+        self.root = Path(root)
+        self.kind: LayoutKind = kind or detect_layout(self.root)
+        layered = self.kind == "layered"
+        #: The long-term document: what commands use when no ``--file`` is given.
+        self.memory_path = f"{LAYERED_DIR}/{LONG_TERM_NAME}" if layered else SEED_MEMORY
+        self.insights_path = f"{LAYERED_DIR}/memory-insights.md" if layered else SEED_INSIGHTS
+        self.audit_path = f"{LAYERED_DIR}/memory-audit.md" if layered else SEED_AUDIT
+        self.audit_state_path = f"{LAYERED_DIR}/memory-audit-state.json" if layered else SEED_AUDIT_STATE
+        self.archive_path = ARCHIVE
+        self.dreams_path = f"{LAYERED_DIR}/{DREAMS_NAME}"
+
+    @property
+    def layered(self) -> bool:
+        """Whether this is current Fusion's layered layout."""
+        return self.kind == "layered"
+
+    # -- paths -------------------------------------------------------------------------------------
+    def daily_path(self, day: date | None = None, agent: str | None = None) -> str:
+        """Return the daily note of ``day`` (today in UTC by default), the project's or an agent's."""
+        name = f"{(day or datetime.now(UTC).date()).isoformat()}.md"
+        return f"{self._base(agent)}/{name}"
+
+    def long_term_path(self, agent: str | None = None) -> str:
+        """Return the long-term document, the project's or an agent's."""
+        return self.memory_path if agent is None else f"{self._base(agent)}/{LONG_TERM_NAME}"
+
+    def _base(self, agent: str | None) -> str:
+        return LAYERED_DIR if agent is None else f"{AGENT_DIR}/{sanitize_agent_id(agent)}"
+
+    def scaffold_for(self, relpath: str) -> str | None:
+        """Return the exact text Fusion gives a new ``relpath`` (``None`` when it has no scaffold here)."""
+        name = relpath.rsplit("/", 1)[-1]
+        if self.layered and self.is_layered_memory(relpath):
+            if name == LONG_TERM_NAME:
+                return LONG_TERM_SCAFFOLD
+            if name == DREAMS_NAME:
+                return DREAMS_SCAFFOLD
+            if DAILY_RE.match(name):
+                return daily_scaffold(name[:-3])
+        if not self.layered and relpath == SEED_MEMORY:
+            return SEED_SCAFFOLD
+        return None
+
+    @staticmethod
+    def is_layered_memory(relpath: str) -> bool:
+        """Whether ``relpath`` names a layered memory document (long-term, daily or dreams, any agent)."""
+        parts = relpath.split("/")
+        if len(parts) == 3 and "/".join(parts[:2]) == LAYERED_DIR:
+            name = parts[2]
+        elif len(parts) == 4 and "/".join(parts[:2]) == AGENT_DIR and sanitize_agent_id(parts[2]) == parts[2]:
+            name = parts[3]
+        else:
+            return False
+        return name in {LONG_TERM_NAME, DREAMS_NAME} or bool(DAILY_RE.match(name))
+
+    def is_document(self, relpath: str) -> bool:
+        """Whether ``relpath`` is a memory document of this layout (a file memdesk may read and write)."""
+        if relpath in {self.memory_path, self.insights_path, self.archive_path}:
+            return True
+        if self.layered:
+            return self.is_layered_memory(relpath) or relpath == SEED_MEMORY  # the legacy file
+        return False
+
+    def normalize(self, user_path: str) -> str:
+        """Normalise a path a user or client gave to a document's project-relative path.
+
+        ``MEMORY.md``, ``memory/MEMORY.md`` and ``.fusion/memory/MEMORY.md`` (and the same for
+        ``DREAMS.md`` and daily names) all give ``.fusion/memory/<file>``; agents' files are named
+        ``.fusion/agent-memory/<id>/<file>`` (or ``agent-memory/<id>/<file>``). An absolute path, one
+        with ``..`` or a backslash, or one that is not a memory document is refused.
+        """
+        if not isinstance(user_path, str) or not user_path.strip():
+            raise MemoryBackendError("no document path given", "INVALID_CONFIG", "file")
+        raw = user_path.strip()
+        if "\x00" in raw or "\\" in raw:
+            raise MemoryBackendError(f"document path {raw!r} has a NUL or backslash", "INVALID_CONFIG", "file")
+        if raw.startswith("/") or re.match(r"^[A-Za-z]:", raw):
+            raise MemoryBackendError(f"document path {raw!r} is absolute; give a path inside the project",
+                                     "INVALID_CONFIG", "file")
+        parts = [p for p in raw.split("/") if p not in {"", "."}]
+        if ".." in parts:
+            raise MemoryBackendError(f"document path {raw!r} contains '..'", "INVALID_CONFIG", "file")
+        rel = "/".join(parts)
+        candidates = [rel]
+        name = parts[-1] if parts else ""
+        if len(parts) == 1 and (name in {LONG_TERM_NAME, DREAMS_NAME} or DAILY_RE.match(name)):
+            candidates.insert(0, f"{LAYERED_DIR}/{name}")
+        elif rel.startswith("memory/") or rel.startswith("agent-memory/"):
+            candidates.insert(0, f"{FUSION_DIR}/{rel}")
+        elif len(parts) == 1 and not self.layered and name in {"memory.md", "memory-insights.md",
+                                                                "memory-archive.md"}:
+            candidates.insert(0, f"{FUSION_DIR}/{name}")
+        elif len(parts) == 1 and self.layered and name == "memory-insights.md":
+            candidates.insert(0, self.insights_path)
+        for cand in candidates:
+            if self.is_document(cand):
+                return cand
+        raise MemoryBackendError(
+            f"{raw!r} is not a memory document of this project ({self.kind} layout); "
+            "`memdesk files` lists them", "NOT_FOUND", "file")
+
+    # -- listing -----------------------------------------------------------------------------------
+    def documents(self) -> list[DocumentInfo]:
+        """Every memory document that exists, in design §2a order (seed: memory, insights, archive)."""
+        out: list[DocumentInfo] = []
+        if not self.layered:
+            self._add(out, SEED_MEMORY, "Working memory", "working")
+            self._add(out, SEED_INSIGHTS, "Insights", "insights")
+            self._add(out, ARCHIVE, "Archive", "archive")
+            return out
+        self._add_layered(out, LAYERED_DIR, None)
+        agents_dir = self.root / AGENT_DIR
+        try:
+            agents = sorted(e.name for e in os.scandir(agents_dir) if e.is_dir(follow_symlinks=False))
+        except OSError:
+            agents = []
+        for agent in agents:
+            if sanitize_agent_id(agent) == agent:
+                self._add_layered(out, f"{AGENT_DIR}/{agent}", agent)
+        self._add(out, self.insights_path, "Insights", "insights")
+        self._add(out, ARCHIVE, "Archive", "archive")
+        self._add(out, SEED_MEMORY, "Legacy memory.md (not read by Fusion)", "legacy", legacy=True)
+        return out
+
+    def _add_layered(self, out: list[DocumentInfo], base: str, agent: str | None) -> None:
+        prefix = f"{agent}: " if agent else ""
+        self._add(out, f"{base}/{LONG_TERM_NAME}", f"{prefix}Long-term memory", "long-term", agent)
+        try:
+            names = [e.name for e in os.scandir(self.root / base) if DAILY_RE.match(e.name)]
+        except OSError:
+            names = []
+        for name in sorted(names, reverse=True):
+            self._add(out, f"{base}/{name}", f"{prefix}Daily notes {name[:-3]}", "daily", agent)
+        self._add(out, f"{base}/{DREAMS_NAME}", f"{prefix}Dreams", "dreams", agent)
+
+    def _add(self, out: list[DocumentInfo], rel: str, label: str, layer: Layer, agent: str | None = None,
+             *, legacy: bool = False) -> None:
+        st = _regular_stat(self.root / rel)
+        if st is None:
+            return
+        out.append(DocumentInfo(rel, label, layer, agent, st.st_size, _iso(st.st_mtime), legacy))
+
+    def info(self, relpath: str) -> DocumentInfo | None:
+        """The listing entry of one document, ``None`` when it does not exist."""
+        return next((d for d in self.documents() if d.path == relpath), None)

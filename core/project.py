@@ -1,0 +1,441 @@
+"""One open project (design §3a): its documents, settings, backend, insights and history, under every surface.
+
+The GUI, the CLI and the servers all work through :class:`Project`. Every memory read and write of
+every operation goes through the resolved backend for that document, so the ``readonly`` backend
+refuses all of them and a backend that keeps memory itself (``sqlite`` without its mirror) still
+serves what it holds. Each operation returns what it changed (:class:`Changes`) so a surface knows
+what to refresh. Constructing a project creates nothing on disk.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from pathlib import Path
+from typing import Any, Literal
+
+from core import fileio
+from core.backends.base import MemoryBackend, MemorySearchOptions, MemorySearchResult
+from core.backends.registry import MemoryBackendRegistry, default_registry, resolve_memory_backend
+from core.errors import MemoryBackendError, SettingsError
+from core.layout import DocumentInfo, Layout
+from core.settings import CONFIG_PATH, ProjectSettings
+
+log = logging.getLogger(__name__)
+
+AppendStatus = Literal["written", "skipped_empty", "skipped_duplicate"]
+AppendLayer = Literal["long-term", "daily"]
+
+
+@dataclass(frozen=True)
+class Changes:
+    """What an operation changed, so each surface can decide what to refresh (Anki's ``OpChanges``)."""
+
+    documents: frozenset[str] = frozenset()
+    insights: bool = False
+    audit: bool = False
+    proposals: bool = False
+    settings: bool = False
+    history: bool = False
+
+    def __or__(self, other: Changes) -> Changes:
+        return Changes(self.documents | other.documents, self.insights or other.insights,
+                       self.audit or other.audit, self.proposals or other.proposals,
+                       self.settings or other.settings, self.history or other.history)
+
+    def __bool__(self) -> bool:
+        return bool(self.documents) or self.insights or self.audit or self.proposals or self.settings \
+            or self.history
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """What :meth:`Project.write` did."""
+
+    path: str
+    changed: bool
+    hash: str
+    size: int
+    changes: Changes = field(default_factory=Changes)
+    warnings: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class AppendOutcome:
+    """What :meth:`Project.append` did: seed 002's status and message, and what it changed."""
+
+    status: AppendStatus
+    file_path: Path | None
+    path: str | None
+    message: str
+    archived_entries: int = 0
+    changes: Changes = field(default_factory=Changes)
+    warnings: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON shape of ``memdesk append --json`` and the servers' append responses."""
+        return {"status": self.status, "filePath": str(self.file_path) if self.file_path else None,
+                "path": self.path, "message": self.message, "archivedEntries": self.archived_entries,
+                "warnings": list(self.warnings)}
+
+
+class MemoryDisabledError(MemoryBackendError):
+    """An agent's write while the project's memory is switched off."""
+
+
+class Project:
+    """One project folder: layout, settings, resolved backend, and every memory operation over them."""
+
+    def __init__(self, root: str | os.PathLike[str], registry: MemoryBackendRegistry | None = None, *,
+                 settings: ProjectSettings | None = None) -> None:
+        root_p = Path(root).expanduser()
+        if not root_p.is_dir():
+            raise MemoryBackendError(f"project folder {str(root)!r} does not exist or is not a folder",
+                                     "NOT_FOUND", "file")
+        self.root = root_p.resolve()
+        self.registry = registry or default_registry()
+        self.layout = Layout(self.root)
+        self.settings_error: SettingsError | None = None
+        self.settings = settings if settings is not None else self._load_settings()
+        self.backend: MemoryBackend = resolve_memory_backend(self.settings, self.root, self.registry)
+
+    # -- set-up ------------------------------------------------------------------------------------
+    def _load_settings(self) -> ProjectSettings:
+        from core.settings import load_settings
+
+        try:
+            self.settings_error = None
+            return load_settings(self.root)
+        except SettingsError as exc:
+            self.settings_error = exc
+            log.warning("settings unreadable, using defaults: %s", exc)
+            return ProjectSettings()
+
+    def reload(self) -> Changes:
+        """Read the settings again and re-resolve the backend (after a change made elsewhere)."""
+        self.layout = Layout(self.root)
+        self.settings = self._load_settings()
+        self._replace_backend(resolve_memory_backend(self.settings, self.root, self.registry))
+        return Changes(settings=True)
+
+    def _replace_backend(self, backend: MemoryBackend) -> None:
+        old, self.backend = self.backend, backend
+        if old is not backend:
+            try:
+                old.shutdown()
+            except Exception as exc:
+                log.warning("backend %s shutdown failed: %s", old.id, exc)
+
+    def close(self) -> None:
+        """Release the backend's resources."""
+        try:
+            self.backend.shutdown()
+        except Exception as exc:
+            log.warning("backend %s shutdown failed: %s", self.backend.id, exc)
+
+    # -- facts -------------------------------------------------------------------------------------
+    @property
+    def fallback_reason(self) -> str | None:
+        """Why the configured backend is not the one in use (``None`` when it is)."""
+        return self.backend.fallback_reason
+
+    @property
+    def memory_path(self) -> str:
+        """The layout's long-term document (what commands use without ``--file``)."""
+        return self.layout.memory_path
+
+    @property
+    def insights_path(self) -> str:
+        """Where this layout keeps insights."""
+        return self.layout.insights_path
+
+    @property
+    def audit_path(self) -> str:
+        """Where this layout keeps the audit report."""
+        return self.layout.audit_path
+
+    @property
+    def audit_state_path(self) -> str:
+        """Where this layout keeps the audit's last-run state."""
+        return self.layout.audit_state_path
+
+    def documents(self) -> list[DocumentInfo]:
+        """Every memory document of the project, in design §2a order."""
+        docs = self.layout.documents()
+        if self.backend.memory_path and not self.backend.file_canonical and \
+                all(d.path != self.backend.memory_path for d in docs):
+            label = "Long-term memory" if self.layout.layered else "Working memory"
+            layer = "long-term" if self.layout.layered else "working"
+            text = self._read_or_none(self.backend.memory_path)
+            if text is not None:
+                docs.insert(0, DocumentInfo(self.backend.memory_path, label, layer, None,
+                                            len(text.encode("utf-8")), None, False))
+        return docs
+
+    def resolve_path(self, user_path: str | None) -> str:
+        """Normalise a user's or client's document path (design §2a); ``None`` gives the long-term file."""
+        if user_path is None:
+            return self.memory_path
+        return self.layout.normalize(user_path)
+
+    def writable(self, path: str | None = None) -> str | None:
+        """``None`` when ``path`` can be written, else the reason (for the read-only banner)."""
+        if not self.backend.has_capability("write"):
+            return f'the "{self.backend.id}" backend is read-only; switch the backend to "file" to edit memory'
+        rel = self.resolve_path(path)
+        target = self.root / rel
+        probe = target if target.exists() else next((p for p in target.parents if p.exists()), self.root)
+        if not os.access(probe, os.W_OK):
+            what = "file" if probe == target else "folder"
+            return f"the {what} {probe} is not writable (permissions or a read-only mount)"
+        return None
+
+    # -- reading -----------------------------------------------------------------------------------
+    def read(self, path: str | None = None) -> str:
+        """One document's text (``""`` when it does not exist). Raises :class:`MemoryBackendError`."""
+        return self._read_or_none(self.resolve_path(path)) or ""
+
+    def _read_or_none(self, rel: str) -> str | None:
+        text = self.backend.read_document(rel)
+        if text is not None and not isinstance(text, str):
+            raise MemoryBackendError(f'backend "{self.backend.id}" returned {type(text).__name__} for {rel}',
+                                     "READ_FAILED", self.backend.id)
+        return text
+
+    def exists(self, path: str | None = None) -> bool:
+        """Whether the document exists."""
+        return self._read_or_none(self.resolve_path(path)) is not None
+
+    def read_insights(self) -> str | None:
+        """The insights document, or ``None`` (never ``""``) when absent."""
+        return self._read_or_none(self.insights_path)
+
+    # -- writing -----------------------------------------------------------------------------------
+    def write(self, path: str | None, content: str, *, expected_hash: str | None = None,
+              source: str = "write", author: str | None = None) -> WriteResult:
+        """Replace a document through its backend (previous version kept in history first)."""
+        if not isinstance(content, str):
+            raise MemoryBackendError(f"content must be a string, not {type(content).__name__}",
+                                     "INVALID_CONFIG", self.backend.id)
+        rel = self.resolve_path(path)
+        before = self._read_or_none(rel)
+        if before == content and (expected_hash is None or expected_hash == fileio.content_hash(before)):
+            return WriteResult(rel, False, fileio.content_hash(content), len(content.encode("utf-8")))
+        self.backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=author)
+        changes = Changes(documents=frozenset({rel}), history=before is not None,
+                          insights=rel == self.insights_path)
+        return WriteResult(rel, True, fileio.content_hash(content), len(content.encode("utf-8")), changes,
+                           tuple(self._warnings(rel, before or "", content)))
+
+    def write_insights(self, content: str, *, expected_hash: str | None = None, source: str = "insights-merge",
+                       author: str | None = None) -> WriteResult:
+        """Replace the insights document (at this layout's path)."""
+        return self.write(self.insights_path, content, expected_hash=expected_hash, source=source, author=author)
+
+    def create_document(self, path: str | None = None) -> Changes:
+        """Create a missing document with its layout's exact scaffold (never overwrites); what changed."""
+        rel = self.resolve_path(path)
+        self.backend.require_writable()
+        scaffold = self.layout.scaffold_for(rel)
+        if scaffold is None:
+            scaffold = ""
+        created = self.backend.append_document(rel, lambda current: None if current else scaffold,
+                                               source="create") if not self.exists(rel) else None
+        return Changes(documents=frozenset({rel})) if created else Changes()
+
+    # -- appending ---------------------------------------------------------------------------------
+    def append_target(self, *, layer: AppendLayer | None = None, agent: str | None = None,
+                      path: str | None = None, today: date | None = None) -> str:
+        """The document an append goes to: ``path``, else by layout, layer and agent (design §2a)."""
+        if path is not None:
+            if layer is not None or agent is not None:
+                raise MemoryBackendError("give either --file or --layer/--agent, not both", "INVALID_CONFIG",
+                                         self.backend.id)
+            return self.resolve_path(path)
+        if not self.layout.layered:
+            if layer == "daily" or agent is not None:
+                raise MemoryBackendError(
+                    "this project is in the seed layout (.fusion/memory.md): it has no daily notes or "
+                    "per-agent memory; append without --layer daily/--agent", "INVALID_CONFIG", self.backend.id)
+            return self.memory_path
+        day = today or datetime.now(UTC).date()
+        if (layer or "daily") == "daily":
+            return self.layout.daily_path(day, agent)
+        return self.layout.long_term_path(agent)
+
+    def append(self, text: str | None, *, layer: AppendLayer | None = None, agent: str | None = None,
+               path: str | None = None, author: str | None = None, source: str = "append",
+               force: bool = False, today: date | None = None, max_lines: int | None = None
+               ) -> AppendOutcome:
+        """Append an entry with seed 002's guards: empty → no I/O at all; already present → no write.
+
+        Seed layout: ``\\n\\n<!-- YYYY-MM-DD -->\\n<content>`` and batched archive rotation. Layered
+        layout: Fusion's ``\\n<content>\\n``, today's daily note created with its scaffold when missing.
+        With memory switched off the append is refused unless ``force``.
+        """
+        from core import appending as entries
+
+        trimmed = (text or "").strip()
+        if not trimmed:
+            return AppendOutcome("skipped_empty", None, None, entries.tool_message_for("skipped_empty", None))
+        if not self.settings.memory_enabled and not force:
+            raise MemoryDisabledError(
+                "memory is switched off for this project (memoryEnabled is false); nothing was written. "
+                "Switch it on, or pass --force to write anyway", "READ_ONLY", self.backend.id)
+        rel = self.append_target(layer=layer, agent=agent, path=path, today=today)
+        self.backend.require_writable()
+        layered_format = self.layout.layered and rel != self.layout.archive_path
+        # Seed 002 creates a missing file with the entry alone; Fusion's layered files start from their scaffold.
+        scaffold = (self.layout.scaffold_for(rel) or "") if layered_format else ""
+        before_holder: list[str] = []
+
+        def build(current: str) -> str | None:
+            before_holder.append(current)
+            if trimmed in current:
+                return None
+            entry = f"\n{trimmed}\n" if layered_format else entries.format_entry(trimmed, today)
+            return (scaffold if not current else "") + entry
+
+        added = self.backend.append_document(rel, build, author=author, source=source)
+        before = before_holder[-1] if before_holder else ""
+        file_path = self.root / rel
+        if not added:
+            return AppendOutcome("skipped_duplicate", file_path, rel,
+                                 entries.tool_message_for("skipped_duplicate", file_path))
+        self._record_append(rel, trimmed, author, source)
+        archived = 0
+        after = before + added
+        if not layered_format and rel == self.layout.memory_path and self.backend.file_canonical:
+            archived = entries.rotate_if_needed(self, rel, max_lines, seen=after)
+        changes = Changes(documents=frozenset({rel} | ({self.layout.archive_path} if archived else set())),
+                          history=bool(archived))
+        return AppendOutcome("written", file_path, rel, entries.tool_message_for("written", file_path), archived,
+                             changes, tuple(self._warnings(rel, before, after)))
+
+    def _record_append(self, rel: str, text: str, author: str | None, source: str) -> None:
+        from core import history
+
+        record = getattr(history, "record_append", None)
+        if record is None:
+            return
+        try:
+            record(self.root, rel, text, author=author, source=source)
+        except Exception as exc:  # who-wrote-what is a nicety; the entry itself is safe on disk
+            log.warning("append to %s not recorded in history: %s", rel, exc)
+
+    def _warnings(self, rel: str, before: str, after: str) -> list[str]:
+        try:
+            from core.budget import append_warnings  # type: ignore[import-not-found]
+        except ImportError:
+            return []
+        try:
+            return list(append_warnings(self, rel, before, after))
+        except Exception as exc:
+            log.warning("load-budget check failed for %s: %s", rel, exc)
+            return []
+
+    # -- search ------------------------------------------------------------------------------------
+    def can_search(self) -> bool:
+        """Whether the backend itself can search (the HTTP search route answers 501 otherwise)."""
+        return self.backend.has_capability("search")
+
+    def search(self, query: str, options: MemorySearchOptions | None = None, *, derived_ok: bool = True
+               ) -> list[MemorySearchResult]:
+        """Search the backend; without its own search, memdesk's derived index when ``derived_ok``."""
+        if self.can_search():
+            return self.backend.search(query, options)
+        if not derived_ok:
+            raise MemoryBackendError(f'Backend "{self.backend.id}" does not support required capability: search',
+                                     "CAPABILITY_UNSUPPORTED", self.backend.id)
+        from core.search.derived import derived_search
+
+        return derived_search(self.root, query, options)
+
+    # -- settings ----------------------------------------------------------------------------------
+    def update_settings(self, patch: Mapping[str, Any]) -> Changes:
+        """Save a settings patch (``SettingsError`` on bad input, nothing changed) and re-resolve the backend.
+
+        Switching memory on creates the long-term file when it is missing (never fatal). The
+        extraction schedule is kept in step by :class:`core.store.ProjectStore`, which sits above.
+        """
+        from core.settings import update_settings
+
+        before = self.settings
+        self.settings = update_settings(self.root, patch)
+        self.settings_error = None
+        changes = Changes(settings=True)
+        if (self.settings.memory_backend, self.settings.memory_backend_config) != (
+                before.memory_backend, before.memory_backend_config):
+            self._replace_backend(resolve_memory_backend(self.settings, self.root, self.registry))
+        if self.settings.memory_enabled and not before.memory_enabled:
+            try:
+                if self.writable() is None and not self.exists():
+                    changes = changes | self.create_document()
+            except Exception as exc:  # non-fatal: the setting is saved; the file can be created later
+                log.warning("memory file not created (non-fatal): %s", exc)
+        return changes
+
+    # -- history -----------------------------------------------------------------------------------
+    def restore(self, version_id: int, *, author: str | None = None) -> WriteResult:
+        """Restore a stored version of a memory document to its own path, through the backend."""
+        from core import history
+
+        found = history.get_version(self.root, version_id)
+        if found is None:
+            raise MemoryBackendError(f"no version {version_id} in history", "NOT_FOUND", self.backend.id)
+        version, content = found
+        if not self.layout.is_document(version.path):
+            raise MemoryBackendError(
+                f"version {version_id} is of {version.path!r}, which is not a memory document of this project; "
+                "memdesk restores memory documents only", "INVALID_CONFIG", self.backend.id)
+        return self.write(version.path, content, source="restore", author=author)
+
+
+# -- a small per-process cache for the seed-named wrappers ------------------------------------------
+_cache: dict[tuple[int, str], tuple[str, Project]] = {}
+_cache_lock = threading.Lock()
+
+
+def _config_stamp(root: Path) -> str:
+    try:
+        data = (root / CONFIG_PATH).read_bytes()
+    except OSError:
+        data = b""
+    layered = "L" if (root / ".fusion" / "memory").is_dir() else "S"
+    return layered + hashlib.sha256(data).hexdigest()
+
+
+def open_project(root: str | os.PathLike[str]) -> Project:
+    """The project at ``root``, shared within this process while its ``config.json`` and layout stay the same.
+
+    The seed-named functions (``read_working_memory(root)`` …) use it so that each call does not
+    resolve the backend again; a changed config gives a fresh project.
+    """
+    real = Path(root).expanduser().resolve()
+    key = (os.getpid(), str(real))
+    stamp = _config_stamp(real)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None and hit[0] == stamp:
+            return hit[1]
+    project = Project(real)
+    with _cache_lock:
+        old = _cache.get(key)
+        _cache[key] = (stamp, project)
+    if old is not None and old[1] is not project:
+        old[1].close()
+    return project
+
+
+def forget_project(root: str | os.PathLike[str]) -> None:
+    """Drop the cached project of ``root`` (after its backend or settings changed)."""
+    real = str(Path(root).expanduser().resolve())
+    with _cache_lock:
+        hit = _cache.pop((os.getpid(), real), None)
+    if hit is not None:
+        hit[1].close()
