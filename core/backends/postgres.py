@@ -28,6 +28,7 @@ from core.backends.pg import documents as docs
 from core.backends.pg import mirror as mirror_mod
 from core.backends.pg import search as pg_search
 from core.backends.pg.db import PgDatabase
+from core.backends.pg.documents import check_document_path
 from core.backends.pg.notify import ChangeFeed, DocumentChange, Watch, watch
 from core.connections import get_connection
 from core.errors import MemoryBackendError, SettingsError
@@ -80,16 +81,6 @@ class PostgresSettings(BackendSettings):
         if value and not _KEY_RE.match(value):
             raise ValueError("must be 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit")
         return value
-
-
-def check_document_path(relpath: str, backend_id: str = "postgres") -> str:
-    """A document key: a relative POSIX path under ``.fusion/`` with no ``..`` (``INVALID_CONFIG`` otherwise)."""
-    ok = (isinstance(relpath, str) and relpath.startswith(".fusion/") and len(relpath) <= 512 and "\\" not in relpath
-          and "\x00" not in relpath and all(part not in ("", ".", "..") for part in relpath.split("/")))
-    if not ok:
-        raise MemoryBackendError(f"{relpath!r} is not a memory document path (a path under .fusion/, no '..')",
-                                 "INVALID_CONFIG", backend_id)
-    return relpath
 
 
 class PostgresMemoryBackend(MemoryBackend):

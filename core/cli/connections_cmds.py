@@ -125,7 +125,7 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 def cmd_move(args: argparse.Namespace) -> int:
     """Move the project's memory and print each document's verified hash."""
-    from core.backends.pg.move import move_to_files, move_to_postgres
+    from core.backends.postgres_move import move_to_files, move_to_postgres
 
     root = project_root(args)
     dsn = None

@@ -189,3 +189,19 @@ def test_backends_says_why_postgres_fell_back(pg: PgServer, config_dir: Path, pr
     assert code == 0 and "* file" in out and "  postgres" in out and "keyword search only" in out
     assert "fallback: " in out and "unavailable" in out and "password=****" in out
     assert "using the file backend" in err
+
+
+def test_move_of_a_layered_project_carries_every_document(pg: PgServer, config_dir: Path, layered_project: Path,
+                                                          capsys):
+    from core.layout import Layout
+
+    run(capsys, "connections", "set", "team", "--dsn", pg.dsn())
+    key = project_key()
+    on_disk = {d.path: (layered_project / d.path).read_text(encoding="utf-8") for d in Layout(layered_project).documents()}
+    assert any("/agent-memory/" in p for p in on_disk) and ".fusion/memory/MEMORY.md" in on_disk
+    code, out, _ = run(capsys, "backend", "move", "--to", "postgres", "--connection", "team", "--project-key", key,
+                       "--project", str(layered_project), "--json")
+    assert code == 0 and set(json.loads(out)["documents"]) == set(on_disk)
+    assert {p: db_text(pg, key, p) for p in on_disk} == on_disk
+    assert run(capsys, "backend", "move", "--to", "file", "--project", str(layered_project))[0] == 0
+    assert {p: (layered_project / p).read_text(encoding="utf-8") for p in on_disk} == on_disk

@@ -17,11 +17,22 @@ from datetime import datetime
 
 import psycopg
 
+from core.errors import MemoryBackendError
 from core.fileio import content_hash
 from core.history import RetentionPolicy, Version
 from core.search.chunking import Entry, chunk_markdown
 
 CHANNEL = "memdesk_changes"
+
+
+def check_document_path(relpath: str, backend_id: str = "postgres") -> str:
+    """A document key: a relative POSIX path under ``.fusion/`` with no ``..`` (``INVALID_CONFIG`` otherwise)."""
+    ok = (isinstance(relpath, str) and relpath.startswith(".fusion/") and len(relpath) <= 512 and "\\" not in relpath
+          and "\x00" not in relpath and all(part not in ("", ".", "..") for part in relpath.split("/")))
+    if not ok:
+        raise MemoryBackendError(f"{relpath!r} is not a memory document path (a path under .fusion/, no '..')",
+                                 "INVALID_CONFIG", backend_id)
+    return relpath
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING
 
 from core import fileio, history
 from core.backends.pg import documents as docs
+from core.backends.pg.documents import check_document_path
 from core.backends.pg.mirror import MirrorFiles
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.layout import Layout
 from core.settings import load_settings, update_settings
 
-_PATTERNS = (".fusion/memory.md", ".fusion/memory-insights.md", ".fusion/memory-archive.md", ".fusion/memory/*.md",
-             ".fusion/agent-memory/*/*.md")
 if TYPE_CHECKING:
     from core.backends.postgres import PostgresMemoryBackend
 
@@ -54,22 +54,16 @@ def default_project_key(root: Path) -> str:
 
 
 def project_files(root: Path) -> dict[str, str]:
-    """Every memory document on disk (both layouts) and its text; a non-UTF-8 or escaping file stops the move."""
-    from core.backends.postgres import check_document_path
-
+    """Every memory document of the layout on disk and its text; a non-UTF-8 or escaping file stops the move."""
     found: dict[str, str] = {}
-    for pattern in _PATTERNS:
-        for p in sorted(root.glob(pattern)):
-            rel = p.relative_to(root).as_posix()
-            try:
-                fileio.resolve_in_root(root, rel)
-            except PathOutsideRootError as exc:
-                raise MemoryBackendError(f"{rel}: {exc}; nothing was moved", "INVALID_CONFIG", "postgres") from exc
-            if not p.is_file():
-                continue
-            text = fileio.read_text(p, "postgres")
-            if text is not None:
-                found[check_document_path(rel)] = text
+    for info in Layout(root).documents():
+        try:
+            path = fileio.resolve_in_root(root, info.path)
+        except PathOutsideRootError as exc:
+            raise MemoryBackendError(f"{info.path}: {exc}; nothing was moved", "INVALID_CONFIG", "postgres") from exc
+        text = fileio.read_text(path, "postgres")
+        if text is not None:
+            found[check_document_path(info.path)] = text
     return found
 
 
