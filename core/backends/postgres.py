@@ -120,6 +120,7 @@ class PostgresMemoryBackend(MemoryBackend):
         self._chunks = docs.ChunkCache()
         self._seen: dict[str, tuple[tuple[int, int] | None, str | None]] = {}
         self._unmirrorable: set[str] = set()
+        self._read_stat: dict[str, tuple[int, int] | None] = {}
         self._watches: list[Watch] = []
         self._policy: RetentionPolicy = project_retention_policy(self.root)
         self.warnings: list[str] = []
@@ -142,6 +143,7 @@ class PostgresMemoryBackend(MemoryBackend):
         """Take an outside edit of the mirror file into the database (inside the document's transaction)."""
         if self.mirror is None or path in self._unmirrorable:
             return row, None
+        self._read_stat[path] = self.mirror.stat(path)  # before reading: a later append shows as a change
         try:
             text = self.mirror.read(path)
         except MemoryBackendError as exc:  # not UTF-8, a FIFO...: never imported, never overwritten
@@ -183,6 +185,10 @@ class PostgresMemoryBackend(MemoryBackend):
     def _mirror_out(self, path: str, row: docs.DocRow | None, file_text: str | None) -> None:
         """After the commit (still under the file lock): make the mirror file hold the committed text."""
         if self.mirror is None or row is None or path in self._unmirrorable:
+            return
+        if self.mirror.stat(path) != self._read_stat.pop(path, None):
+            # Someone (an agent that takes no lock) wrote the file since it was read: replacing it now would
+            # lose that; it is imported, by content, on the next read or write instead.
             return
         try:
             if file_text != row.content:

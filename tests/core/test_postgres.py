@@ -446,3 +446,18 @@ def test_watch_reports_an_unavailable_server(project: Path, key: str, pg: PgServ
         assert err.value.code == "BACKEND_UNAVAILABLE" and PASSWORD not in str(err.value)
     finally:
         b.shutdown()
+
+
+def test_an_agent_writing_the_mirror_during_a_write_is_not_overwritten(backend: PostgresMemoryBackend,
+                                                                       project: Path):
+    backend.write("# Project Memory\n")
+
+    def build(current: str) -> str:
+        agent_append(project, "agent wrote during memdesk's write")  # between memdesk's read and its mirror write
+        return ENTRY.format("memdesk entry")
+
+    backend.append_document(MEMORY, build)
+    assert "agent wrote during memdesk's write" in (project / MEMORY).read_text(encoding="utf-8")
+    text = backend.read()  # imported on the next read, and the mirror brought in step
+    assert "agent wrote during memdesk's write" in text and "memdesk entry" in text
+    assert (project / MEMORY).read_text(encoding="utf-8") == text
