@@ -124,11 +124,14 @@ class PostgresMemoryBackend(MemoryBackend):
         self._watches: list[Watch] = []
         self._policy: RetentionPolicy = project_retention_policy(self.root)
         self.warnings: list[str] = []
-        if self.mirror is not None and (self.mirror.stat(self.primary) is not None or self._has(self.primary)):
-            try:
+        try:
+            if self.mirror is not None and (self.mirror.stat(self.primary) is not None or self._has(self.primary)):
                 self._synced(self.primary)
-            except MemoryBackendError as exc:  # the database answered; a mirror problem must not block opening
-                log.warning("mirror of %s not brought in step: %s", self.primary, exc)
+        except MemoryBackendError as exc:
+            if exc.code in ("BACKEND_UNAVAILABLE", "NOT_INITIALIZED"):  # the server went away: fall back
+                self.db.close()
+                raise
+            log.warning("mirror of %s not brought in step: %s", self.primary, exc)  # must not block opening
 
     # -- documents ----------------------------------------------------------------------------------
     def _has(self, path: str) -> bool:
