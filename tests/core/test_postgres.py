@@ -461,3 +461,36 @@ def test_an_agent_writing_the_mirror_during_a_write_is_not_overwritten(backend: 
     text = backend.read()  # imported on the next read, and the mirror brought in step
     assert "agent wrote during memdesk's write" in text and "memdesk entry" in text
     assert (project / MEMORY).read_text(encoding="utf-8") == text
+
+
+def test_chunk_rows_stay_exactly_in_step_through_edits_appends_and_prunes(backend: PostgresMemoryBackend, pg: PgServer,
+                                                                          key: str):
+    """After every kind of change the rows are what a full chunking of the text gives, each indexed right."""
+    import random
+
+    from core.backends.pg.schema import TSV
+    from core.search.chunking import chunk_markdown
+    from tests.conftest import REAL_MEMORY
+
+    rng = random.Random(11)
+    lines = REAL_MEMORY.read_text(encoding="utf-8").splitlines(keepends=True)
+    for step in range(12):
+        kind = step % 4
+        if kind == 0:
+            del lines[rng.randrange(len(lines))]  # a prune: every later entry moves up
+        elif kind == 1:
+            lines.insert(rng.randrange(len(lines)), f"- inserted note {step}\n\n")
+        elif kind == 2:
+            lines[rng.randrange(len(lines))] = f"- edited in place {step}\n"
+        if kind == 3:
+            backend.append_document(MEMORY, appender(f"appended {step}"))
+        else:
+            backend.write("".join(lines))
+        text = backend.read()
+        lines = text.splitlines(keepends=True)
+        want = [(e.line, e.end_line, e.section, e.text) for e in chunk_markdown(text, MEMORY)]
+        got = sql(pg, "SELECT line, end_line, section, body FROM memdesk_chunks WHERE project_key = %s "
+                      "AND path = %s ORDER BY line", key, MEMORY)
+        assert got == want, step
+        stale = sql(pg, f"SELECT count(*) FROM memdesk_chunks WHERE project_key = %s AND tsv <> ({TSV})", key)
+        assert stale[0][0] == 0, step

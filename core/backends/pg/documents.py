@@ -17,6 +17,7 @@ from datetime import datetime
 
 import psycopg
 
+from core.backends.pg.schema import TSV
 from core.errors import MemoryBackendError
 from core.fileio import content_hash
 from core.history import RetentionPolicy, Version
@@ -178,30 +179,41 @@ def chunk_appended(old_text: str, old: list[Entry], new_text: str, path: str) ->
                            section=last.section if e.section == _PLACEHOLDER else e.section) for e in tail]
 
 
-def _row(e: Entry) -> tuple[int, int, str | None, str]:
-    return e.line, e.end_line, e.section, e.hash
+_INSERT = f"""INSERT INTO memdesk_chunks (project_key, path, line, end_line, section, body, hash, tsv)
+SELECT %s, %s, line, end_line, section, body, hash, {TSV}
+FROM unnest(%s::int[], %s::int[], %s::text[], %s::text[], %s::text[]) AS v(line, end_line, section, body, hash)"""
+_MOVE = """UPDATE memdesk_chunks c SET line = v.new_line, end_line = v.new_end
+FROM unnest(%s::int[], %s::int[], %s::int[]) AS v(old_line, new_line, new_end)
+WHERE c.project_key = %s AND c.path = %s AND c.line = v.old_line"""
 
 
 def sync_chunks(conn: psycopg.Connection, key: str, path: str, old: list[Entry], new: list[Entry]) -> None:
-    """Delete the chunk rows whose entry is gone and insert the new ones; unchanged entries stay untouched.
-
-    A row is keyed by its entry's first line, so an append touches the tail only, and an edit that keeps
-    the line count touches only the entries it changed (one that moves lines rewrites the entries after it).
-    """
-    old_rows = {_row(e) for e in old}
-    new_rows = {_row(e) for e in new}
-    gone = [r[0] for r in old_rows - new_rows]
+    """Bring the chunk rows from ``old`` to ``new``: gone entries deleted, new ones inserted (and indexed),
+    unchanged ones that only moved get their new line numbers in place (no re-indexing)."""
+    pending: dict[tuple[str | None, str], list[Entry]] = {}
+    for e in old:
+        pending.setdefault((e.section, e.hash), []).append(e)
+    for bucket in pending.values():
+        bucket.reverse()  # pop() takes them in document order
+    moved: list[tuple[int, int, int]] = []
+    added: list[Entry] = []
+    for e in new:
+        bucket = pending.get((e.section, e.hash))
+        if not bucket:
+            added.append(e)
+            continue
+        was = bucket.pop()
+        if (was.line, was.end_line) != (e.line, e.end_line):
+            moved.append((was.line, e.line, e.end_line))
+    gone = [e.line for bucket in pending.values() for e in bucket]
     if gone:
         conn.execute("DELETE FROM memdesk_chunks WHERE project_key = %s AND path = %s AND line = ANY(%s)",
                      (key, path, gone))
-    rows = [(key, path, e.line, e.end_line, e.section, e.text, e.hash) for e in new if _row(e) not in old_rows]
-    if not rows:
-        return
-    # One round trip whatever the count (executemany's pipeline stalled for 1 MiB transactions).
-    with conn.cursor() as cur, cur.copy("COPY memdesk_chunks (project_key, path, line, end_line, section, body, hash) "
-                                        "FROM STDIN") as copy:
-        for r in rows:
-            copy.write_row(r)
+    if moved:
+        conn.execute(_MOVE, ([m[0] for m in moved], [m[1] for m in moved], [m[2] for m in moved], key, path))
+    if added:
+        conn.execute(_INSERT, (key, path, [e.line for e in added], [e.end_line for e in added],
+                               [e.section for e in added], [e.text for e in added], [e.hash for e in added]))
 
 
 def store(conn: psycopg.Connection, key: str, path: str, content: str, previous: DocRow | None, *,

@@ -4,7 +4,7 @@ Steps only ever add (tables, columns, indexes); a step that would drop or rewrit
 announced migration of its own, never a silent one. A database whose schema is newer than this memdesk
 knows is refused, so an old client cannot write rows a newer one would misread.
 
-An entry's words are indexed from its first 200,000 characters: a ``tsvector`` holds at most 1 MB, which
+An entry's words (:data:`TSV`) are indexed from its first 200,000 characters: a ``tsvector`` holds at most 1 MB, which
 one 1 MiB paragraph of distinct words exceeds (the write would fail). Text past that point of a single
 huge entry is found by the substring fallback only.
 """
@@ -17,6 +17,10 @@ from dataclasses import dataclass
 import psycopg
 
 from core.errors import MemoryBackendError
+
+#: How an entry's ``tsvector`` is made from its ``body`` and ``section`` (words weigh A, the section D).
+TSV = ("setweight(to_tsvector('english', left(body, 200000)), 'A') || "
+       "setweight(to_tsvector('english', coalesce(section, '')), 'D')")
 
 #: Key of the advisory lock that serializes migrations between clients starting at the same time.
 MIGRATION_LOCK = 0x6D656D64  # "memd"
@@ -66,7 +70,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             content text NOT NULL,
             UNIQUE (project_key, path, hash))""",
         "CREATE INDEX memdesk_history_doc ON memdesk_history (project_key, path, created_at DESC, id DESC)",
+        # Rows are found by document (not by line), and tsv is a plain column: an edit that moves
+        # later entries down updates only their line numbers, in place (HOT), no re-indexing.
         """CREATE TABLE memdesk_chunks (
+            id bigserial PRIMARY KEY,
             project_key text NOT NULL,
             path text NOT NULL,
             line integer NOT NULL,
@@ -74,11 +81,10 @@ MIGRATIONS: tuple[Migration, ...] = (
             section text,
             body text NOT NULL,
             hash text NOT NULL,
-            tsv tsvector GENERATED ALWAYS AS (
-                setweight(to_tsvector('english', left(body, 200000)), 'A') ||
-                setweight(to_tsvector('english', coalesce(section, '')), 'D')) STORED,
-            PRIMARY KEY (project_key, path, line),
-            FOREIGN KEY (project_key, path) REFERENCES memdesk_documents ON DELETE CASCADE)""",
+            tsv tsvector NOT NULL,
+            FOREIGN KEY (project_key, path) REFERENCES memdesk_documents ON DELETE CASCADE)
+            WITH (fillfactor = 70)""",
+        "CREATE INDEX memdesk_chunks_doc ON memdesk_chunks (project_key, path)",
         "CREATE INDEX memdesk_chunks_tsv ON memdesk_chunks USING gin (tsv)",
     )),
     Migration(2, "pg_trgm index for substring (identifier) search, when the extension can be created", (_trigram,)),
