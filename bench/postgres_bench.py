@@ -6,8 +6,9 @@ same run on the same machine, and beside its floor:
 
 - append p95: one dated entry (different text each time) appended to the real 100 KB agent memory,
   mirror on (postgres: ``append_document``; sqlite: locked read-modify-write through the backend);
-- replacing write p95 of a 1 MiB memory of list entries: one more entry edited each time (text made
-  fresh by the timed call), and every entry new each time (the whole index rewritten);
+- replacing write p95 of a 1 MiB memory of list entries: one more entry edited each time, an early
+  entry pruned each time (every later entry moves up), and every entry new each time (the whole index
+  rewritten); the text is made by the timed call;
 - keyword search p95 at 10,000 and 100,000 entries (queries of 2-3 words from random entries);
 - NOTIFY-to-callback delay: another host appends, this host's watcher has refreshed its mirror and
   called back (sqlite has no notifications: its figure is the file watcher's delay after a write).
@@ -150,14 +151,15 @@ def bench_append(tmp: Path) -> tuple[list[float], list[float]]:
         lite.shutdown()
 
 
-def bench_big_write(tmp: Path, all_new: bool) -> tuple[list[float], list[float]]:
-    """1 MiB of list entries replaced: one more entry edited each time, or (``all_new``) every entry new."""
+def bench_big_write(tmp: Path, mode: str) -> tuple[list[float], list[float]]:
+    """1 MiB of list entries replaced: ``edit`` one more entry each time, ``prune`` an early entry (every
+    later entry moves up a line), or ``new``: every entry new."""
     rng = random.Random(5)
     pool = sentence_pool()
-    roots = {k: tmp / f"write-{k}-{all_new}" for k in ("pg", "sqlite")}
+    roots = {k: tmp / f"write-{k}-{mode}" for k in ("pg", "sqlite")}
     for r in roots.values():
         r.mkdir()
-    pg = open_pg(roots["pg"], f"bench-write-{all_new}")
+    pg = open_pg(roots["pg"], f"bench-write-{mode}")
     lite = open_sqlite(roots["sqlite"])
 
     def fresh() -> list[str]:
@@ -172,14 +174,16 @@ def bench_big_write(tmp: Path, all_new: bool) -> tuple[list[float], list[float]]
 
     def text(i: int) -> str:
         nonlocal current
-        if all_new:
+        if mode == "new":
             current = fresh()
+        elif mode == "prune":
+            del current[rng.randrange(len(current) // 10)]
         else:
             current[rng.randrange(len(current))] = f"- edited entry {i} {rng.random():.10f}\n"
         return "# Project Memory\n\n## Context\n\n" + "".join(current)
 
     try:
-        n = WRITES // 2 if all_new else WRITES
+        n = WRITES // 2 if mode == "new" else WRITES
         pg_t = timed(lambda i: pg.write(text(i), source="bench"), n, warm=2)
         lite_t = timed(lambda i: lite.write(text(i), source="bench"), n, warm=2)
         return pg_t, lite_t
@@ -321,10 +325,9 @@ def main() -> None:
         print(f"floors: postgres {pg_floor}; {lite_floor}")
         pg_t, lite_t = bench_append(tmp)
         row("append (100 KB memory, mirror on)", pg_t, lite_t, pg_floor, target=10)
-        pg_t, lite_t = bench_big_write(tmp, all_new=False)
-        row("replacing write, 1 MiB, 1 entry edited", pg_t, lite_t, pg_floor)
-        pg_t, lite_t = bench_big_write(tmp, all_new=True)
-        row("replacing write, 1 MiB, all entries new", pg_t, lite_t, pg_floor)
+        for mode, label in (("edit", "1 entry edited"), ("prune", "early entry pruned"), ("new", "all entries new")):
+            pg_t, lite_t = bench_big_write(tmp, mode)
+            row(f"1 MiB write, {label}", pg_t, lite_t, pg_floor)
         for n in (10_000, 100_000):
             pg_t, lite_t, load_s, index_s = bench_search(tmp, n)
             row(f"keyword search, {n:,} entries", pg_t, lite_t,

@@ -2,8 +2,9 @@
 
 Ranked by ``ts_rank_cd`` (normalized to 0..1), snippets by ``ts_headline`` (only for the page shown),
 section and first line from the chunk row. A query the full-text parser finds nothing for (part of an
-identifier such as ``Bounc`` or ``claim_jo``, not a stop word) falls back to a substring match, which the ``pg_trgm``
-index serves when the extension is installed. Keyword only: there are no vectors in this backend.
+identifier such as ``Bounc`` or ``claim_jo``, not a stop word) falls back to a substring match (``ILIKE``
+over the project's rows; a ``pg_trgm`` index was measured and did not pay for itself, see
+:mod:`core.backends.pg.schema`). Keyword only: there are no vectors in this backend.
 """
 
 from __future__ import annotations
