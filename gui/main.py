@@ -14,7 +14,7 @@ from pathlib import Path
 
 HEADLESS_COMMANDS = frozenset({
     "show", "write", "append", "search", "settings", "backends", "extract", "proposals", "prune",
-    "audit", "history", "reindex", "run-scheduled", "providers", "files", "migrate",
+    "audit", "history", "reindex", "run-scheduled", "providers", "files", "migrate", "connections", "backend",
 })
 VIEW_NAMES = ("editor", "settings", "backends", "insights", "prune", "audit", "search", "history")
 
