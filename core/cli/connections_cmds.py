@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
+from core.cli.common import CliError, add_common, emit_json, fail_from, project_root, read_stdin_text
 from core.connections import (
     connections_path,
     get_connection,
@@ -27,7 +27,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     actions = p.add_subparsers(dest="action", metavar="ACTION", parser_class=type(p))
     s = _json(actions.add_parser("set", help="add or replace connection NAME"))
     s.add_argument("name")
-    s.add_argument("--dsn", required=True, help="libpq DSN: postgresql://USER:PASSWORD@HOST:PORT/DB or key=value pairs")
+    s.add_argument("--dsn", required=True, help="libpq DSN: postgresql://USER:PASSWORD@HOST:PORT/DB or key=value "
+                                             "pairs; '-' reads it from stdin (keeps the password out of the "
+                                             "shell history and the process list)")
     s.set_defaults(func=cmd_set)
     _json(actions.add_parser("list", help="list connections (passwords masked)")).set_defaults(func=cmd_list)
     t = _json(actions.add_parser("test", help="connect with NAME and report the server"))
@@ -67,10 +69,11 @@ def _settings_fail(exc: SettingsError) -> CliError:
 
 def cmd_set(args: argparse.Namespace) -> int:
     """Store connection NAME (validated first; a bad DSN saves nothing)."""
+    dsn = read_stdin_text().strip() if args.dsn == "-" else args.dsn
     try:
-        conn = set_connection(args.name, args.dsn)
+        conn = set_connection(args.name, dsn)
     except SettingsError as exc:
-        raise CliError(scrub(str(exc), args.dsn), 2) from exc
+        raise CliError(scrub(str(exc), dsn), 2) from exc
     if args.json:
         emit_json({"name": conn.name, "dsn": conn.redacted, "file": str(connections_path())})
     else:

@@ -83,10 +83,10 @@ def test_testing_an_unreachable_or_refused_connection_fails_with_the_password_ma
 
 def test_connections_commands_in_a_separate_process(pg: PgServer, tmp_path: Path):
     env = {**os.environ, "MEMDESK_CONFIG_DIR": str(tmp_path / "cfg"), "PYTHONPATH": str(REPO)}
-    for args in (["connections", "set", "team", "--dsn", pg.dsn()], ["connections", "list"],
+    for args in (["connections", "set", "team", "--dsn", "-"], ["connections", "list"],
                  ["connections", "test", "team"]):
         proc = subprocess.run([sys.executable, "-m", "core.cli", *args], env=env, capture_output=True, text=True,
-                              timeout=60)
+                              timeout=60, input=pg.dsn() + "\n")  # the DSN on stdin, never on the command line
         assert proc.returncode == 0, proc.stderr
         assert PASSWORD not in proc.stdout + proc.stderr
 
