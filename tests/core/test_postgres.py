@@ -503,3 +503,12 @@ def test_chunk_rows_stay_exactly_in_step_through_edits_appends_and_prunes(backen
         assert got == want, step
         stale = sql(pg, f"SELECT count(*) FROM memdesk_chunks WHERE project_key = %s AND tsv <> ({TSV})", key)
         assert stale[0][0] == 0, step
+
+
+def test_an_emptied_mirror_is_written_again_not_imported(backend: PostgresMemoryBackend, project: Path):
+    backend.write("# Project Memory\n\n- keep me\n")
+    (project / MEMORY).write_text("", encoding="utf-8")
+    assert backend.read() == "# Project Memory\n\n- keep me\n"
+    assert (project / MEMORY).read_text(encoding="utf-8") == "# Project Memory\n\n- keep me\n"
+    (project / MEMORY).unlink()
+    assert backend.read() == "# Project Memory\n\n- keep me\n" and (project / MEMORY).exists()

@@ -11,6 +11,7 @@ the file's first ``length`` characters must hash to the remembered hash.
   → the file is merely behind: it is rewritten with the database's text (nothing in it is lost);
 - the file is what was last mirrored plus text at the end (an agent appended) → that text is appended
   to the database's current text;
+- an emptied file → written again, like a deleted one (emptiness is never imported);
 - anything else → a three-way merge of last-mirrored / database / file; when both sides changed the
   same lines, the database wins and the file's text is kept in history (``mirror-conflict``).
 """
@@ -139,6 +140,10 @@ def reconcile(file_text: str, db_text: str | None, base: str | None, known_old: 
     """
     if db_text is None or db_text == "":
         return Decision("keep") if file_text == (db_text or "") else Decision("replace", file_text)
+    if not file_text.strip():
+        # An emptied file is treated as a deleted one (a crash mid-save, ``> memory.md``): never imported
+        # as "the memory is now empty"; it is written again from the database.
+        return Decision("keep")
     if file_text == db_text or (base is not None and file_text == base) or known_old:
         return Decision("keep")
     if base is not None:
