@@ -5,7 +5,8 @@ the tests do, and prints each figure beside the same figure for the ``sqlite`` b
 same run on the same machine, and beside its floor:
 
 - append p95: one dated entry (different text each time) appended to the real 100 KB agent memory,
-  mirror on (postgres: ``append_document``; sqlite: locked read-modify-write through the backend);
+  with the file mirror on (the default: the commit, then the file written and fsynced) and off
+  (postgres: ``append_document``; sqlite: locked read-modify-write through the backend);
 - replacing write p95 of a 1 MiB memory of list entries: one more entry edited each time, an early
   entry pruned each time (every later entry moves up), and every entry new each time (the whole index
   rewritten); the text is made by the timed call;
@@ -121,14 +122,17 @@ def floors(server_dsn: str, tmp: Path) -> tuple[str, str]:
             f"sqlite one-row committed INSERT (WAL, synchronous=FULL) p95 {p95(lite):.2f} ms")
 
 
-def bench_append(tmp: Path) -> tuple[list[float], list[float]]:
+def bench_append(tmp: Path, mirror: bool) -> tuple[list[float], list[float]]:
     real = REAL.read_text(encoding="utf-8")
-    roots = {k: tmp / f"append-{k}" for k in ("pg", "sqlite")}
+    roots = {k: tmp / f"append-{k}-{mirror}" for k in ("pg", "sqlite")}
     for r in roots.values():
         (r / ".fusion").mkdir(parents=True)
         (r / ".fusion" / "memory.md").write_text(real, encoding="utf-8")
-    pg = open_pg(roots["pg"], "bench-append")
-    lite = open_sqlite(roots["sqlite"])
+    pg = open_pg(roots["pg"], f"bench-append-{mirror}", mirror=mirror)
+    if not mirror:
+        pg.write(real)
+    lite = SqliteMemoryBackend()
+    lite.initialize({"mirror": mirror}, roots["sqlite"])
 
     def entry(i: int) -> str:
         return f"\n\n<!-- 2026-12-01 -->\nbench entry {i} {random.random():.12f}"
@@ -323,8 +327,9 @@ def main() -> None:
         print(f"PostgreSQL 15 on 127.0.0.1 (default settings, fsync on); {os.cpu_count()} CPUs, "
               f"load average {os.getloadavg()[0]:.1f}")
         print(f"floors: postgres {pg_floor}; {lite_floor}")
-        pg_t, lite_t = bench_append(tmp)
-        row("append (100 KB memory, mirror on)", pg_t, lite_t, pg_floor, target=10)
+        for mirror in (True, False):
+            pg_t, lite_t = bench_append(tmp, mirror)
+            row(f"append (100 KB memory, mirror {'on' if mirror else 'off'})", pg_t, lite_t, pg_floor, target=10)
         for mode, label in (("edit", "1 entry edited"), ("prune", "early entry pruned"), ("new", "all entries new")):
             pg_t, lite_t = bench_big_write(tmp, mode)
             row(f"1 MiB write, {label}", pg_t, lite_t, pg_floor)
