@@ -512,3 +512,18 @@ def test_an_emptied_mirror_is_written_again_not_imported(backend: PostgresMemory
     assert (project / MEMORY).read_text(encoding="utf-8") == "# Project Memory\n\n- keep me\n"
     (project / MEMORY).unlink()
     assert backend.read() == "# Project Memory\n\n- keep me\n" and (project / MEMORY).exists()
+
+
+def test_a_writer_that_never_finishes_does_not_block_the_others_forever(backend: PostgresMemoryBackend,
+                                                                         key: str, pg: PgServer,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    from core.backends.pg import documents
+
+    monkeypatch.setattr(documents, "LOCK_TIMEOUT", "300ms")
+    backend.write("- one\n")
+    with psycopg.connect(pg.dsn()) as hung:  # another host, stuck inside its write of the same document
+        hung.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (key, MEMORY))
+        with pytest.raises(MemoryBackendError) as err:
+            backend.append_document(MEMORY, appender("waits"))
+        assert err.value.code == "WRITE_FAILED" and "another writer holds the document" in str(err.value)
+    assert backend.append_document(MEMORY, appender("after")) is not None  # the lock went with its transaction

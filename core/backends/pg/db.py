@@ -25,6 +25,7 @@ log = logging.getLogger(__name__)
 POOL_TIMEOUT_S = 5.0
 #: SQLSTATEs (and libpq texts) of a server that refused the login.
 _AUTH_STATES = {"28P01", "28000"}
+LOCK_WAIT = "30 s"
 _AUTH_MESSAGES = ("authentication failed", "no pg_hba.conf entry", "password must be", "does not exist")
 
 
@@ -69,6 +70,9 @@ class PgDatabase:
         if state in _AUTH_STATES or any(m in detail for m in _AUTH_MESSAGES):
             return MemoryBackendError(f"{doing}: the server refused the login ({where}): {detail}",
                                       "BACKEND_UNAVAILABLE", self.backend_id, exc)
+        if state == "55P03":
+            return MemoryBackendError(f"{doing}: another writer holds the document (waited "
+                                      f"{LOCK_WAIT}); try again", "WRITE_FAILED", self.backend_id, exc)
         if isinstance(exc, PoolTimeout | psycopg.OperationalError | psycopg.InterfaceError):
             return MemoryBackendError(f"{doing}: the PostgreSQL server is unavailable ({where}): {detail}",
                                       "BACKEND_UNAVAILABLE", self.backend_id, exc)

@@ -45,9 +45,18 @@ class DocRow:
     revision: int
 
 
+#: How long a writer waits for another host's write of the same document before giving up.
+LOCK_TIMEOUT = "30s"
+
+
 def lock(conn: psycopg.Connection, key: str, path: str) -> None:
-    """Serialize writers of one document until the transaction ends (works before the row exists)."""
-    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s))", (key, path))
+    """Serialize writers of one document until the transaction ends (works before the row exists).
+
+    A writer that never finishes (a hung host) makes the others fail after :data:`LOCK_TIMEOUT`
+    (SQLSTATE 55P03) instead of waiting forever; the timeout is set for this transaction only.
+    """
+    conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s), hashtext(%s)) "
+                 "FROM (SELECT set_config('lock_timeout', %s, true)) AS t", (key, path, LOCK_TIMEOUT))
 
 
 def fetch(conn: psycopg.Connection, key: str, path: str) -> DocRow | None:
