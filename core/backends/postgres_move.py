@@ -53,18 +53,32 @@ def default_project_key(root: Path) -> str:
     return key[:128]
 
 
-def project_files(root: Path) -> dict[str, str]:
-    """Every memory document of the layout on disk and its text; a non-UTF-8 or escaping file stops the move."""
-    found: dict[str, str] = {}
-    for info in Layout(root).documents():
-        try:
-            path = fileio.resolve_in_root(root, info.path)
-        except PathOutsideRootError as exc:
-            raise MemoryBackendError(f"{info.path}: {exc}; nothing was moved", "INVALID_CONFIG", "postgres") from exc
-        text = fileio.read_text(path, "postgres")
-        if text is not None:
-            found[check_document_path(info.path)] = text
-    return found
+def project_documents(root: Path) -> dict[str, str]:
+    """Every memory document of the project and its text, read through the project's current backend (a
+    database-backed one may hold text its files lack); a non-UTF-8 or escaping file stops the move."""
+    from core.backends.registry import resolve_memory_backend
+
+    current = resolve_memory_backend(load_settings(root), root)
+    try:
+        if current.fallback_reason:
+            raise MemoryBackendError(f"{current.fallback_reason}; make it available before moving (nothing was "
+                                     "moved)", "BACKEND_UNAVAILABLE", "postgres")
+        paths = [info.path for info in Layout(root).documents()]
+        primary = getattr(current, "primary_path", None)
+        if primary and primary not in paths:
+            paths.insert(0, primary)
+        found: dict[str, str] = {}
+        for rel in paths:
+            try:
+                fileio.resolve_in_root(root, rel)
+            except PathOutsideRootError as exc:
+                raise MemoryBackendError(f"{rel}: {exc}; nothing was moved", "INVALID_CONFIG", "postgres") from exc
+            text = current.read_document(rel)
+            if text is not None:
+                found[check_document_path(rel)] = text
+        return found
+    finally:
+        current.shutdown()
 
 
 def move_to_postgres(root: Path, connection: str, project_key: str | None = None, *,
@@ -76,7 +90,7 @@ def move_to_postgres(root: Path, connection: str, project_key: str | None = None
     if settings.memory_backend == "postgres":
         raise MemoryBackendError("the project already uses the postgres backend", "INVALID_CONFIG", "postgres")
     key = project_key or default_project_key(root)
-    files = project_files(root)
+    files = project_documents(root)
     backend = PostgresMemoryBackend()
     backend.initialize({"connection": connection, "projectKey": key, "mirror": False}, root)
     report = MoveReport("to-postgres", key)
@@ -98,7 +112,10 @@ def move_to_postgres(root: Path, connection: str, project_key: str | None = None
         backend.shutdown()
     mirror = MirrorFiles(root, key)
     for path, text in files.items():
-        mirror.remember(path, text)  # the files are the mirror now: what they hold was mirrored
+        # The files become the mirror: make each hold the moved text (a database-backed backend's file may
+        # be behind; its text is kept in local history), then note it as mirrored.
+        fileio.replace_text(root, path, text, source="move", backend_id="postgres")
+        mirror.remember(path, text)
     update_settings(root, {"memoryBackend": "postgres",
                            "memoryBackendConfig": {"connection": connection, "projectKey": key, "mirror": True}})
     return report

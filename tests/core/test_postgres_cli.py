@@ -5,7 +5,6 @@ The password is never printed: every command's stdout and stderr is checked for 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -38,6 +37,15 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     out = capsys.readouterr()
     assert PASSWORD not in out.out and PASSWORD not in out.err, "the password was printed"
     return code, out.out, out.err
+
+
+def cli_process(config_dir: Path, *args: str, stdin: str | None = None) -> tuple[int, str, str]:
+    """Run ``memdesk ARGS`` in its own process (commands that open a project keep its pool until they exit)."""
+    env = {**os.environ, "MEMDESK_CONFIG_DIR": str(config_dir), "PYTHONPATH": str(REPO)}
+    proc = subprocess.run([sys.executable, "-m", "core.cli", *args], env=env, capture_output=True, text=True,
+                          timeout=120, input=stdin)
+    assert PASSWORD not in proc.stdout and PASSWORD not in proc.stderr, "the password was printed"
+    return proc.returncode, proc.stdout, proc.stderr
 
 
 def test_connections_set_list_test_remove(pg: PgServer, config_dir: Path, capsys):
@@ -99,7 +107,7 @@ def db_text(pg: PgServer, key: str, path: str = MEM) -> str | None:
 
 
 def test_move_to_postgres_and_back_is_verified_and_reversible(pg: PgServer, config_dir: Path, real_project: Path,
-                                                              capsys, monkeypatch):
+                                                              capsys):
     root = real_project
     real = REAL_MEMORY.read_text(encoding="utf-8")
     fb = FileMemoryBackend()
@@ -120,10 +128,11 @@ def test_move_to_postgres_and_back_is_verified_and_reversible(pg: PgServer, conf
     assert "dsn" not in (root / ".fusion" / "config.json").read_text(encoding="utf-8").lower()
     assert db_text(pg, key) == real and db_text(pg, key, ".fusion/memory-insights.md").endswith("- be kind\n")
 
-    code, out, _ = run(capsys, "show", "--project", str(root), "--json")
+    code, out, _ = cli_process(config_dir, "show", "--project", str(root), "--json")
     assert code == 0 and json.loads(out)["backend"] == "postgres" and json.loads(out)["content"] == real
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"# Project Memory\n\n- written on postgres\n")))
-    assert run(capsys, "write", "--project", str(root))[0] == 0
+    code, _, err = cli_process(config_dir, "write", "--project", str(root),
+                               stdin="# Project Memory\n\n- written on postgres\n")
+    assert code == 0, err
     assert (root / MEM).read_text(encoding="utf-8") == "# Project Memory\n\n- written on postgres\n"  # the mirror
 
     code, out, _ = run(capsys, "backend", "move", "--to", "file", "--project", str(root), "--json")
@@ -205,3 +214,25 @@ def test_move_of_a_layered_project_carries_every_document(pg: PgServer, config_d
     assert {p: db_text(pg, key, p) for p in on_disk} == on_disk
     assert run(capsys, "backend", "move", "--to", "file", "--project", str(layered_project))[0] == 0
     assert {p: (layered_project / p).read_text(encoding="utf-8") for p in on_disk} == on_disk
+
+
+def test_move_from_sqlite_without_its_mirror_takes_the_databases_text(pg: PgServer, config_dir: Path, project: Path,
+                                                                      capsys):
+    from core.backends.sqlite import SqliteMemoryBackend
+
+    (project / ".fusion").mkdir()
+    (project / MEM).write_text("- stale file\n", encoding="utf-8")
+    (project / ".fusion" / "config.json").write_text(json.dumps(
+        {"memoryBackend": "sqlite", "memoryBackendConfig": {"mirror": False}}), encoding="utf-8")
+    lite = SqliteMemoryBackend()
+    lite.initialize({"mirror": False}, project)
+    lite.write("- only in the sqlite database\n")
+    lite.shutdown()
+    run(capsys, "connections", "set", "team", "--dsn", pg.dsn())
+    key = project_key()
+    assert run(capsys, "backend", "move", "--to", "postgres", "--connection", "team", "--project-key", key,
+               "--project", str(project))[0] == 0
+    assert db_text(pg, key) == "- only in the sqlite database\n"
+    assert (project / MEM).read_text(encoding="utf-8") == "- only in the sqlite database\n"  # now the mirror
+    code, out, _ = cli_process(config_dir, "show", "--project", str(project))
+    assert code == 0 and out == "- only in the sqlite database\n"
