@@ -86,14 +86,20 @@ def _line_count(text: str) -> int:
 def plan_rotation(text: str, max_lines: int) -> tuple[str, str, int] | None:
     """Which entries to move once ``text`` is over budget: ``(kept, archived, count)`` or ``None``.
 
-    Nothing moves until the text is :data:`ROTATION_SLACK` over ``max_lines``; then the oldest dated
-    entries go until it is that much under (the newest entry always stays).
+    Nothing moves until the text is :data:`ROTATION_SLACK` over ``max_lines`` and the dated entries
+    (but the newest) hold at least that share of lines; then the oldest go until the text is that much
+    under (the newest entry always stays). So a rewrite moves a batch, never one entry per append.
     """
     lines = _line_count(text)
     if lines <= max_lines * (1 + ROTATION_SLACK):
         return None
     head, entries = split_dated_entries(text)
     if not entries:
+        return None
+    movable = sum(block.count("\n") for _date, block in entries[:-1])
+    if movable < max_lines * ROTATION_SLACK:
+        # Too little to move to be worth a rewrite (the undated part alone is over budget, say):
+        # moving one entry per append would rewrite the whole file every time.
         return None
     target = int(max_lines * (1 - ROTATION_SLACK))
     order = sorted(range(len(entries)), key=lambda i: (entries[i][0], i))

@@ -6,13 +6,17 @@ the alignment), and each gap between anchors is diffed with ``difflib.SequenceMa
 small. A large gap without unique lines (a file of repeated blocks) is aligned greedily, taking the
 earliest match that keeps the sides in order, which is optimal when the new text only drops lines,
 the common case of a prune. Word highlights are computed only for paired changed lines.
+
+Each run of changed rows is a :class:`Hunk`; :func:`apply_hunks` builds the text that takes the new
+side of the accepted hunks and keeps the old side everywhere else, byte for byte (lines are split on
+``\n`` only, so a stray ``\r`` or Unicode separator inside a line stays in that line).
 """
 
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
-from collections.abc import Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
 from typing import Literal, NamedTuple
@@ -27,6 +31,29 @@ MAX_WORD_DIFF_PAIRS = 4_000
 #: Lines longer than this are highlighted whole instead of word by word.
 MAX_WORD_DIFF_LINE = 4_000
 _TOKEN_RE = re.compile(r"\w+|\s+|[^\w\s]", re.UNICODE)
+
+
+class Hunk(NamedTuple):
+    """One change: rows ``row_start:row_end`` of the diff, old lines ``old_start:old_end`` replaced by
+    new lines ``new_start:new_end`` (0-based, end exclusive). ``index`` is its place among the hunks."""
+
+    index: int
+    row_start: int
+    row_end: int
+    old_start: int
+    old_end: int
+    new_start: int
+    new_end: int
+
+    @property
+    def removed(self) -> int:
+        """How many old lines the hunk takes out (changed lines included)."""
+        return self.old_end - self.old_start
+
+    @property
+    def added(self) -> int:
+        """How many new lines the hunk puts in (changed lines included)."""
+        return self.new_end - self.new_start
 
 
 class DiffRow(NamedTuple):
@@ -48,12 +75,13 @@ class DiffRow(NamedTuple):
 
 @dataclass(frozen=True)
 class DiffResult:
-    """The rows of a diff and its totals (lines removed, added and changed in place)."""
+    """The rows of a diff, its totals (lines removed, added and changed in place) and its hunks."""
 
     rows: list[DiffRow] = field(default_factory=list)
     removed: int = 0
     added: int = 0
     changed: int = 0
+    hunks: list[Hunk] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
@@ -62,6 +90,8 @@ class DiffResult:
 
     def hunk_starts(self) -> list[int]:
         """Return the index of the first row of every run of non-equal rows."""
+        if self.hunks:
+            return [h.row_start for h in self.hunks]
         starts, prev = [], "equal"
         for index, row in enumerate(self.rows):
             if row.kind != "equal" and prev == "equal":
@@ -70,9 +100,27 @@ class DiffResult:
         return starts
 
 
+    def hunk_at(self, row: int) -> Hunk | None:
+        """The hunk holding row ``row``, or ``None`` (an unchanged row)."""
+        k = bisect_right([h.row_start for h in self.hunks], row) - 1
+        return self.hunks[k] if k >= 0 and row < self.hunks[k].row_end else None
+
+
 def split_lines(text: str) -> list[str]:
-    """Split ``text`` into lines without their line endings (a final newline adds no empty line)."""
-    return text.splitlines()
+    """Split ``text`` into lines without their endings (``\n`` or ``\r\n``; a final newline adds no line)."""
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
+def _keep_ends(text: str) -> list[str]:
+    """The lines of :func:`split_lines` with their endings kept, so that joining them gives ``text``."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def diff_line_opcodes(a: Sequence[str], b: Sequence[str]) -> list[Opcode]:
@@ -253,8 +301,11 @@ def diff_texts(old: str, new: str) -> DiffResult:
     """Diff ``old`` against ``new`` into side-by-side rows with word highlights in changed lines."""
     a, b = split_lines(old), split_lines(new)
     rows: list[DiffRow] = []
+    hunks: list[Hunk] = []
     removed = added = changed = word_pairs = 0
     for tag, i1, i2, j1, j2 in diff_line_opcodes(a, b):
+        if tag != "equal":
+            hunks.append(Hunk(len(hunks), len(rows), len(rows) + max(i2 - i1, j2 - j1), i1, i2, j1, j2))
         if tag == "equal":
             rows.extend(DiffRow("equal", a[i], b[j], i + 1, j + 1) for i, j in zip(range(i1, i2), range(j1, j2),
                                                                                    strict=True))
@@ -273,4 +324,36 @@ def diff_texts(old: str, new: str) -> DiffResult:
         rows.extend(DiffRow("insert", None, b[j], None, j + 1) for j in range(j1 + pairs, j2))
         removed += i2 - i1 - pairs
         added += j2 - j1 - pairs
-    return DiffResult(rows, removed, added, changed)
+    return DiffResult(rows, removed, added, changed, hunks)
+
+
+def apply_hunks(old: str, new: str, hunks: Sequence[Hunk], accepted: Iterable[int]) -> str:
+    """The text of ``old`` with the hunks numbered in ``accepted`` taken from ``new`` (``hunks`` from
+    ``diff_texts(old, new)``). Every hunk accepted gives ``new`` exactly, none gives ``old``.
+
+    Raises ``ValueError`` when the hunks do not fit the texts (they were computed from other ones).
+    """
+    chosen = set(accepted)
+    numbers = {h.index for h in hunks}
+    if chosen - numbers:
+        raise ValueError(f"no hunk {sorted(chosen - numbers)[0]} in this diff")
+    a, b = _keep_ends(old), _keep_ends(new)
+    out: list[str] = []
+    i = j = 0
+    for hunk in hunks:
+        if (hunk.old_start < i or hunk.new_start < j or hunk.old_end > len(a) or hunk.new_end > len(b)
+                or hunk.old_start - i != hunk.new_start - j):
+            raise ValueError("the changes do not belong to these texts")
+        out.extend(a[i:hunk.old_start])
+        out.extend(b[hunk.new_start:hunk.new_end] if hunk.index in chosen else a[hunk.old_start:hunk.old_end])
+        i, j = hunk.old_end, hunk.new_end
+    if len(a) - i != len(b) - j:
+        raise ValueError("the changes do not belong to these texts")
+    if chosen == numbers:
+        return new
+    if not chosen:
+        return old
+    out.extend(a[i:])
+    # Only the last line of a text can lack its newline; inside the result it needs one.
+    return "".join(line if line.endswith("\n") or k == len(out) - 1 else line + "\n"
+                   for k, line in enumerate(out))

@@ -162,7 +162,7 @@ def run_extraction(
             proposal = save_new_proposal(
                 root, provider=name, summary=result.summary, insights=new, pruned_memory=result.pruned_memory,
                 memory_hash_at_start=start_hash, prune_status=prune_status, prune_message=prune_message,
-                duplicate_count=duplicates, origin=origin, now=moment)
+                duplicate_count=duplicates, origin=origin, now=moment, prune_reasons=result.prune_reasons)
             proposal_id = proposal.id
             pruning = PruneOutcome(pruning.applied, f"{pruning.reason} (proposal {proposal.id})",
                                    pruning.size_delta, pruning.original_size, pruning.new_size) \

@@ -329,12 +329,10 @@ class Project:
             log.warning("append to %s not recorded in history: %s", rel, exc)
 
     def _warnings(self, rel: str, before: str, after: str) -> list[str]:
+        from core.budget import project_append_warnings  # here: core.budget sits above the project model
+
         try:
-            from core.budget import append_warnings  # type: ignore[import-not-found]
-        except ImportError:
-            return []
-        try:
-            return list(append_warnings(self, rel, before, after))
+            return list(project_append_warnings(self, rel, before, after))
         except Exception as exc:
             log.warning("load-budget check failed for %s: %s", rel, exc)
             return []

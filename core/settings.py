@@ -110,6 +110,15 @@ class ProjectSettings(BaseModel):
         json_schema_extra={"unit": "versions"},
     )
 
+    # Load budget (docs/budget.md): which consumers read which document; a memdesk key Fusion ignores.
+    memdesk_budget_consumers: dict[StrictStr, list[StrictStr]] = Field(
+        default_factory=dict,
+        alias="memdeskBudgetConsumers",
+        title="Who reads each document",
+        description="Per document path, the ids of the agents whose load limits the budget meter checks "
+        "(a document not listed uses the defaults: Fusion for Fusion's files).",
+    )
+
     @field_validator("insight_extraction_schedule")
     @classmethod
     def _check_cron(cls, value: str) -> str:

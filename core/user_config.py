@@ -4,7 +4,8 @@ They live in ``config.json`` under ``platformdirs.user_config_dir("memdesk")`` (
 by ``MEMDESK_CONFIG_DIR``), never in a project: anything that runs a command or calls a service is
 configured per user, so opening a project cannot run its code or send its memory anywhere
 (design, section 6). JSON keys are camelCase (``baseUrl``, ``apiKeyEnv``, ``timeoutS``,
-``defaultProvider``, ``autoApplyPrune``); snake_case is accepted on input. API keys are never
+``defaultProvider``, ``autoApplyPrune``, and ``consumers``: load-budget rules of the user's own, see
+:mod:`core.budget`); snake_case is accepted on input. API keys are never
 stored: a provider names the environment variable that holds its key.
 """
 
@@ -20,6 +21,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core import fileio
+from core.budget.rules import CONSUMER_ID_RE, UserConsumer
 from core.errors import MemoryBackendError, SettingsError
 
 __all__ = [
@@ -117,8 +119,16 @@ class UserConfig(BaseModel):
         description="When on, a scheduled run applies a valid, current prune without review. "
         "Off by default: every prune waits for review.")
 
+    consumers: dict[str, UserConsumer] = Field(
+        default_factory=dict, title="Load-budget consumers",
+        description="Your own load rules, by consumer id (docs/budget.md); an id of a shipped consumer "
+        "replaces it.")
+
     @model_validator(mode="after")
     def _check(self) -> UserConfig:
+        for name in self.consumers:
+            if not CONSUMER_ID_RE.match(name):
+                raise ValueError(f"consumer id {name!r} must be lower-case letters, digits, '.', '_' or '-'")
         for name in self.providers:
             if not _PROVIDER_NAME_RE.match(name):
                 raise ValueError(f"provider name {name!r} must be letters, digits, '.', '_' or '-'")
@@ -137,6 +147,8 @@ class UserConfig(BaseModel):
             "providers": {name: cfg.to_json() for name, cfg in self.providers.items()},
             "defaultProvider": self.default_provider,
             "autoApplyPrune": self.auto_apply_prune,
+            **({"consumers": {name: rule.to_json() for name, rule in self.consumers.items()}}
+               if self.consumers else {}),
         }
 
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 HEADLESS_COMMANDS = frozenset({
     "show", "write", "append", "search", "settings", "backends", "extract", "proposals", "prune",
-    "audit", "history", "reindex", "run-scheduled", "providers", "files", "migrate", "connections", "backend",
+    "audit", "history", "reindex", "run-scheduled", "providers", "files", "migrate", "budget",
+    "serve", "mcp", "tokens", "connections", "backend",
 })
 VIEW_NAMES = ("editor", "settings", "backends", "insights", "prune", "audit", "search", "history")
 

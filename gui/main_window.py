@@ -167,6 +167,12 @@ class MainWindow(QMainWindow):
         editor.text_edit.redoAvailable.connect(self.actions_by_name["redo"].setEnabled)
         editor.text_edit.reserve_shortcuts(self.actions_by_name["preview"].shortcuts())
         session.statusMessage.connect(self.status.show_message)
+        # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
+        editor.budget.budgetsChanged.connect(self.status.budget_meter.set_budgets)
+        editor.budget.choiceChanged.connect(self.status.budget_meter.set_consumers)
+        editor.budget.statusMessage.connect(self.status.show_message)
+        self.status.budget_meter.consumersChosen.connect(editor.budget.choose_consumers)
+        editor.budget.announce()
         session.settingsChanged.connect(self._show_project_state)
         session.settingsChanged.connect(self._watch_memory)
         session.backendChanged.connect(self._show_project_state)
@@ -307,6 +313,9 @@ class MainWindow(QMainWindow):
 
     def _close_project(self) -> None:
         self.watcher.stop()
+        self.status.budget_meter.clear()  # load budget (helper "budget")
+        if self.editor is not None:
+            self.status.budget_meter.consumersChosen.disconnect(self.editor.budget.choose_consumers)
         if self.editor is not None:
             self.editor.shutdown()
         self.tabs.clear_project()

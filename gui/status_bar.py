@@ -1,4 +1,4 @@
-"""The main window's status bar: backend name and id, capability badges, memory on/off, editor size.
+"""The main window's status bar: backend name and id, capability badges, memory on/off, load budget, size.
 
 Transient messages (saved, merged, reloaded) show on the left for a few seconds.
 """
@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
 
 from gui.editor.size_label import SizeLabel
+from gui.widgets.budget_meter import BudgetMeter
 
 MESSAGE_MS = 6000
 _CAPABILITIES = ("read", "write", "search", "insights", "transactions")
@@ -31,7 +32,8 @@ class StatusBar(QStatusBar):
         self.memory_label = QLabel("", self)
         self.memory_label.setObjectName("statusMemory")
         self.size_label = SizeLabel(self)
-        for widget in (self.backend_label, self._badges, self.memory_label, self.size_label):
+        self.budget_meter = BudgetMeter(self)  # load budget (helper "budget")
+        for widget in (self.backend_label, self._badges, self.memory_label, self.budget_meter, self.size_label):
             self.addPermanentWidget(widget)
 
     def set_backend(self, name: str, backend_id: str, capabilities: Iterable[str],

@@ -21,6 +21,8 @@ COMMAND_MODULES = (
     "core.cli.search_cmds",
     "core.cli.extract_cmds",
     "core.cli.providers_cmds",
+    "core.cli.budget_cmds",
+    "core.cli.serve_cmds",
     "core.cli.connections_cmds",
 )
 

@@ -70,6 +70,7 @@ from core.insights.model import (
     ProcessRunInput,
     ProcessRunResult,
     PruneOutcome,
+    PruneReason,
     PruneValidationResult,
     WorkingMemoryStatus,
 )
@@ -107,6 +108,7 @@ __all__ = [
     "ProcessRunInput",
     "ProcessRunResult",
     "PruneOutcome",
+    "PruneReason",
     "PruneValidationResult",
     "WorkingMemoryStatus",
     "apply_memory_pruning",

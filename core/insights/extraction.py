@@ -21,6 +21,7 @@ from core.insights.model import (
     InsightExtractionResult,
     InsightParseError,
     MemoryInsight,
+    PruneReason,
 )
 from core.settings import ProjectSettings, raw_setting
 
@@ -28,6 +29,7 @@ from core.settings import ProjectSettings, raw_setting
 # small); they are re-exported here, their place in Fusion's module layout.
 __all__ = [
     "PRUNE_GUIDELINES",
+    "PRUNE_REASONS_GUIDE",
     "build_insight_extraction_prompt",
     "default_insights_template",
     "merge_insights",
@@ -74,7 +76,14 @@ PRUNE_GUIDELINES = """After extracting insights, also produce a PRUNED version o
 - The `prunedMemory` field should be a complete, valid markdown file that can replace `.fusion/memory.md`
 """
 
-_PRUNE_SECTION = "## Working Memory Pruning\n" + PRUNE_GUIDELINES + "\n"
+# memdesk's own addition to the reply: an optional reason per dropped line, shown beside the line
+# in the prune review. A reply without it parses as before.
+PRUNE_REASONS_GUIDE = """
+**REASONS (optional):** with `prunedMemory`, you may add `"pruneReasons": [{"line": "<a line you removed, \
+exactly as it was>", "reason": "<why it can go, a few words>"}]` to the JSON object, one entry per removed line.
+"""
+
+_PRUNE_SECTION = "## Working Memory Pruning\n" + PRUNE_GUIDELINES + PRUNE_REASONS_GUIDE + "\n"
 
 _PROMPT_TAIL = """## Output Format
 Return ONLY a JSON object with this exact structure (no markdown fences, no extra text):
@@ -163,7 +172,8 @@ def parse_insight_extraction_response(response: str, *, now: datetime | None = N
     """Parse the AI's reply (raw JSON, fenced, or after prose); raise :class:`InsightParseError` if unreadable.
 
     Insights without non-blank string content are dropped, unknown categories become ``context``,
-    and a blank ``prunedMemory`` counts as none.
+    and a blank ``prunedMemory`` counts as none. The optional ``pruneReasons`` (memdesk's addition:
+    ``[{"line": "<removed line>", "reason": "..."}]``) is kept with a prune; malformed entries are skipped.
     """
     if not isinstance(response, str):
         raise InsightParseError(_PARSE_ERROR_PREFIX + repr(response)[:200])
@@ -203,7 +213,15 @@ def parse_insight_extraction_response(response: str, *, now: datetime | None = N
             )
     pruned = parsed.get("prunedMemory")
     pruned_memory = scrub_surrogates(js_trim(pruned)) if isinstance(pruned, str) and js_trim(pruned) else None
-    return InsightExtractionResult(tuple(insights), summary, stamp, pruned_memory)
+    reasons = _prune_reasons(parsed.get("pruneReasons")) if pruned_memory is not None else ()
+    return InsightExtractionResult(tuple(insights), summary, stamp, pruned_memory, reasons)
+
+
+def _prune_reasons(value: Any) -> tuple[PruneReason, ...]:
+    if not isinstance(value, list):
+        return ()
+    found = (PruneReason.from_json(item) for item in value)
+    return tuple(PruneReason(scrub_surrogates(r.line), scrub_surrogates(r.reason)) for r in found if r is not None)
 
 
 def should_trigger_extraction(

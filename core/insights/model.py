@@ -36,6 +36,7 @@ __all__ = [
     "ProcessRunInput",
     "ProcessRunResult",
     "PruneOutcome",
+    "PruneReason",
     "PruneValidationResult",
     "WorkingMemoryStatus",
 ]
@@ -100,13 +101,37 @@ class MemoryInsight:
 
 
 @dataclass(frozen=True)
+class PruneReason:
+    """Why the proposer dropped one line of the working memory (the reply's optional ``pruneReasons``)."""
+
+    line: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{"line", "reason"}``."""
+        return {"line": self.line, "reason": self.reason}
+
+    @classmethod
+    def from_json(cls, data: Any) -> PruneReason | None:
+        """Read one entry; ``None`` when it is not a mapping with a string ``line`` and a non-blank ``reason``."""
+        if not isinstance(data, Mapping):
+            return None
+        line, reason = data.get("line"), data.get("reason")
+        if not isinstance(line, str) or not isinstance(reason, str) or not reason.strip():
+            return None
+        return cls(line, reason.strip())
+
+
+@dataclass(frozen=True)
 class InsightExtractionResult:
-    """What one extraction reply holds: insights, a summary and maybe a pruned working memory."""
+    """What one extraction reply holds: insights, a summary and maybe a pruned working memory (with the
+    reasons given for the lines it drops)."""
 
     insights: tuple[MemoryInsight, ...]
     summary: str
     extracted_at: str
     pruned_memory: str | None = None
+    prune_reasons: tuple[PruneReason, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         """Fusion's JSON shape (``prunedMemory`` omitted when absent)."""
@@ -117,6 +142,8 @@ class InsightExtractionResult:
         }
         if self.pruned_memory is not None:
             out["prunedMemory"] = self.pruned_memory
+        if self.prune_reasons:
+            out["pruneReasons"] = [r.to_json() for r in self.prune_reasons]
         return out
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.insights import MemoryInsight, PruneOutcome
+from core.insights import MemoryInsight, PruneOutcome, PruneReason
 
 __all__ = [
     "PRUNE_STATUSES",
@@ -65,6 +65,8 @@ class Proposal:
     prune_status: str
     prune_message: str
     duplicate_count: int = 0
+    #: The proposer's reason per dropped line (optional in a reply; empty when it gave none).
+    prune_reasons: tuple[PruneReason, ...] = ()
 
     @property
     def pending_insights(self) -> tuple[ProposedInsight, ...]:
@@ -89,6 +91,7 @@ class Proposal:
             "duplicateCount": self.duplicate_count, "prunedMemory": self.pruned_memory,
             "memoryHashAtStart": self.memory_hash_at_start, "pruneStatus": self.prune_status,
             "pruneMessage": self.prune_message,
+            **({"pruneReasons": [r.to_json() for r in self.prune_reasons]} if self.prune_reasons else {}),
         }
 
     @classmethod
@@ -100,10 +103,13 @@ class Proposal:
         status = str(data.get("pruneStatus", "none"))
         if status not in PRUNE_STATUSES:
             raise ValueError(f"unknown pruneStatus {status!r}")
+        raw_reasons = data.get("pruneReasons")
+        reasons = tuple(r for r in map(PruneReason.from_json, raw_reasons if isinstance(raw_reasons, list) else [])
+                        if r is not None)
         return cls(str(data["id"]), str(data["createdAt"]), str(data.get("provider", "")),
                    str(data.get("origin", "manual")), str(data.get("summary", "")), items,
                    pruned if isinstance(pruned, str) else None, str(data["memoryHashAtStart"]), status,
-                   str(data.get("pruneMessage", "")), int(data.get("duplicateCount", 0)))
+                   str(data.get("pruneMessage", "")), int(data.get("duplicateCount", 0)), reasons)
 
 
 @dataclass(frozen=True)

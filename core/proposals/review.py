@@ -96,10 +96,13 @@ def prune_refusal(proposal: Proposal) -> str | None:
     return None
 
 
-def apply_prune(root: Path | str, proposal_id: str, *, now: datetime | None = None) -> PruneReview:
+def apply_prune(root: Path | str, proposal_id: str, *, candidate: str | None = None,
+                now: datetime | None = None) -> PruneReview:
     """Apply the proposal's prune if the memory is still the one it was made from; else mark it stale.
 
-    The old memory is kept in history; the outcome is recorded in the audit state.
+    ``candidate`` (the operator's selection of the prune's changes) is written instead of the whole
+    prune; it is validated again like any candidate. The old memory is kept in history; the outcome
+    is recorded in the audit state.
     """
     def change(proposal: Proposal) -> tuple[Proposal, PruneReview]:
         refusal = prune_refusal(proposal)
@@ -111,9 +114,12 @@ def apply_prune(root: Path | str, proposal_id: str, *, now: datetime | None = No
             outcome = PruneOutcome(False, f"Prune not applied: {STALE_MESSAGE}", 0, size, size)
             record_audit(root, pruning=outcome, now=now)
             return updated, PruneReview(updated, False, outcome.reason, outcome)
-        outcome = apply_memory_pruning(root, proposal.pruned_memory, expected_hash=proposal.memory_hash_at_start)
+        text = proposal.pruned_memory if candidate is None else candidate
+        outcome = apply_memory_pruning(root, text, expected_hash=proposal.memory_hash_at_start)
         if outcome.applied:
-            updated = replace(proposal, prune_status="applied", prune_message=outcome.reason)
+            partly = candidate is not None and candidate != proposal.pruned_memory
+            updated = replace(proposal, prune_status="applied", prune_message=outcome.reason + (
+                " (the changes the operator accepted)" if partly else ""))
             message = f"Pruned: {outcome.original_size:,} → {outcome.new_size:,} characters ({outcome.size_delta:+,})"
         elif "(CONFLICT)" in outcome.reason:  # the memory changed between our check and the write
             updated = replace(proposal, prune_status="stale", prune_message=STALE_MESSAGE)

@@ -20,6 +20,7 @@ from core import fileio
 from core.errors import MemoryBackendError
 from core.insights import (
     MemoryInsight,
+    PruneReason,
     read_working_memory,
     record_audit,
     validate_prune_candidate,
@@ -105,11 +106,12 @@ def update_proposal(root: Path | str, proposal_id: str,
 
 def save_new_proposal(root: Path | str, *, provider: str, summary: str, insights: Iterable[MemoryInsight],
                       pruned_memory: str | None, memory_hash_at_start: str, prune_status: str, prune_message: str,
-                      duplicate_count: int = 0, origin: str = "manual", now: datetime | None = None) -> Proposal:
+                      duplicate_count: int = 0, origin: str = "manual", now: datetime | None = None,
+                      prune_reasons: Iterable[PruneReason] = ()) -> Proposal:
     """Store a new proposal whose insights are all pending, and return it."""
     items = tuple(ProposedInsight(n, insight, "pending") for n, insight in enumerate(insights, start=1))
     proposal = Proposal(new_proposal_id(now), iso_timestamp(now), provider, origin, summary, items, pruned_memory,
-                        memory_hash_at_start, prune_status, prune_message, duplicate_count)
+                        memory_hash_at_start, prune_status, prune_message, duplicate_count, tuple(prune_reasons))
     return _write(root, proposal, None)
 
 

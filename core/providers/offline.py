@@ -9,6 +9,7 @@ It reads the working memory directly and answers in the extraction JSON format:
 * ``prunedMemory`` is the memory minus appended dated entries (``<!-- YYYY-MM-DD -->``) older than
   N days and obviously transient bullets ("TODO for this session", "waiting on review", …), offered
   only when that removes something and the result keeps the required sections; else ``null``;
+  ``pruneReasons`` says for each removed line why ("dated entry older than 30 days", "transient");
 * the summary says that the extraction is rule-based.
 """
 
@@ -139,34 +140,48 @@ def _without(lines: list[str], removed: set[int]) -> str:
     return "\n".join(kept) + "\n"
 
 
-def _prune(lines: list[str], blocks: list[_Block], cutoff: date) -> tuple[str | None, int, int]:
+@dataclass(frozen=True)
+class _Prune:
+    candidate: str | None
+    old_entries: int = 0
+    transient: int = 0
+    reasons: tuple[dict[str, str], ...] = ()
+
+
+def _prune(lines: list[str], blocks: list[_Block], cutoff: date, days: int) -> _Prune:
     removed: set[int] = set()
+    reasons: list[dict[str, str]] = []
     old_entries = transient = 0
     for block in blocks:
         if block.kind == "dated" and block.day is not None and block.day < cutoff:
             old_entries += 1
+            reason = f"dated entry older than {days} days"
         elif _is_transient(block):
             transient += 1
+            reason = "transient"
         else:
             continue
         removed.update(range(block.start, block.end))
+        reasons.extend({"line": lines[i], "reason": reason} for i in range(block.start, block.end) if lines[i].strip())
     if not removed:
-        return None, 0, 0
+        return _Prune(None)
     candidate = _without(lines, removed)
     if not validate_prune_candidate(candidate).valid:
-        return None, 0, 0
-    return candidate, old_entries, transient
+        return _Prune(None)
+    return _Prune(candidate, old_entries, transient, tuple(reasons))
 
 
 def rule_based_reply(working_memory: str, existing_insights: str | None, *, now: datetime | None = None,
                      prune_after_days: int = 30) -> dict[str, object]:
-    """Distil ``working_memory`` by rules; return the extraction reply as a dict (``summary``, ``insights``, ``prunedMemory``)."""
+    """Distil ``working_memory`` by rules; return the extraction reply as a dict (``summary``, ``insights``,
+    ``prunedMemory`` and, with a prune, ``pruneReasons``)."""
     lines = working_memory.splitlines()
     blocks = _scan(lines)
     insights = _insights(blocks, existing_insights)
     moment = now or datetime.now(UTC)
     today = (moment.astimezone(UTC) if moment.tzinfo else moment).date()
-    pruned, old_entries, transient = _prune(lines, blocks, today - timedelta(days=prune_after_days))
+    prune = _prune(lines, blocks, today - timedelta(days=prune_after_days), prune_after_days)
+    pruned, old_entries, transient = prune.candidate, prune.old_entries, prune.transient
     sections = sorted({i["source"].split("§ ", 1)[1] for i in insights})
     summary = (f"Offline rule-based extraction (no model): {len(insights)} insight"
                f"{'' if len(insights) == 1 else 's'} from the bullets of {', '.join(sections) or 'no section'}; ")
@@ -175,7 +190,10 @@ def rule_based_reply(working_memory: str, existing_insights: str | None, *, now:
                     f"{prune_after_days} days and {transient} transient item{'' if transient == 1 else 's'}.")
     else:
         summary += f"no prune proposed (no dated entry older than {prune_after_days} days, no transient item)."
-    return {"summary": summary, "insights": insights, "prunedMemory": pruned}
+    reply: dict[str, object] = {"summary": summary, "insights": insights, "prunedMemory": pruned}
+    if prune.reasons:
+        reply["pruneReasons"] = list(prune.reasons)
+    return reply
 
 
 class OfflineProvider:

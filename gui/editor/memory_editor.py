@@ -76,6 +76,12 @@ class MemoryEditor(QWidget):
         self.read_only_reason: str | None = None
         self._read_error: str | None = None
         self.preview.set_text_source(lambda: (self.buffer.text(), self.text_edit.textCursor().blockNumber()))
+        # Load budget (helper "budget"): the cut line over the text; the tracker feeds the status-bar meter.
+        from gui.budget_tracker import BudgetTracker
+
+        self.budget = BudgetTracker(self.text_edit, self.buffer.text, session, self)
+        self.preview.set_text_source(self.budget.marked(self.preview._source))  # the cut marked in the preview
+        self.budget.previewChanged.connect(self.preview.schedule)
         self._connect_signals()
         self.load()
 
@@ -331,5 +337,6 @@ class MemoryEditor(QWidget):
     def shutdown(self) -> None:
         """Stop background work (preview render, conflict diff) before the editor goes away."""
         self._settle.stop()
+        self.budget.shutdown()  # load budget (helper "budget")
         self.preview.cancel()
         self.conflict_view.cancel()

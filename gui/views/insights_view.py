@@ -2,9 +2,10 @@
 
 The proposal under review is the session's (:class:`core.proposals.Proposal`): one stored by a run
 in the app, by ``memdesk extract`` or the schedule, or by importing a saved AI reply. Its insights
-are listed for review (those the file holds meanwhile are flagged "already present"); its prune
-goes to the prune view. "Merge" saves the decisions through ``core.proposals``: the accepted
-insights are merged into the file, the rejected ones marked rejected.
+are listed for review, grouped by category (those the file holds meanwhile are flagged "already
+present"), each with the line of the working memory it came from: ``openSourceRequested(path, line)``
+asks for that line. Its prune goes to the prune view. "Merge" saves the decisions through
+``core.proposals``: the accepted insights are merged into the file, the rejected ones marked rejected.
 """
 
 from __future__ import annotations
@@ -18,10 +19,18 @@ from PySide6.QtWidgets import QFileDialog, QSplitter, QVBoxLayout, QWidget
 from core import fileio
 from core.errors import MemoryBackendError
 from core.extraction import ExtractionRun, store_imported_reply
-from core.insights import MEMORY_INSIGHTS_PATH, is_duplicate_insight, read_insights_memory
+from core.insights import is_duplicate_insight
+from core.project import Changes
 from core.proposals import Proposal, ProposalError, accept_insights, reject_insights
 from gui.models import ReviewItem
-from gui.proposal_text import plural, proposal_facts, proposal_label, proposal_origin, run_outcome
+from gui.proposal_text import (
+    find_source_lines,
+    plural,
+    proposal_facts,
+    proposal_label,
+    proposal_origin,
+    run_outcome,
+)
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.insights_file_panel import InsightsFilePanel
@@ -33,6 +42,7 @@ class InsightsView(QWidget):
 
     insightsMerged = Signal(object)  # the Proposal after the decisions were saved
     runExtractionRequested = Signal()
+    openSourceRequested = Signal(str, int)  # a memory document's project-relative path, a 1-based line
 
     def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -46,7 +56,9 @@ class InsightsView(QWidget):
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
         splitter.addWidget(self.file_panel)
         splitter.addWidget(self.proposals)
-        splitter.setSizes([620, 660])
+        splitter.setStretchFactor(0, 2)
+        splitter.setStretchFactor(1, 3)
+        splitter.setSizes([500, 780])
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         layout.addWidget(splitter, 1)
@@ -57,18 +69,25 @@ class InsightsView(QWidget):
         self.proposals.runExtractionRequested.connect(self.runExtractionRequested)
         self.proposals.proposalChosen.connect(self.review)
         self.proposals.mergeRequested.connect(self.merge)
+        self.proposals.sourceRequested.connect(self.open_source)
         session.insightsChanged.connect(self.refresh)
         session.proposalChanged.connect(self._show_proposal)
+        session.memoryReplaced.connect(lambda _source: self._relocate_sources())
         self.refresh()
         self._show_proposal(session.proposal)
+
+    @property
+    def insights_path(self) -> str:
+        """Where this project's layout keeps the insights."""
+        return self.session.project.insights_path
 
     # -- the insights file ---------------------------------------------------------------------------
     def refresh(self, keep_edits: bool = True) -> None:
         """Re-read the insights file; raw edits in progress are kept unless ``keep_edits`` is False."""
         try:
-            text = read_insights_memory(self.session.root)
+            text = self.session.project.read_insights()
         except MemoryBackendError as exc:
-            self.banner.show_message(f"Cannot read {MEMORY_INSIGHTS_PATH}: {exc}", "error")
+            self.banner.show_message(f"Cannot read {self.insights_path}: {exc}", "error")
             self.text = None
             self.file_panel.set_text(None, keep_edits=False)
             self.file_panel.set_read_only(True, "The file cannot be read, so it cannot be edited here.")
@@ -84,19 +103,19 @@ class InsightsView(QWidget):
     def save_raw(self, text: str) -> bool:
         """Save the raw text, unless the file changed since it was loaded (then nothing is written)."""
         try:
-            fileio.replace_text(self.session.root, MEMORY_INSIGHTS_PATH, text,
-                                expected_hash=self.raw_base_hash, source="insights-edit")
+            result = self.session.project.write_insights(text, expected_hash=self.raw_base_hash,
+                                                         source="insights-edit")
         except MemoryBackendError as exc:
             if exc.code == "CONFLICT":
                 self.banner.show_message(
-                    f"Not saved: {MEMORY_INSIGHTS_PATH} changed on disk since you started editing it. Your text "
+                    f"Not saved: {self.insights_path} changed on disk since you started editing it. Your text "
                     "is kept in the editor; copy what you need, then Reload to see the file as it is now.",
                     "error")
             else:
                 self.banner.show_message(f"Not saved: {exc}", "error")
             return False
-        self.file_panel.mark_saved(f"Saved {MEMORY_INSIGHTS_PATH}.")
-        self.session.insightsChanged.emit()  # refreshes this view too
+        self.file_panel.mark_saved(f"Saved {self.insights_path}.")
+        self.session.apply(result.changes | Changes(insights=True), "insights-edit")  # refreshes this view too
         return True
 
     # -- the proposal under review -------------------------------------------------------------------
@@ -112,10 +131,39 @@ class InsightsView(QWidget):
             return
         self.proposals.set_proposal_text(
             f"<b>Under review:</b> from {proposal_origin(proposal)} · {proposal_facts(proposal)}", proposal.summary)
+        lines = self._source_lines([(i.insight.content, i.insight.source) for i in proposal.insights])
         items = [ReviewItem(i.number, i.insight, i.status, is_duplicate_insight(self.text, i.insight.content),
-                            keep.get(i.number, "") if i.status != "accepted" else "")
-                 for i in proposal.insights]
+                            keep.get(i.number, "") if i.status != "accepted" else "", line)
+                 for i, line in zip(proposal.insights, lines, strict=True)]
         self.proposals.set_items(items)
+
+    # -- where each insight came from ------------------------------------------------------------------
+    def _source_lines(self, proposals: list[tuple[str, str | None]]) -> list[int | None]:
+        try:
+            memory = self.session.project.read()  # the long-term document the extraction read
+        except MemoryBackendError:
+            return [None] * len(proposals)  # the links are a convenience; the review goes on without them
+        return find_source_lines(memory, proposals)
+
+    def _relocate_sources(self) -> None:
+        model = self.proposals.model
+        lines = self._source_lines([(i.insight.content, i.insight.source) for i in model.rows])
+        items = [replace(i, source_line=line) for i, line in zip(model.rows, lines, strict=True)]
+        if items != model.rows:
+            self.proposals.set_items(items)
+
+    def open_source(self, number: int) -> bool:
+        """Ask for the memory line insight ``number`` came from; False (and says so) when it was not found."""
+        item = next((i for i in self.proposals.model.rows if i.number == number), None)
+        if item is None:
+            return False
+        path = self.session.project.memory_path
+        if item.source_line is None:
+            self.proposals.status.setText(f"Insight {number}'s source ({item.insight.source or 'none given'}) "
+                                          f"is not in {path} any more.")
+            return False
+        self.openSourceRequested.emit(path, item.source_line)
+        return True
 
     def _list_choices(self, current: Proposal | None) -> None:
         try:
@@ -170,16 +218,16 @@ class InsightsView(QWidget):
         self.banner.clear()
         parts = []
         if accepted:
-            parts.append(f"Merged {plural(added, 'insight')} into {MEMORY_INSIGHTS_PATH}"
+            parts.append(f"Merged {plural(added, 'insight')} into {self.insights_path}"
                          + (f" ({present} already present)" if present else ""))
         if rejected:
             parts.append(f"rejected {plural(len(rejected), 'insight')}")
         message = "; ".join(parts) + "."
         message = message[0].upper() + message[1:]
         self.session.set_proposal(proposal)
-        if added:
-            self.session.insightsChanged.emit()  # refreshes this view too
-            self.session.auditChanged.emit()
+        if added:  # refreshes this view too
+            self.session.apply(Changes(documents=frozenset({self.insights_path}), insights=True, audit=True),
+                               "insights-merge")
         self.proposals.status.setText(message)
         self.session.statusMessage.emit(message)
         self.insightsMerged.emit(proposal)

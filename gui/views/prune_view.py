@@ -1,10 +1,12 @@
-"""Prune review: the current working memory against the stored proposal's prune, side by side.
+"""Prune review: the current working memory against the stored proposal's prune, change by change.
 
 The prune comes from the session's proposal (:class:`core.proposals.Proposal`); the diff is computed
-off the GUI thread. Apply goes through ``core.proposals.apply_prune``, which writes the candidate only
-if the memory is still the one the extraction read (else it marks the prune stale), keeps the old
-version in history and records the outcome in the audit; Reject records the rejection and leaves
-the memory as it is. A stale or invalid prune shows why and cannot be applied.
+off the GUI thread. Its changes (hunks) are listed with the reason the proposer gave for each removed
+line; the operator accepts or rejects each one (all start accepted). Apply builds the text of the
+accepted changes, validates it again, and goes through ``core.proposals.apply_prune``, which writes
+it only if the memory is still the one the extraction read (else it marks the prune stale), keeps
+the old version in history and records the outcome in the audit; Reject records the rejection and
+leaves the memory as it is. A stale or invalid prune shows why and cannot be applied.
 """
 
 from __future__ import annotations
@@ -13,19 +15,29 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QFileDialog, QHBoxLayout, QLabel, QLineEdit, QPushButton, QVBoxLayout, QWidget
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QPushButton,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
 from core import fileio
-from core.diff import DiffResult, diff_texts
+from core.diff import DiffResult, apply_hunks, diff_texts
 from core.errors import MemoryBackendError
 from core.extraction import store_imported_reply
 from core.insights import (
-    MEMORY_WORKING_PATH,
     PruneValidationResult,
     read_working_memory,
     validate_prune_candidate,
 )
+from core.project import Changes
 from core.proposals import (
     Proposal,
     ProposalError,
@@ -40,22 +52,42 @@ from gui.tasks import Operation, run_in_background
 from gui.widgets.banner import Banner
 from gui.widgets.colors import css
 from gui.widgets.diff_view import SideBySideDiff
+from gui.widgets.hunk_list import HunkList, reason_of
 from gui.widgets.prune_facts import PruneFacts
 
 REVIEWABLE = ("pending", "stale", "invalid")
 DECIDED = {"applied": "The prune of this proposal was applied.",
            "rejected": "The prune of this proposal was rejected; the memory was not changed."}
+#: The view's keys (besides the change list's), for the tooltips and the Help menu's list.
+SHORTCUTS = (("Ctrl+Return", "Apply prune (the accepted changes)"), ("Ctrl+Shift+R", "Reject the whole prune"),
+             ("F7 / Shift+F7", "Next / previous change in the diff"))
 
 
 @dataclass(frozen=True)
 class PrunePreview:
-    """What the worker computed: the memory it read (hash and size), the diff and the validation."""
+    """What the worker computed: the memory it read (its text, hash and size), the diff and the validation."""
 
     memory_hash: str
     memory_size: int
     diff: DiffResult
     validation: PruneValidationResult
     seconds: float
+    memory_text: str = ""
+    #: What each agent chosen for the memory loads before → after the whole prune (design §8).
+    budget: tuple[str, ...] = ()
+
+
+def _budget_lines(root: Path, before: str, after: str) -> tuple[str, ...]:
+    """The load budget of the memory before and after the prune, for its chosen consumers (never raises)."""
+    try:
+        from core.budget import chosen_consumer_ids, prune_budget
+        from core.project import open_project
+
+        project = open_project(root)
+        ids = chosen_consumer_ids(project.memory_path, project.settings)
+        return tuple(b.summary() for b in prune_budget(before, after, ids, project.memory_path))
+    except Exception as exc:  # the budget is a help for the review, never a reason to fail it
+        return (f"Load budget unavailable: {exc}",)
 
 
 def compute_preview(root: Path, candidate: str) -> PrunePreview:
@@ -65,7 +97,7 @@ def compute_preview(root: Path, candidate: str) -> PrunePreview:
     diff = diff_texts(current, candidate)
     validation = validate_prune_candidate(candidate)
     return PrunePreview(fileio.content_hash(current), len(current), diff, validation,
-                        time.perf_counter() - start)
+                        time.perf_counter() - start, current, _budget_lines(root, current, candidate))
 
 
 class PruneView(QWidget):
@@ -81,6 +113,7 @@ class PruneView(QWidget):
         self.proposal: Proposal | None = None
         self.preview: PrunePreview | None = None
         self.operation: Operation | None = None
+        self._selection: tuple[tuple[object, ...], str, PruneValidationResult] | None = None
         self.banner = Banner(self)
         self.source_label = QLabel(self)
         self.source_label.setWordWrap(True)
@@ -88,38 +121,58 @@ class PruneView(QWidget):
         self.load_button = QPushButton("Load candidate file…", self)
         self.load_button.setToolTip("Review a prune candidate from a file: an extraction reply, or markdown")
         self.facts = PruneFacts(self)
+        self.budget_label = QLabel(self)
+        self.budget_label.setObjectName("pruneBudget")
+        self.budget_label.setWordWrap(True)
+        self.budget_label.setVisible(False)
         self.validation_label = self.facts.validation_label
         self.sections_label = self.facts.sections_label
         self.sizes_label = self.facts.sizes_label
-        self.diff = SideBySideDiff("Current memory (.fusion/memory.md)", "Proposed prune", self)
+        self.hunks = HunkList(self)
+        self.diff = SideBySideDiff(f"Current memory ({session.project.memory_path})", "Proposed prune", self)
         self.outcome_label = QLabel(self)
         self.outcome_label.setWordWrap(True)
         self.reason_edit = QLineEdit(self)
         self.reason_edit.setPlaceholderText("Reason for rejecting (optional)")
-        self.reason_edit.setMinimumWidth(self.reason_edit.fontMetrics().horizontalAdvance("x" * 40))
-        self.reject_button = QPushButton("Reject", self)
+        self.reject_button = QPushButton("Reject prune", self)
         self.apply_button = QPushButton("Apply prune", self)
+        self.apply_button.setDefault(True)
+        for button, key, slot in ((self.apply_button, "Ctrl+Return", self.apply),
+                                  (self.reject_button, "Ctrl+Shift+R", self.reject)):
+            action = QAction(button.text(), self)
+            action.setShortcut(QKeySequence(key))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action.triggered.connect(slot)
+            self.addAction(action)
+            button.clicked.connect(slot)
+        self.reject_button.setToolTip("Reject the whole prune; the memory stays as it is (Ctrl+Shift+R)")
 
         header = QHBoxLayout()
         header.addWidget(self.source_label, 1)
         header.addWidget(self.run_button)
         header.addWidget(self.load_button)
+        self.splitter = splitter = QSplitter(Qt.Orientation.Vertical, self)
+        splitter.addWidget(self.hunks)
+        splitter.addWidget(self.diff)
+        splitter.setStretchFactor(0, 0)
+        splitter.setStretchFactor(1, 1)
         actions = QHBoxLayout()
-        actions.addWidget(self.outcome_label, 1)
-        actions.addWidget(self.reason_edit)
+        actions.addWidget(self.reason_edit, 1)
         actions.addWidget(self.reject_button)
         actions.addWidget(self.apply_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         layout.addLayout(header)
         layout.addWidget(self.facts)
-        layout.addWidget(self.diff, 1)
+        layout.addWidget(self.budget_label)
+        layout.addWidget(splitter, 1)
+        layout.addWidget(self.outcome_label)
         layout.addLayout(actions)
 
         self.run_button.clicked.connect(self.runExtractionRequested)
         self.load_button.clicked.connect(self._choose_file)
-        self.apply_button.clicked.connect(self.apply)
-        self.reject_button.clicked.connect(self.reject)
+        self.hunks.choicesChanged.connect(self._on_choices)
+        self.hunks.hunkSelected.connect(self.diff.go_to_hunk)
         session.proposalChanged.connect(self._take_proposal)
         session.memoryReplaced.connect(self._on_memory_replaced)
         self._take_proposal(session.proposal)
@@ -162,6 +215,7 @@ class PruneView(QWidget):
             self.operation = None
         self.preview = None
         candidate, root = self.candidate, self.session.root
+        self.hunks.set_hunks(None, {})
         if candidate is None:
             self.diff.set_busy(self._no_candidate_text())
             self._update_state()
@@ -175,12 +229,53 @@ class PruneView(QWidget):
         self.operation = None
         self.preview = preview
         self.diff.set_diff(preview.diff)
+        self.hunks.set_hunks(preview.diff, self.reasons)  # all accepted: the prune as proposed
+        total = sum(self.splitter.sizes())
+        if total > 0:  # the change list as tall as its rows (up to a third), the diff gets the rest
+            want = min(self.hunks.sizeHint().height(), total // 3)
+            self.splitter.setSizes([want, total - want])
+
+    @property
+    def reasons(self) -> dict[str, str]:
+        """The proposer's reason per removed line (stripped), from the reply's optional ``pruneReasons``."""
+        proposal = self.proposal
+        return {r.line.strip(): r.reason for r in proposal.prune_reasons} if proposal is not None else {}
+
+    # -- the operator's selection of changes ------------------------------------------------------------
+    def selection(self) -> tuple[str, PruneValidationResult] | None:
+        """The text of the accepted changes and its validation (``None`` before the diff is ready)."""
+        preview, candidate = self.preview, self.candidate
+        if preview is None or candidate is None:
+            return None
+        accepted = tuple(self.hunks.accepted())
+        if len(accepted) == len(preview.diff.hunks):
+            return candidate, preview.validation
+        key = (id(preview), candidate, accepted)
+        if self._selection is None or self._selection[0] != key:  # asked for several times per change
+            text = apply_hunks(preview.memory_text, candidate, preview.diff.hunks, accepted)
+            self._selection = (key, text, validate_prune_candidate(text))
+        return self._selection[1], self._selection[2]
+
+    def _on_choices(self) -> None:
+        preview = self.preview
+        if preview is None:
+            return
+        rejected = set(self.hunks.rejected())
+        self.diff.set_excluded([h for h in preview.diff.hunks if h.index in rejected])
+        notes = {}
+        for hunk in preview.diff.hunks:
+            for row in range(hunk.row_start, hunk.row_end):
+                line = preview.diff.rows[row].left
+                reason = reason_of(line, self.reasons) if line is not None else ""
+                if reason:
+                    notes[row] = f"kept (you rejected this change); {reason}" if hunk.index in rejected else reason
+        self.diff.set_notes(notes)
         self._update_state()
 
     def _on_preview_error(self, exc: BaseException) -> None:
         self.operation = None
         self.diff.set_busy("The diff could not be computed.")
-        self.banner.show_message(f"Cannot read {MEMORY_WORKING_PATH}: {exc}", "error")
+        self.banner.show_message(f"Cannot read {self.session.project.memory_path}: {exc}", "error")
         self._update_state()
 
     def _no_candidate_text(self) -> str:
@@ -243,6 +338,11 @@ class PruneView(QWidget):
             return f'The "{self.session.backend.id}" backend cannot write memory.'
         if preview is None:
             return "The diff is being computed."
+        if preview.diff.hunks and not self.hunks.accepted():
+            return "No change is accepted: accept one, or reject the prune."
+        selection = self.selection()
+        if selection is not None and not selection[1].valid:
+            return f"The accepted changes cannot be applied: {selection[1].reason}"
         return None
 
     def _update_state(self) -> None:
@@ -253,18 +353,28 @@ class PruneView(QWidget):
         else:
             self.source_label.setText(f"<b>Prune proposed by</b> {proposal_origin(proposal)}")
         self.facts.setVisible(preview is not None)
+        selection = self.selection()
         if preview is not None:
-            self.facts.show_facts(preview.validation, preview.memory_size, preview.seconds)
+            self.facts.show_facts(selection[1] if selection is not None else preview.validation,
+                                  preview.memory_size, preview.seconds)
+        self.budget_label.setVisible(bool(preview and preview.budget))
+        if preview is not None and preview.budget:
+            self.budget_label.setText("What agents load (before, then after the whole prune) — "
+                                      + "; ".join(preview.budget))
         refusal = self.apply_refusal()
+        total, accepted = len(preview.diff.hunks) if preview else 0, len(self.hunks.accepted())
+        self.apply_button.setText("Apply prune" if accepted == total else f"Apply {accepted} of {total} changes")
         self.apply_button.setEnabled(refusal is None)
-        self.apply_button.setToolTip(refusal or "Replace .fusion/memory.md with the proposed prune "
-                                     "(the current version is kept in history)")
+        self.apply_button.setToolTip(refusal or f"Replace {self.session.project.memory_path} with the accepted changes "
+                                     "of the prune (the current version is kept in history) (Ctrl+Return)")
         if self.stale:
             self.banner.show_message(STALE_BANNER, "warning")
         elif self.banner.text() == STALE_BANNER:
             self.banner.clear()
         if refusal is not None and preview is not None and self.candidate is not None:
             self.outcome_label.setText(f"<b style='color:{css('error-fg')}'>Apply is disabled.</b> {refusal}")
+        elif "Apply is disabled." in self.outcome_label.text():
+            self.outcome_label.clear()  # the refusal is gone (a change accepted again)
         can_reject = proposal is not None and proposal.prune_status in ("pending", "stale")
         self.reject_button.setEnabled(can_reject)
         self.reason_edit.setEnabled(can_reject)
@@ -273,11 +383,16 @@ class PruneView(QWidget):
     # -- decisions -----------------------------------------------------------------------------------
     def apply(self) -> PruneReview | None:
         """Apply the prune through ``core.proposals`` (refused, and marked stale, if the memory changed)."""
-        proposal = self.proposal
-        if proposal is None or not self.apply_button.isEnabled():
+        proposal, preview = self.proposal, self.preview
+        if proposal is None or preview is None or not self.apply_button.isEnabled():
+            return None
+        selection = self.selection()
+        partial = len(self.hunks.accepted()) < len(preview.diff.hunks)
+        if selection is None or not selection[1].valid:  # validated again right before the write
+            self.banner.show_message(f"Not applied: {self.apply_refusal()}", "error")
             return None
         try:
-            review = apply_prune(self.session.root, proposal.id)
+            review = apply_prune(self.session.root, proposal.id, candidate=selection[0] if partial else None)
         except (ProposalError, MemoryBackendError) as exc:
             self.banner.show_message(f"Not applied: {exc}", "error")
             return None
@@ -290,11 +405,13 @@ class PruneView(QWidget):
             self.recompute()
             return review
         outcome = review.outcome
+        accepted, total = len(self.hunks.accepted()), len(preview.diff.hunks)
         self.session.set_proposal(review.proposal)
+        which = f"{accepted} of {total} changes" if partial else "all changes"
         self.outcome_label.setText(
-            f"<b style='color:{css('ok-fg')}'>Applied.</b> Memory went from {outcome.original_size:,} to "
+            f"<b style='color:{css('ok-fg')}'>Applied</b> ({which}). Memory went from {outcome.original_size:,} to "
             f"{outcome.new_size:,} characters ({outcome.size_delta:+,}); the previous version is in history.")
-        self.session.memoryReplaced.emit("prune")
+        self.session.apply(Changes(documents=frozenset({self.session.project.memory_path})), "prune")
         self.session.statusMessage.emit("Prune applied")
         self.pruneApplied.emit(review)
         return review

@@ -35,7 +35,9 @@ class SettingsView(QWidget):
         self.session = session
         self.banner = Banner(self)
         heading = QLabel(f"<b>Project settings</b> — stored in <code>{CONFIG_PATH}</code>", self)
-        self.form = SchemaForm(ProjectSettings, self._saved_values(), exclude=BACKEND_KEYS)
+        # The readers of each document are chosen beside the load-budget meter, not here.
+        self.form = SchemaForm(ProjectSettings, self._saved_values(),
+                               exclude=(*BACKEND_KEYS, "memdeskBudgetConsumers"))
         self.cron_preview = CronPreview(parent=self.form)
         self.form.add_extra(SCHEDULE_KEY, self.cron_preview)
         self.form.setMaximumWidth(900)

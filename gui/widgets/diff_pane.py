@@ -2,21 +2,23 @@
 
 Only the visible lines are painted: the line backgrounds, the changed words and the hatched filler
 rows (where the other side has a line alone) are drawn under the text in ``paintEvent``, so a
-1 MiB diff costs no more to show than a small one.
+1 MiB diff costs no more to show than a small one. A filler row can carry a note (why the line on
+the other side goes); rows of a change the operator left out are painted neutral.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from PySide6.QtCore import QRect, QRectF, QSize, Qt
-from PySide6.QtGui import QBrush, QColor, QFontDatabase, QPainter, QPaintEvent, QResizeEvent, QTextLine
+from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt
+from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QPainter, QPaintEvent, QResizeEvent, QTextLine
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from core.diff import DiffRow
 from gui.widgets.colors import colour, help_colour
 
 LEFT, RIGHT = "left", "right"
+_BLOCK_BREAKS = str.maketrans({"\r": "␍", "\u2029": "¶", "\u2028": "↵", "\x0b": "␋", "\x0c": "␌"})
 
 
 def _x_of(line: QTextLine, position: int) -> float:
@@ -51,15 +53,27 @@ class DiffPane(QPlainTextEdit):
         self.setUndoRedoEnabled(False)
         self.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse
                                      | Qt.TextInteractionFlag.TextSelectableByKeyboard)
+        self.notes: dict[int, str] = {}
+        self.excluded: frozenset[int] = frozenset()
         self.gutter = _Gutter(self)
         self.blockCountChanged.connect(lambda _n: self._update_margins())
         self.updateRequest.connect(self._on_update_request)
-        changed = "removed" if side == LEFT else "added"
-        self._line_brush = QBrush(colour(f"{changed}-line"))
-        self._word_brush = QBrush(colour(f"{changed}-word"))
-        self._filler_brush = QBrush(colour("filler-hatch"), Qt.BrushStyle.BDiagPattern)
-        self._filler_fill = colour("filler")
+        self._pick_colours()
         self._update_margins()
+
+    def _pick_colours(self) -> None:
+        changed = "removed" if self.side == LEFT else "added"
+        palette = self.palette()
+        self._line_brush = QBrush(colour(f"{changed}-line", palette))
+        self._word_brush = QBrush(colour(f"{changed}-word", palette))
+        self._filler_brush = QBrush(colour("filler-hatch", palette), Qt.BrushStyle.BDiagPattern)
+        self._filler_fill = colour("filler", palette)
+
+    def changeEvent(self, event: QEvent) -> None:  # noqa: N802 (Qt override)
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.PaletteChange:
+            self._pick_colours()  # a theme switch recolours the diff too
+            self.viewport().update()
 
     def set_rows(self, rows: Sequence[DiffRow]) -> None:
         """Show this pane's side of ``rows`` (one text line per row; fillers are empty lines)."""
@@ -68,12 +82,25 @@ class DiffPane(QPlainTextEdit):
         self.numbers = [r.left_no if left else r.right_no for r in rows]
         self.spans = [r.left_spans if left else r.right_spans for r in rows]
         texts = [(r.left if left else r.right) or "" for r in rows]
-        self.setPlainText("\n".join(texts))
+        # One row per block: characters Qt would break a block at are shown as symbols instead.
+        self.setPlainText("\n".join(texts).translate(_BLOCK_BREAKS))
+        self.notes, self.excluded = {}, frozenset()
         self._update_margins()
+
+    def set_notes(self, notes: dict[int, str]) -> None:
+        """Write ``notes[row]`` in the filler rows (a reason for the line the other side drops)."""
+        self.notes = dict(notes)
+        self.viewport().update()
+
+    def set_excluded(self, rows: frozenset[int]) -> None:
+        """Paint ``rows`` neutral: their change is left out."""
+        self.excluded = rows
+        self.viewport().update()
 
     def clear_rows(self) -> None:
         """Show nothing."""
         self.kinds, self.numbers, self.spans = [], [], []
+        self.notes, self.excluded = {}, frozenset()
         self.clear()
 
     def line_kind(self, row: int) -> str:
@@ -137,6 +164,10 @@ class DiffPane(QPlainTextEdit):
                 if kind == "filler":
                     painter.fillRect(band, self._filler_fill)
                     painter.fillRect(band, self._filler_brush)
+                    if row in self.notes:
+                        self._paint_note(painter, band, self.notes[row])
+                elif row in self.excluded:
+                    painter.fillRect(band, self._filler_fill)
                 elif kind != "equal":
                     painter.fillRect(band, self._line_brush)
                     self._paint_words(painter, row, top, height, x0)
@@ -156,6 +187,17 @@ class DiffPane(QPlainTextEdit):
         for start, end in spans:
             left, right = base + _x_of(line, start), base + _x_of(line, end)
             painter.fillRect(QRectF(left, top, max(right - left, 2.0), height), self._word_brush)
+
+    def _paint_note(self, painter: QPainter, band: QRect, note: str) -> None:
+        font = QFont(self.font())
+        font.setItalic(True)
+        painter.setFont(font)
+        metrics = painter.fontMetrics()
+        text = metrics.elidedText(note, Qt.TextElideMode.ElideRight, max(0, band.width() - 16))
+        painter.fillRect(QRect(band.left() + 3, band.top() + 1, metrics.horizontalAdvance(text) + 8,
+                               band.height() - 2), self._filler_fill)  # the hatch stays out from under the text
+        painter.setPen(self.palette().color(self.palette().ColorRole.Text))
+        painter.drawText(band.adjusted(7, 0, -6, 0), Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter, text)
 
     def word_colour(self) -> QColor:
         """The colour of changed words on this side."""

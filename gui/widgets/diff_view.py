@@ -1,12 +1,16 @@
 """Side-by-side diff: two read-only panes that scroll together, a change summary and change navigation.
 
 ``set_busy(message)`` shows a message instead of the panes (``Computing diff…``); ``set_diff(result)``
-shows a :class:`core.diff.DiffResult`.
+shows a :class:`core.diff.DiffResult`. F7 and Shift+F7 go to the next and previous change; the change
+holding the row last shown is the current hunk (``currentHunkChanged(index)``, -1 for none). Notes
+(a reason per removed row) show in the other side's filler rows and under the panes; the rows of
+hunks left out are painted neutral.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -17,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.diff import DiffResult
+from core.diff import DiffResult, Hunk
 from gui.widgets.colors import css, help_colour
 from gui.widgets.diff_pane import LEFT, RIGHT, DiffPane
 from gui.widgets.line_detail import LineDetail
@@ -30,19 +34,33 @@ def _plural(n: int, word: str) -> str:
 class SideBySideDiff(QWidget):
     """Before (left) and after (right), aligned row by row."""
 
+    currentHunkChanged = Signal(int)  # the hunk holding the row last shown; -1: an unchanged row
+
     def __init__(self, left_title: str = "Current", right_title: str = "Proposed",
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None,
+                 identical_text: str = "No differences: the proposal equals the current memory.") -> None:
         super().__init__(parent)
         self.result: DiffResult | None = None
+        self.identical_text = identical_text
+        self.notes: dict[int, str] = {}
+        self.hunk_index = -1
+        self.shown_row = -1
         self.left = DiffPane(LEFT, self)
         self.right = DiffPane(RIGHT, self)
         self.left_title = QLabel(f"<b>{left_title}</b>", self)
         self.right_title = QLabel(f"<b>{right_title}</b>", self)
         self.summary = QLabel(self)
         self.previous_button = QToolButton(self)
-        self.previous_button.setText("↑ Previous change")
         self.next_button = QToolButton(self)
-        self.next_button.setText("↓ Next change")
+        for button, text, key, slot in ((self.previous_button, "↑ Previous change", "Shift+F7", self.previous_change),
+                                        (self.next_button, "↓ Next change", "F7", self.next_change)):
+            action = QAction(text, self)
+            action.setShortcut(QKeySequence(key))
+            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action.setToolTip(f"{text[2:]} ({key})")
+            action.triggered.connect(slot)
+            self.addAction(action)
+            button.setDefaultAction(action)
         self.detail = LineDetail(self)
         self.message = QLabel(self)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -64,6 +82,10 @@ class SideBySideDiff(QWidget):
             col.addWidget(title)
             col.addWidget(pane, 1)
             splitter.addWidget(box)
+            splitter.setStretchFactor(splitter.count() - 1, 1)
+        splitter.setSizes([1000, 1000])  # two equal sides, whatever their titles say
+        for title in (self.left_title, self.right_title):
+            title.setMinimumWidth(1)  # a long title is cut, not a reason to widen its side
         self.stack = QStackedWidget(self)
         self.stack.addWidget(self.message)
         self.stack.addWidget(splitter)
@@ -78,8 +100,6 @@ class SideBySideDiff(QWidget):
             a.horizontalScrollBar().valueChanged.connect(b.horizontalScrollBar().setValue)
         for pane in (self.left, self.right):
             pane.cursorPositionChanged.connect(lambda pane=pane: self.show_row(pane.textCursor().blockNumber()))
-        self.next_button.clicked.connect(self.next_change)
-        self.previous_button.clicked.connect(self.previous_change)
         self.set_busy("No prune candidate loaded.")
 
     @property
@@ -90,6 +110,8 @@ class SideBySideDiff(QWidget):
     def set_busy(self, message: str) -> None:
         """Show ``message`` in place of the panes (and drop the shown diff)."""
         self.result = None
+        self.notes = {}
+        self.shown_row = -1
         self.left.clear_rows()
         self.right.clear_rows()
         self.message.setText(message)
@@ -98,10 +120,30 @@ class SideBySideDiff(QWidget):
         self.stack.setCurrentIndex(0)
         self.previous_button.setEnabled(False)
         self.next_button.setEnabled(False)
+        self._set_hunk(-1)
+
+    def set_titles(self, left: str, right: str) -> None:
+        """Name the two sides."""
+        self.left_title.setText(f"<b>{left}</b>")
+        self.right_title.setText(f"<b>{right}</b>")
+
+    def set_notes(self, notes: dict[int, str]) -> None:
+        """Show ``notes[row]`` (a removed row's reason) in the right side's filler beside it and under the panes."""
+        self.notes = dict(notes)
+        self.right.set_notes({row: f"← {note}" for row, note in self.notes.items()})
+        if self.result is not None and 0 <= self.shown_row < len(self.result.rows):
+            self.detail.set_row(self.result.rows[self.shown_row], self.notes.get(self.shown_row, ""))
+
+    def set_excluded(self, hunks: list[Hunk]) -> None:
+        """Paint the rows of ``hunks`` neutral (their change is left out)."""
+        rows = frozenset(r for h in hunks for r in range(h.row_start, h.row_end))
+        self.left.set_excluded(rows)
+        self.right.set_excluded(rows)
 
     def set_diff(self, result: DiffResult) -> None:
         """Show ``result`` with both panes at the first change."""
         self.result = result
+        self.notes = {}
         self.left.set_rows(result.rows)
         self.right.set_rows(result.rows)
         self.stack.setCurrentIndex(1)
@@ -109,7 +151,8 @@ class SideBySideDiff(QWidget):
         self.previous_button.setEnabled(has_changes)
         self.next_button.setEnabled(has_changes)
         if result.identical:
-            self.summary.setText("No differences: the proposal equals the current memory.")
+            self.summary.setText(self.identical_text)
+            self._set_hunk(-1)
         else:
             self.summary.setText(
                 f"<span style='color:{css('error-fg')}'>−{result.removed:,} removed</span> · "
@@ -122,29 +165,58 @@ class SideBySideDiff(QWidget):
         return self.left.verticalScrollBar().value()
 
     def next_change(self) -> None:
-        """Scroll to the next run of changed rows."""
-        if self.result is None:
+        """Go to the change after the current one (from the top of the panes when there is none)."""
+        if self.result is None or not self.result.hunks:
+            return
+        starts = self.result.hunk_starts()
+        if self._current_hunk_in_view():  # the scroll position cannot tell near the end of a short file
+            self.go_to_hunk((self.hunk_index + 1) % len(starts))
             return
         here = self.current_row() + 3
-        starts = self.result.hunk_starts()
-        target = next((s for s in starts if s > here), starts[0] if starts else None)
-        if target is not None:
-            self.go_to_row(target)
+        self.go_to_row(next((s for s in starts if s > here), starts[0]))
 
     def previous_change(self) -> None:
-        """Scroll to the previous run of changed rows."""
-        if self.result is None:
+        """Go to the change before the current one (from the top of the panes when there is none)."""
+        if self.result is None or not self.result.hunks:
+            return
+        starts = self.result.hunk_starts()
+        if self._current_hunk_in_view():
+            self.go_to_hunk((self.hunk_index - 1) % len(starts))
             return
         here = self.current_row() + 3
-        starts = self.result.hunk_starts()
-        target = next((s for s in reversed(starts) if s < here), starts[-1] if starts else None)
-        if target is not None:
-            self.go_to_row(target)
+        self.go_to_row(next((s for s in reversed(starts) if s < here), starts[-1]))
+
+    def _current_hunk_in_view(self) -> bool:
+        hunk = self.current_hunk()
+        if hunk is None:
+            return False
+        top = self.current_row()
+        shown = max(1, self.left.viewport().height() // max(1, self.left.fontMetrics().lineSpacing()))
+        return hunk.row_start < top + shown and hunk.row_end > top
 
     def show_row(self, row: int) -> None:
-        """Show row ``row`` in full in the detail strip under the panes."""
+        """Show row ``row`` in full in the detail strip under the panes; its hunk becomes the current one."""
         if self.result is not None and 0 <= row < len(self.result.rows):
-            self.detail.set_row(self.result.rows[row])
+            self.shown_row = row
+            self.detail.set_row(self.result.rows[row], self.notes.get(row, ""))
+            hunk = self.result.hunk_at(row)
+            self._set_hunk(hunk.index if hunk is not None else -1)
+
+    def current_hunk(self) -> Hunk | None:
+        """The hunk holding the row last shown (by a click, a key or change navigation)."""
+        if self.result is None or not 0 <= self.hunk_index < len(self.result.hunks):
+            return None
+        return self.result.hunks[self.hunk_index]
+
+    def go_to_hunk(self, index: int) -> None:
+        """Scroll to hunk ``index`` and make it the current one."""
+        if self.result is not None and 0 <= index < len(self.result.hunks):
+            self.go_to_row(self.result.hunks[index].row_start)
+
+    def _set_hunk(self, index: int) -> None:
+        if index != self.hunk_index:
+            self.hunk_index = index
+            self.currentHunkChanged.emit(index)
 
     def go_to_row(self, row: int) -> None:
         """Scroll both panes to ``row``, sideways to its first changed word, and show it in full."""

@@ -1,4 +1,5 @@
-"""The insights file, two ways: grouped by category (tree with counts and sources) and raw text to edit.
+"""The insights file, two ways: grouped by category (tree with counts and sources, each insight's inline
+markdown rendered) and raw text to edit.
 
 The panel does no I/O: it is given the file's text and emits ``saveRequested(text)`` when the
 operator saves the raw text.
@@ -6,25 +7,25 @@ operator saves the raw text.
 
 from __future__ import annotations
 
+import html
 import re
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QFontDatabase
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Signal
+from PySide6.QtGui import QFontDatabase, QPalette
 from PySide6.QtWidgets import (
     QHBoxLayout,
-    QHeaderView,
     QLabel,
     QPlainTextEdit,
     QPushButton,
     QTabWidget,
-    QTreeView,
     QVBoxLayout,
     QWidget,
 )
 
 from core.insights import InsightSection, parse_insights_markdown
-from gui.models import InsightTreeModel
-from gui.widgets.wrap_delegate import WrapDelegate
+from gui.models import USER, InsightTreeModel, display_content
+from gui.proposal_text import inline_html
+from gui.widgets.review_list import RichTextDelegate, RichTree
 
 _LAST_UPDATED = re.compile(r"^## Last Updated:\s*(.+?)\s*$", re.MULTILINE)
 
@@ -33,6 +34,20 @@ def last_updated(text: str | None) -> str | None:
     """The date on the ``## Last Updated:`` line, if any."""
     match = _LAST_UPDATED.search(text or "")
     return match.group(1) if match else None
+
+
+class InsightDelegate(RichTextDelegate):
+    """A section row in bold with its count; an insight rendered, its source after it."""
+
+    def html(self, index: QModelIndex | QPersistentModelIndex, palette: QPalette, selected: bool) -> str:
+        """The rich text of a section or an insight row."""
+        muted = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.PlaceholderText)
+        bullet = index.data(USER)
+        if bullet is None:
+            return f"<b>{html.escape(str(index.data() or ''))}</b>"
+        source = f" <span style='color:{muted.name()}'><small>· {html.escape(bullet.source)}</small></span>" \
+            if bullet.source else ""
+        return inline_html(display_content(bullet.content)) + source
 
 
 class InsightsFilePanel(QWidget):
@@ -47,16 +62,10 @@ class InsightsFilePanel(QWidget):
         self.model = InsightTreeModel(self)
         self.summary = QLabel(self)
         self.summary.setWordWrap(True)
-        self.tree = QTreeView(self)
+        self.tree = RichTree(self, InsightDelegate)
         self.tree.setModel(self.model)
-        self.tree.setWordWrap(True)
-        self.tree.setUniformRowHeights(False)
+        self.tree.setColumnHidden(1, True)  # the source is written after each insight
         self.tree.setAlternatingRowColors(True)
-        header = self.tree.header()
-        header.setStretchLastSection(False)
-        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
-        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
-        self.tree.setItemDelegateForColumn(0, WrapDelegate(self.tree, 0))
         grouped = QWidget(self)
         col = QVBoxLayout(grouped)
         col.addWidget(self.summary)
@@ -95,7 +104,6 @@ class InsightsFilePanel(QWidget):
         self.sections = parse_insights_markdown(text)
         self.model.set_sections(self.sections)
         self.tree.expandAll()
-        self.tree.resizeColumnToContents(1)
         total = sum(len(s.bullets) for s in self.sections)
         if text is None:
             self.summary.setText("No insights file yet: merging accepted insights creates it.")

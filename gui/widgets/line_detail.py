@@ -55,15 +55,15 @@ class LineDetail(QFrame):
         label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         return label
 
-    def set_row(self, row: DiffRow | None) -> None:
-        """Show ``row`` (``None`` or an unchanged row hides the strip)."""
+    def set_row(self, row: DiffRow | None, note: str = "") -> None:
+        """Show ``row`` (``None`` or an unchanged row hides the strip), with ``note`` (a reason) after its place."""
         self.row = row
         if row is None or row.kind == "equal":
             self.hide()
             return
         where = {"replace": f"Line {row.left_no} changed (now line {row.right_no})",
                  "delete": f"Line {row.left_no} removed", "insert": f"Line {row.right_no} added"}[row.kind]
-        self.heading.setText(where)
+        self.heading.setText(f"{where} — reason given: {note}" if note else where)
         left = row.left if row.left is not None else ""
         right = row.right if row.right is not None else ""
         left_spans = row.left_spans if row.kind == "replace" else ()

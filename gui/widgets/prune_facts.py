@@ -20,9 +20,9 @@ class PruneFacts(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         for widget in (self.validation_label, self.sections_label, self.sizes_label):
-            layout.addWidget(widget)
-            layout.addSpacing(24)
-        layout.addStretch(1)
+            widget.setWordWrap(True)  # a narrow window wraps the facts instead of growing wider
+            layout.addWidget(widget, 1)
+            layout.addSpacing(16)
 
     def show_facts(self, validation: PruneValidationResult, memory_size: int, seconds: float) -> None:
         """Show the facts of a candidate validated as ``validation`` against a memory of ``memory_size``."""

@@ -7,7 +7,9 @@ import time
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from core.diff import DiffRow, diff_line_opcodes, diff_texts, split_lines, word_spans
+import pytest
+
+from core.diff import DiffRow, apply_hunks, diff_line_opcodes, diff_texts, split_lines, word_spans
 
 REAL_MEMORY = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
 
@@ -105,3 +107,65 @@ def test_large_replacements_fall_back_to_whole_line_highlights() -> None:
     assert spans_text(result.rows[0].left, result.rows[0].left_spans) == ["alpha"]
     last = result.rows[-1]
     assert last.left_spans == ((0, len(last.left)),)
+
+
+# -- hunks -----------------------------------------------------------------------------------------
+def test_hunks_cover_each_run_of_changed_rows() -> None:
+    old = "# Memory\n\n## Architecture\n- claim with SKIP LOCKED\n- old note\n\n## Pitfalls\n- pgbouncer drops LISTEN\n"
+    new = "# Memory\n\n## Architecture\n- claim with FOR UPDATE SKIP LOCKED\n\n## Pitfalls\n- pgbouncer drops LISTEN\n- new\n"
+    result = diff_texts(old, new)
+    first, second = result.hunks
+    assert (first.row_start, first.row_end, first.removed, first.added) == (3, 5, 2, 1)
+    assert (second.row_start, second.row_end, second.removed, second.added) == (8, 9, 0, 1)
+    assert result.hunk_at(4) == first and result.hunk_at(5) is None and result.hunk_at(8) == second
+    assert apply_hunks(old, new, result.hunks, [0]) == new.replace("- new\n", "")
+    assert apply_hunks(old, new, result.hunks, [1]) == old + "- new\n"
+    assert apply_hunks(old, new, result.hunks, [0, 1]) == new
+    assert apply_hunks(old, new, result.hunks, []) == old
+
+
+def test_applying_a_subset_keeps_every_other_byte() -> None:
+    lines = REAL_MEMORY.read_text(encoding="utf-8").splitlines(keepends=True)
+    rng = random.Random(3)
+    new = "".join(line.replace("the", "THE") if rng.random() < 0.03 else line
+                  for line in lines if rng.random() >= 0.1)
+    old = "".join(lines)
+    result = diff_texts(old, new)
+    assert len(result.hunks) > 20
+    for _ in range(20):
+        chosen = {h.index for h in result.hunks if rng.random() < 0.5}
+        text = apply_hunks(old, new, result.hunks, chosen)
+        expected: list[str] = []
+        a, b = split_lines(old), split_lines(new)
+        i = 0
+        for h in result.hunks:
+            expected += a[i:h.old_start] + (b[h.new_start:h.new_end] if h.index in chosen else a[h.old_start:h.old_end])
+            i = h.old_end
+        expected += a[i:]
+        assert split_lines(text) == expected
+        assert text.endswith("\n")
+
+
+def test_missing_final_newline_and_crlf_are_kept() -> None:
+    old = "a\r\nb\r\nc"
+    new = "a\r\nc\r\nd\n"
+    result = diff_texts(old, new)
+    assert [(h.old_start, h.old_end, h.new_start, h.new_end) for h in result.hunks] == [(1, 2, 1, 1), (3, 3, 2, 3)]
+    assert apply_hunks(old, new, result.hunks, [0]) == "a\r\nc"
+    assert apply_hunks(old, new, result.hunks, [1]) == "a\r\nb\r\nc\nd\n"
+
+
+def test_a_line_with_a_unicode_separator_stays_one_line() -> None:
+    old = "- one\u2028still one\x0c\n- two\n"
+    new = "- two\n"
+    result = diff_texts(old, new)
+    assert len(result.rows) == 2 and result.rows[0].left == "- one\u2028still one\x0c"
+    assert apply_hunks(old, new, result.hunks, []) == old
+
+
+def test_hunks_from_other_texts_are_refused() -> None:
+    result = diff_texts("a\nb\nc\n", "a\nc\n")
+    with pytest.raises(ValueError):
+        apply_hunks("x\n", "a\nc\n", result.hunks, [0])
+    with pytest.raises(ValueError):
+        apply_hunks("a\nb\nc\n", "a\nc\n", result.hunks, [5])

@@ -16,6 +16,7 @@ from core import fileio
 from core.errors import MemoryBackendError
 from core.layout import LONG_TERM_SCAFFOLD, Layout, daily_scaffold, detect_layout, sanitize_agent_id
 from core.project import MemoryDisabledError, Project
+from tests.snapshot import tree
 
 REPO = Path(__file__).resolve().parents[2]
 LAYERED_ORDER = [
@@ -30,18 +31,6 @@ LAYERED_ORDER = [
     ".fusion/agent-memory/reviewer/2026-08-20.md",
     ".fusion/memory/memory-insights.md",
 ]
-
-
-def tree(root: Path) -> dict[str, str]:
-    """Every file and folder under ``root`` with a hash of its bytes (folders: "dir")."""
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), root)] = "dir"
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
-    return out
 
 
 def cli(root: Path, *args: str, stdin: str | None = None, env: dict[str, str] | None = None
@@ -375,3 +364,29 @@ def test_process_run_result_has_fusions_flat_shape(sample_project):
     assert result.summary == "two things" and result.insights[0].content == "Flat shape"
     assert result.pruned_memory is None and result.extracted_at and result.new_insight_count == 1
     assert result.duplicate_count == 0 and result.to_json()["summary"] == "two things"
+
+
+@pytest.mark.parametrize("planted", [".git/hooks/pre-commit", ".fusion/config.json", "../outside.md",
+                                     ".fusion/memdesk/proposals/x.json"])
+def test_restore_of_a_planted_history_row_is_refused(sample_project, planted):
+    from core import history
+
+    version_id = history.record_version(sample_project, planted, "#!/bin/sh\necho owned\n", "planted")
+    before = tree(sample_project)
+    with pytest.raises(MemoryBackendError) as exc:
+        Project(sample_project).restore(version_id)
+    assert "not a memory document" in exc.value.message
+    assert tree(sample_project) == before
+    assert not (sample_project / ".git").exists()
+
+
+def test_an_undated_head_over_budget_rotates_in_batches_not_on_every_append(project):
+    from core.entries import append_memory_entry
+
+    (project / ".fusion").mkdir()
+    (project / ".fusion/memory.md").write_text("# Project Memory\n\n" + "".join(f"- fact {i}\n" for i in range(300)))
+    results = [append_memory_entry(project, f"entry {i}", max_lines=100) for i in range(30)]
+    rewrites = [r.archived_entries for r in results if r.archived_entries]
+    assert len(rewrites) <= 30 // 3 and min(rewrites) >= 3  # each rewrite moves a batch
+    text = (project / ".fusion/memory.md").read_text()
+    assert "entry 29" in text and text.count("- fact ") == 300

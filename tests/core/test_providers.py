@@ -353,3 +353,22 @@ def test_provider_protocol_is_satisfied():
 
     for provider in (OfflineProvider(), CommandProvider("c", ["x"]), OpenAIProvider("o", "http://h", "m")):
         assert isinstance(provider, Provider)
+
+
+def test_offline_prune_gives_a_reason_for_each_removed_line():
+    memory = MEMORY + "\n<!-- 2026-11-28 -->\nRaised the SSE heartbeat to 20 s after proxy idle timeouts.\n"
+    result = parse_insight_extraction_response(
+        OfflineProvider(prune_after_days=30).complete(ProviderRequest("", memory, INSIGHTS, now=NOW)))
+    kept = set(result.pruned_memory.splitlines())
+    removed = [line for line in memory.splitlines() if line.strip() and line not in kept]
+    assert [r.line for r in result.prune_reasons] == removed
+    by_line = {r.line: r.reason for r in result.prune_reasons}
+    assert by_line["<!-- 2026-10-14 -->"] == "dated entry older than 30 days"
+    assert {by_line[line] for line in removed if "TODO for this session" in line} == {"transient"}
+    assert set(by_line.values()) == {"dated entry older than 30 days", "transient"}
+
+
+def test_offline_without_a_prune_gives_no_reasons():
+    memory = "# Project Memory\n\n## Architecture\n\n- One queue per tenant.\n\n## Conventions\n\n- Kebab case.\n"
+    reply = json.loads(OfflineProvider().complete(ProviderRequest("", memory, None, now=NOW)))
+    assert "pruneReasons" not in reply

@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt
 
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
+from tests.snapshot import tree
 
 WAIT_MS = 10_000
-
-
-def tree(root: Path) -> dict[str, str]:
-    out = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), root)] = "dir"
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            out[os.path.relpath(p, root)] = hashlib.sha256(Path(p).read_bytes()).hexdigest()
-    return out
 
 
 @pytest.fixture

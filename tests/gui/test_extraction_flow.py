@@ -108,7 +108,7 @@ def test_run_review_accept_two_and_apply_the_prune(qtbot, app: App, tidepool: Pa
     qtbot.mouseClick(app.insights.proposals.run_button, Qt.MouseButton.LeftButton)  # opens the dialog
     assert app.dialog.isVisible()
     qtbot.mouseClick(app.dialog.run_button, Qt.MouseButton.LeftButton)
-    qtbot.waitUntil(lambda: app.insights.proposals.model.rowCount() == 5, timeout=20_000)
+    qtbot.waitUntil(lambda: len(app.insights.proposals.model.rows) == 5, timeout=20_000)
     assert not app.dialog.running
     done = "Extraction done: 5 insights proposed (1 already known), prune ready for review"
     assert done in app.messages and done in app.dialog.result.text()
@@ -158,7 +158,7 @@ def test_a_bad_reply_says_why_and_changes_nothing_but_the_audit(qtbot, app: App,
     assert list_proposals(tidepool, pending_only=False) == []
     assert audit_state(tidepool)["extraction"]["success"] is False and app.audits
     assert any(m.startswith("Extraction failed: ") for m in app.messages)
-    assert app.session.proposal is None and app.insights.proposals.model.rowCount() == 0
+    assert app.session.proposal is None and len(app.insights.proposals.model.rows) == 0
     assert app.dialog.run_button.isEnabled() and not app.dialog.cancel_button.isEnabled()
 
 
@@ -175,7 +175,7 @@ def test_a_reply_without_a_prune_leaves_the_prune_view_empty(qtbot, app: App, ti
     before = snapshot(tidepool)
     run_and_wait(qtbot, app)
     assert "no prune proposed" in app.dialog.result.text()
-    assert app.insights.proposals.model.rowCount() == 5
+    assert len(app.insights.proposals.model.rows) == 5
     assert "There is no prune to review" in app.prune.diff.message.text()
     assert not app.prune.apply_button.isEnabled()
     assert snapshot(tidepool) == before
@@ -234,7 +234,7 @@ def test_memory_appended_while_the_model_answers_makes_the_prune_stale(qtbot, ap
     assert app.prune.banner.text() == STALE_BANNER
     assert not app.prune.apply_button.isEnabled() and app.prune.apply() is None
     assert "Appended by another agent" in (tidepool / MEMORY_WORKING_PATH).read_text()
-    assert app.insights.proposals.model.rowCount() == 5  # the insights can still be reviewed
+    assert len(app.insights.proposals.model.rows) == 5  # the insights can still be reviewed
 
 
 def test_a_proposal_stored_by_the_cli_is_shown_when_the_project_opens(qtbot, tidepool: Path) -> None:
@@ -246,7 +246,7 @@ def test_a_proposal_stored_by_the_cli_is_shown_when_the_project_opens(qtbot, tid
     qtbot.addWidget(insights)
     qtbot.addWidget(prune)
     assert "offline" in insights.proposals.origin.text()
-    assert insights.proposals.model.rowCount() == len(session.proposal.insights)
+    assert len(insights.proposals.model.rows) == len(session.proposal.insights)
     assert prune.proposal is session.proposal
     QThreadPool.globalInstance().waitForDone(10_000)
 

@@ -12,7 +12,7 @@ from core.backends import MemoryBackendRegistry
 from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
 from gui.session import ProjectSession
-from gui.views.history_view import ALL_FILES, HistoryView
+from gui.views.history_view import ALL_DOCUMENTS, HistoryView
 
 MEMORY = ".fusion/memory.md"
 
@@ -43,10 +43,10 @@ def make(qtbot, root: Path, answer: bool = True) -> HistoryView:
     return view
 
 
-def wait_diff(qtbot, view: HistoryView) -> str:
-    qtbot.waitUntil(lambda: view.diff_op is None and view.diff.toPlainText() != "Computing the diff…",
-                    timeout=10_000)
-    return view.diff.toPlainText()
+def wait_diff(qtbot, view: HistoryView):
+    """Wait for the side-by-side diff of the selected version; return its rows."""
+    qtbot.waitUntil(lambda: view.diff_op is None and view.shown is not None, timeout=10_000)
+    return view.diff.result.rows
 
 
 def edit(view: HistoryView, new_text: str, source: str = "editor") -> None:
@@ -58,7 +58,7 @@ def edit(view: HistoryView, new_text: str, source: str = "editor") -> None:
 def test_empty_history(qtbot, project: Path):
     view = make(qtbot, project)
     assert view.model.rowCount() == 0 and not view.restore_button.isEnabled()
-    assert "No versions stored yet" in view.diff.toPlainText()
+    assert "No versions stored yet" in view.diff.message.text()
 
 
 def test_lists_versions_and_diffs_against_now(qtbot, sample_project: Path):
@@ -66,17 +66,20 @@ def test_lists_versions_and_diffs_against_now(qtbot, sample_project: Path):
     original = (sample_project / MEMORY).read_text()
     edit(view, original.replace("Node 20 LTS", "Node 22 LTS"))
     assert view.model.rowCount() == 1
-    assert view.model.data(view.model.index(0, 1)) == "editor"
-    assert view.model.data(view.model.index(0, 3)) == MEMORY
-    diff = wait_diff(qtbot, view)
-    assert "-- Node 20 LTS" in diff and "+- Node 22 LTS" in diff
+    assert view.model.data(view.model.index(0, 1)) == "before save"
+    assert view.model.data(view.model.index(0, view.model.columnCount() - 1)) == MEMORY
+    rows = wait_diff(qtbot, view)
+    [changed] = [r for r in rows if r.kind != "equal"]
+    assert changed.left.startswith("- Node 22 LTS") and changed.right.startswith("- Node 20 LTS")  # now | version
+    assert [changed.right[a:b] for a, b in changed.right_spans] == ["20"]
+    assert "before save" in view.diff.right_title.text() and "Now: .fusion/memory.md" in view.diff.left_title.text()
     fileio.replace_text(sample_project, ".fusion/memory-insights.md", "# Memory Insights\n", source="insights-merge")
     view.refresh()
     assert [view.files.itemText(i) for i in range(view.files.count())] == [
-        ALL_FILES, ".fusion/memory-insights.md", MEMORY]
+        ALL_DOCUMENTS, ".fusion/memory-insights.md", MEMORY]
     view.files.setCurrentText(".fusion/memory-insights.md")
-    assert view.model.rowCount() == 1 and view.model.data(view.model.index(0, 1)) == "insights-merge"
-    assert "-## Last Updated: 2026-11-20" in wait_diff(qtbot, view)
+    assert view.model.rowCount() == 1 and view.model.data(view.model.index(0, 1)) == "before an insights merge"
+    assert any(r.right == "## Last Updated: 2026-11-20" and r.left is None for r in wait_diff(qtbot, view))
 
 
 def test_restore_is_confirmed_recorded_and_announced(qtbot, sample_project: Path):

@@ -10,6 +10,7 @@ from core.extraction import run_extraction
 from core.insights import MEMORY_INSIGHTS_PATH, parse_insights_markdown
 from core.proposals import list_proposals, load_proposal, reject_prune
 from core.providers import OfflineProvider
+from gui.models import review_status
 from gui.session import ProjectSession
 from gui.views.insights_view import InsightsView
 
@@ -68,9 +69,9 @@ def test_import_reply_stores_a_proposal_and_lists_its_new_insights(qtbot, sample
     assert proposals[-1] == stored and view.session.proposal == stored
     assert stored.origin == "import" and stored.pruned_memory is not None
     model = view.proposals.model
-    assert model.rowCount() == 5  # the sixth is in the insights file already: left out, and said so
+    assert len(model.rows) == 5  # the sixth is in the insights file already: left out, and said so
     assert not any("database clock" in i.insight.content for i in model.rows)
-    assert [model.index(r, 4).data() for r in range(5)] == ["new"] * 5
+    assert [review_status(i) for i in model.rows] == ["new"] * 5
     origin = view.proposals.origin.text()
     assert "extraction-reply.json (imported)" in origin and "UTC" in origin
     assert "5 new insights (1 already in the file, left out) · prune ready for review" in origin
@@ -88,13 +89,13 @@ def test_accept_two_reject_the_rest_merge_adds_exactly_two(qtbot, sample_project
     assert not panel.merge_button.isEnabled()
     panel.select_row(0)
     qtbot.mouseClick(panel.accept_button, Qt.MouseButton.LeftButton)
-    model.setData(model.index(3, 0), Qt.CheckState.Checked.value, Qt.ItemDataRole.CheckStateRole)
+    panel.select_row(3)
+    qtbot.mouseClick(panel.accept_button, Qt.MouseButton.LeftButton)
     for row in (1, 2, 4):
         panel.select_row(row)
         qtbot.mouseClick(panel.reject_button, Qt.MouseButton.LeftButton)
     assert [i.state for i in model.rows] == ["accepted", "rejected", "rejected", "accepted", "rejected"]
-    assert model.index(0, 0).data(Qt.ItemDataRole.CheckStateRole) == Qt.CheckState.Checked
-    assert model.index(1, 4).data() == "to reject"
+    assert review_status(model.rows[1]) == "to reject"
     assert panel.merge_button.text() == "Merge 2, reject 3"
     qtbot.mouseClick(panel.merge_button, Qt.MouseButton.LeftButton)
     assert bullet_count(sample_project) == before + 2
@@ -104,7 +105,7 @@ def test_accept_two_reject_the_rest_merge_adds_exactly_two(qtbot, sample_project
     stored = load_proposal(sample_project, view.session.proposal.id)
     assert [i.status for i in stored.insights] == ["accepted", "rejected", "rejected", "accepted", "rejected"]
     assert [i.state for i in model.rows] == ["merged", "rejected", "rejected", "merged", "rejected"]
-    assert [model.index(r, 4).data() for r in range(5)] == ["merged", "rejected", "rejected", "merged", "rejected"]
+    assert [review_status(i) for i in model.rows] == ["merged", "rejected", "rejected", "merged", "rejected"]
     assert "Patterns (5)" in section_rows(view)
     assert panel.status.text() == "Merged 2 insights into .fusion/memory-insights.md; rejected 3 insights."
     assert not panel.merge_button.isEnabled()
@@ -129,7 +130,7 @@ def test_a_bad_reply_says_why_and_changes_nothing(qtbot, sample_project: Path, t
     assert view.import_reply(bad) is False
     assert view.banner.isVisible() and "Could not import reply.txt" in view.banner.text()
     assert "Nothing was changed" in view.banner.text()
-    assert view.proposals.model.rowCount() == 5 and view.session.proposal == shown
+    assert len(view.proposals.model.rows) == 5 and view.session.proposal == shown
     assert view.import_reply(tmp_path / "missing.json") is False
     assert sorted(p.name for p in (sample_project / ".fusion").rglob("*")) == files
 
@@ -148,7 +149,7 @@ def test_a_picker_lists_the_pending_proposals_newest_first(qtbot, sample_project
     picker.setCurrentIndex(1)
     picker.activated.emit(1)
     assert view.session.proposal.id == first.id
-    assert view.proposals.model.rowCount() == 5
+    assert len(view.proposals.model.rows) == 5
 
 
 def test_run_extraction_button_asks_for_a_run(qtbot, sample_project: Path) -> None:

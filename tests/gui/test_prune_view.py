@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import QPoint, Qt, QThreadPool
 
 from core import history
 from core.extraction import store_imported_reply
@@ -82,9 +82,11 @@ def test_scrolling_one_pane_scrolls_the_other(qtbot, sample_project: Path) -> No
     view.diff.right.horizontalScrollBar().setValue(30)
     assert view.diff.left.horizontalScrollBar().value() == 30
     view.diff.left.verticalScrollBar().setValue(0)
+    qtbot.mouseClick(view.diff.left.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(40, 4))  # the top row
+    assert view.diff.current_hunk() is None
     first, second = view.diff.result.hunk_starts()[:2]
     qtbot.mouseClick(view.diff.next_button, Qt.MouseButton.LeftButton)
-    assert view.diff.current_row() == first - 3
+    assert view.diff.current_row() == first - 3 and view.diff.current_hunk().index == 0
     qtbot.mouseClick(view.diff.next_button, Qt.MouseButton.LeftButton)
     assert view.diff.current_row() == second - 3
     qtbot.mouseClick(view.diff.previous_button, Qt.MouseButton.LeftButton)
@@ -126,7 +128,7 @@ def test_apply_writes_the_prune_keeps_history_and_records_the_audit(qtbot, sampl
     assert state["pruning"]["applied"] is True and state["pruning"]["newSize"] == len(new)
     assert (sample_project / MEMORY_AUDIT_PATH).exists()
     assert replaced == ["prune"] and audits == [1]
-    assert "Applied." in view.outcome_label.text()
+    assert "Applied</b> (all changes)." in view.outcome_label.text()
     proposal = view.session.proposal
     assert proposal.prune_status == "applied" and len(proposal.pending_insights) == 5  # insights wait on
     assert load_proposal(sample_project, proposal.id).prune_status == "applied"
@@ -234,3 +236,20 @@ def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     view = make_view(qtbot, sample_project)
     load_reply(qtbot, view)
     screenshot(view, "prune")
+
+
+def test_prune_shows_what_agents_load_before_and_after(qtbot, real_project: Path) -> None:
+    """The real memory is past Claude Code's cut; a prune down to its first 100 lines is not."""
+    cfg = real_project / ".fusion" / "config.json"
+    cfg.write_text(json.dumps({"memdeskBudgetConsumers": {".fusion/memory.md": ["claude-code"]}}))
+    view = make_view(qtbot, real_project)
+    memory = (real_project / MEMORY_WORKING_PATH).read_text()
+    candidate = "\n".join(memory.splitlines()[:100]) + "\n"
+    reply = json.dumps({"summary": "prune", "insights": [], "prunedMemory": candidate})
+    view.session.review_proposal(store_reply(view, reply))
+    wait_for_diff(qtbot, view)
+    text = view.budget_label.text()
+    assert view.budget_label.isVisible() and "Claude Code" in text
+    line = text.split(" — ", 1)[1]  # after the label's caption
+    before, after = line.split(" → ", 1)
+    assert "cut at line 167" in before and "all 100 lines loaded" in after

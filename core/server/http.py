@@ -1,0 +1,263 @@
+"""``memdesk serve``'s HTTP API (design §7): the seed's memory routes in current Fusion's shapes.
+
+Routes (each takes ``?project=KEY|PATH`` to pick one of the served projects; not served → 404):
+``GET/PUT /api/memory``, ``GET /api/memory/files``, ``GET/PUT /api/memory/file?path=``,
+``POST /api/memory/append``, ``GET /api/memory/backend``, ``GET/PUT /api/memory/insights``,
+``GET /api/memory/audit``, ``GET /api/memory/stats``, ``POST /api/memory/search``; OpenAPI at
+``/docs``; the MCP server over streamable HTTP at ``/mcp``. Error codes map as the seed and Fusion's
+dashboard do: ``READ_ONLY``/``CAPABILITY_UNSUPPORTED``/``CONFLICT`` → 409 (a ``CONFLICT`` carries
+``currentHash``), ``QUOTA_EXCEEDED`` → 413, ``BACKEND_UNAVAILABLE`` → 503, ``NOT_FOUND`` → 404, a bad
+path or body → 400, a backend that cannot search → 501 on the search route.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterable
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+from core.project import Project
+from core.server import models, service
+from core.server.guard import AUTHOR_KEY, Guard
+from core.server.memo import TextMemo
+from core.server.service import ProjectNotServed, ServedProjects
+from core.server.tokens import TokenStore
+
+STATUS_BY_CODE = {
+    "READ_ONLY": 409, "CAPABILITY_UNSUPPORTED": 409, "CONFLICT": 409, "QUOTA_EXCEEDED": 413,
+    "BACKEND_UNAVAILABLE": 503, "NOT_FOUND": 404, "INVALID_CONFIG": 400,
+}
+ERRORS: dict[int | str, dict[str, Any]] = {
+    code: {"model": models.ErrorResponse} for code in (400, 401, 404, 409, 413, 421, 500, 503)
+}
+
+
+class ApiError(Exception):
+    """An error with its HTTP status."""
+
+    def __init__(self, status: int, message: str, code: str | None = None, backend: str | None = None) -> None:
+        super().__init__(message)
+        self.status, self.message, self.code, self.backend = status, message, code, backend
+
+
+def _json(model: BaseModel, status: int = 200) -> Response:
+    """The model as JSON (camelCase), serialised once by pydantic: a 1 MiB memory is not validated twice."""
+    body = type(model).__pydantic_serializer__.to_json(model, by_alias=True)  # bytes: no second encode
+    return Response(body, status_code=status, media_type="application/json")
+
+
+_bodies = TextMemo()
+
+
+def _document_json(project: Project, shape: str, doc: models.FileResponse,
+                   build: Callable[[], BaseModel]) -> Response:
+    """A document's response, serialised again only when its text changed since the last one."""
+    key = (str(project.root), doc.path, shape)
+    body = _bodies.get(key, doc.content)
+    if body is None:
+        body = type(model := build()).__pydantic_serializer__.to_json(model, by_alias=True)
+        _bodies.put(key, doc.content, body)
+    return Response(body, media_type="application/json")
+
+
+def _error(status: int, message: str, **extra: Any) -> JSONResponse:
+    body = models.ErrorResponse(error=message, **extra).model_dump(by_alias=True, exclude_none=True)
+    return JSONResponse(body, status_code=status)
+
+
+def _install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ApiError)
+    async def _api(_request: Request, exc: ApiError) -> JSONResponse:
+        return _error(exc.status, exc.message, code=exc.code, backend=exc.backend)
+
+    @app.exception_handler(MemoryBackendError)
+    async def _backend(_request: Request, exc: MemoryBackendError) -> JSONResponse:
+        return _error(STATUS_BY_CODE.get(exc.code, 500), exc.message, code=exc.code, backend=exc.backend_id or None,
+                      currentHash=getattr(exc, "current_hash", None))
+
+    @app.exception_handler(PathOutsideRootError)
+    async def _path(_request: Request, exc: PathOutsideRootError) -> JSONResponse:
+        return _error(400, str(exc), code="INVALID_CONFIG")
+
+    @app.exception_handler(ProjectNotServed)
+    async def _project(_request: Request, exc: ProjectNotServed) -> JSONResponse:
+        return _error(404, str(exc.args[0]))
+
+    @app.exception_handler(SettingsError)
+    async def _settings(_request: Request, exc: SettingsError) -> JSONResponse:
+        return _error(500, f"project settings cannot be used: {exc}", code="INVALID_CONFIG")
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
+        # Fusion answers 400 (not FastAPI's 422) to a body whose content is not a string.
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+        return _error(400, f"{where}: {err.get('msg', 'invalid value')}")
+
+
+async def _project(request: Request,
+                   project: Annotated[str | None, Query(description="served project: its key or its folder")] = None,
+                   ) -> Project:
+    # On the event loop when the cached model is current (two stats, cheaper than a thread-pool hop);
+    # building one (a settings change: the backend opens its store) runs in the pool.
+    served: ServedProjects = request.app.state.served
+    return served.cached(project) or await run_in_threadpool(served.get, project)
+
+
+Proj = Annotated[Project, Depends(_project)]
+
+
+def author(request: Request) -> str | None:
+    """The name of the token the guard accepted for this request."""
+    return request.scope.get("state", {}).get(AUTHOR_KEY)
+
+
+def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
+    """The FastAPI app of the memory routes over ``served`` (no guard: :func:`create_app` adds it)."""
+    app = FastAPI(title="memdesk", version="1", lifespan=lifespan, responses=ERRORS,
+                  description="Project memory of AI coding agents, with memdesk's guards. "
+                              "Every request needs 'Authorization: Bearer <token>'.")
+    _install_error_handlers(app)
+
+    app.state.served = served
+
+    @app.get("/api/memory", response_model=models.ContentResponse, tags=["memory"])
+    def get_memory(p: Proj) -> Response:
+        """The working (long-term) memory; ``""`` when there is none."""
+        doc = service.read_file(p, None)
+        return _document_json(p, "memory", doc, lambda: models.ContentResponse(
+            content=doc.content, path=doc.path, hash=doc.hash))
+
+    @app.put("/api/memory", response_model=models.WriteResponse, tags=["memory"])
+    def put_memory(body: models.ContentWrite, p: Proj, request: Request) -> Response:
+        """Replace the working memory (previous version kept in history)."""
+        return _json(service.write_file(p, None, body.content, expected_hash=body.expected_hash,
+                                        author=author(request), source="http-write"))
+
+    @app.get("/api/memory/files", response_model=models.FilesResponse, tags=["files"])
+    def get_files(p: Proj) -> Response:
+        """Every memory document of the project, in the layout's order."""
+        return _json(service.files(p))
+
+    @app.get("/api/memory/file", response_model=models.FileResponse, tags=["files"])
+    def get_file(p: Proj, path: Annotated[str | None, Query()] = None) -> Response:
+        """One whole document (no line cap)."""
+        if not path:
+            raise ApiError(400, "path is required (?path=.fusion/memory/MEMORY.md, MEMORY.md, ...)")
+        doc = service.read_file(p, path)
+        return _document_json(p, "file", doc, lambda: doc)
+
+    @app.put("/api/memory/file", response_model=models.WriteResponse, tags=["files"])
+    def put_file(body: models.FileWrite, p: Proj, request: Request,
+                 path: Annotated[str | None, Query()] = None) -> Response:
+        """Replace one document; with ``expectedHash``, a stale base is refused with 409 and ``currentHash``."""
+        if path and body.path and path != body.path:
+            raise ApiError(400, f"path given twice and different: {path!r} (query) and {body.path!r} (body)")
+        target = path or body.path
+        if not target:
+            raise ApiError(400, "path is required (in the body or ?path=)")
+        return _json(service.write_file(p, target, body.content, expected_hash=body.expected_hash,
+                                        author=author(request), source="http-write"))
+
+    @app.post("/api/memory/append", response_model=models.AppendResponse, tags=["memory"],
+              responses={400: {"model": models.AppendResponse}})
+    def post_append(body: models.AppendRequest, p: Proj, request: Request) -> Response:
+        """Append one dated entry (seed 002): ``written``, ``skipped_duplicate``, or 400 ``skipped_empty``."""
+        result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
+                                author=author(request), source="http-append")
+        return _json(result, 400 if result.status == "skipped_empty" else 200)
+
+    @app.get("/api/memory/backend", response_model=models.BackendResponse, tags=["backend"])
+    def get_backend(p: Proj) -> Response:
+        """The backend in use (after any fallback), its capabilities and the registered backends."""
+        return _json(service.backend_info(p, served.registry))
+
+    @app.get("/api/memory/insights", response_model=models.InsightsResponse, tags=["insights"])
+    def get_insights(p: Proj) -> Response:
+        """The insights document; ``content: null`` when there is none."""
+        return _json(service.insights(p))
+
+    @app.put("/api/memory/insights", response_model=models.WriteResponse, tags=["insights"])
+    def put_insights(body: models.ContentWrite, p: Proj, request: Request) -> Response:
+        """Replace the insights document."""
+        return _json(service.write_insights(p, body.content, expected_hash=body.expected_hash,
+                                            author=author(request), source="http-insights"))
+
+    @app.get("/api/memory/audit", response_model=models.AuditResponse, tags=["insights"])
+    def get_audit(p: Proj) -> Response:
+        """The memory audit report (computed now; nothing is written)."""
+        return _json(service.audit(p))
+
+    @app.get("/api/memory/stats", response_model=models.StatsResponse, tags=["memory"])
+    def get_stats(p: Proj) -> Response:
+        """Sizes of working memory and insights, in characters."""
+        return _json(service.stats(p))
+
+    @app.post("/api/memory/search", response_model=models.SearchResponse, tags=["memory"],
+              responses={501: {"model": models.ErrorResponse}})
+    def post_search(body: models.SearchRequest, p: Proj) -> Response:
+        """Search the memory; a backend that cannot search answers 501 unless ``derived`` is true."""
+        try:
+            return _json(service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived))
+        except MemoryBackendError as exc:
+            if exc.code == "CAPABILITY_UNSUPPORTED":
+                raise ApiError(501, f"{exc.message}; send \"derived\": true to search memdesk's own index",
+                               exc.code, exc.backend_id or None) from exc
+            raise
+
+    return app
+
+
+class _Dispatch:
+    """Send ``/mcp`` to the MCP server's streamable-HTTP handler and everything else to the API."""
+
+    def __init__(self, api: ASGIApp, mcp: ASGIApp | None) -> None:
+        self.api, self.mcp = api, mcp
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        path = scope.get("path", "")
+        if self.mcp is not None and scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
+            await self.mcp(scope, receive, send)
+        else:
+            await self.api(scope, receive, send)
+
+
+def create_app(served: ServedProjects, tokens: TokenStore, *, port: int, host: str = "127.0.0.1",
+               mcp: bool = True, allow_hosts: Iterable[str] = ()) -> ASGIApp:
+    """The whole ``serve`` app: the guard, then ``/mcp`` (when ``mcp``) or the API routes.
+
+    ``Host`` headers may name the loopback names, ``host`` itself, and the names in ``allow_hosts``
+    (the machine's names, when it listens on a LAN), each with ``port`` or no port.
+    """
+    mcp_handler = None
+    lifespan = None
+    if mcp:
+        from mcp.server.streamable_http_manager import StreamableHTTPASGIApp
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from core.server.mcp_server import build_mcp_server
+
+        server = build_mcp_server(served, tokens=tokens)
+        # The guard checks Host for every route, /mcp included; the SDK's own check would only repeat it.
+        server.streamable_http_app(transport_security=TransportSecuritySettings(
+            enable_dns_rebinding_protection=False), json_response=True, host=host)
+        manager = server.session_manager
+        mcp_handler = StreamableHTTPASGIApp(manager)
+
+        @contextlib.asynccontextmanager
+        async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+            async with manager.run():
+                yield
+
+    api = create_api(served, lifespan=lifespan)
+    names = {"127.0.0.1", "localhost", "::1", host, *allow_hosts}
+    # Lifespan events pass the guard untouched and reach the API, which runs the MCP session manager.
+    return Guard(_Dispatch(api, mcp_handler), tokens=tokens, host_names=names, port=port)

@@ -1,0 +1,277 @@
+"""What the HTTP API and the MCP server both do, over the project model: one function per operation.
+
+Every read and write goes through :class:`core.project.Project`, so agents' writes get the same guards
+as the operator's (lock, seed 002's append guards, the size limit, history, ``CONFLICT`` on a stale
+base, path confinement). Nothing here runs a command or opens a network connection.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from core.backends import default_registry
+from core.backends.base import MemorySearchOptions
+from core.backends.registry import MemoryBackendRegistry
+from core.errors import MemoryBackendError
+from core.fileio import content_hash
+from core.project import Project
+from core.server import models
+from core.server.memo import TextMemo
+
+__all__ = ["ProjectNotServed", "ServedProjects", "append", "audit", "backend_info", "file_window", "files",
+           "insights", "read_file", "search", "stats", "write_file", "write_insights"]
+
+
+class ProjectNotServed(LookupError):
+    """``?project=`` named a project this server does not serve."""
+
+
+def _config_stamp(root: Path) -> tuple[object, ...]:
+    """What a cached :class:`Project` depends on: its settings file and which layout the folder has."""
+    out: list[object] = []
+    for rel in (".fusion/config.json", ".fusion/memory"):
+        try:
+            st = os.stat(root / rel)
+            out.append((st.st_ino, st.st_mtime_ns, st.st_size) if rel.endswith(".json") else True)
+        except OSError:
+            out.append(None)
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ServedProject:
+    """One project a server serves: the key clients name it by, and its folder."""
+
+    key: str
+    root: Path
+
+
+class ServedProjects:
+    """The projects one server serves, each selectable by its key (folder name) or its path.
+
+    The :class:`Project` of each is cached and rebuilt when ``.fusion/config.json`` changes, so an
+    operator who switches the backend (to ``readonly``, say) is obeyed at the next request.
+    """
+
+    def __init__(self, roots: Iterable[str | os.PathLike[str]], registry: MemoryBackendRegistry | None = None):
+        self.registry = registry or default_registry()
+        self.served: list[ServedProject] = []
+        for raw in roots:
+            root = Path(raw).expanduser().resolve()
+            if not root.is_dir():
+                raise ValueError(f"project folder {str(raw)!r} does not exist or is not a folder")
+            if any(s.root == root for s in self.served):
+                continue
+            key, n = root.name or "project", 2
+            while any(s.key == key for s in self.served):
+                key, n = f"{root.name}-{n}", n + 1
+            self.served.append(ServedProject(key, root))
+        if not self.served:
+            raise ValueError("no project to serve")
+        self._cache: dict[Path, tuple[tuple[object, ...], Project]] = {}
+        self._lock = threading.Lock()
+
+    def find(self, selector: str | None) -> ServedProject:
+        """The served project named by ``selector`` (its key or its folder); the first when ``None``."""
+        if selector is None or selector == "":
+            return self.served[0]
+        for s in self.served:
+            if selector == s.key:
+                return s
+        try:
+            wanted = Path(selector).expanduser().resolve()
+        except (OSError, RuntimeError, ValueError):
+            wanted = None
+        for s in self.served:
+            if wanted == s.root:
+                return s
+        raise ProjectNotServed(f"project {selector!r} is not served here; served: "
+                               + ", ".join(s.key for s in self.served))
+
+    def cached(self, selector: str | None = None) -> Project | None:
+        """The project model of ``selector`` when the cached one is current (no I/O beyond two stats)."""
+        served = self.find(selector)
+        stamp = _config_stamp(served.root)
+        with self._lock:
+            hit = self._cache.get(served.root)
+        return hit[1] if hit is not None and hit[0] == stamp else None
+
+    def get(self, selector: str | None = None) -> Project:
+        """The (cached) project model of the project named by ``selector``."""
+        hit = self.cached(selector)
+        if hit is not None:
+            return hit
+        served = self.find(selector)
+        stamp = _config_stamp(served.root)
+        project = Project(served.root, registry=self.registry)
+        with self._lock:
+            self._cache[served.root] = (stamp, project)
+        return project
+
+    def key_of(self, project: Project) -> str:
+        """The key of a served project's model."""
+        root = Path(project.root).resolve()
+        return next(s.key for s in self.served if s.root == root)
+
+
+# -- reads -----------------------------------------------------------------------------------------
+def files(project: Project) -> models.FilesResponse:
+    """Every document of the project."""
+    return models.FilesResponse(files=[models.FileInfo.model_validate(d.to_json()) for d in project.documents()])
+
+
+def read_file(project: Project, path: str | None) -> models.FileResponse:
+    """One whole document; ``NOT_FOUND`` when it is a valid document name that does not exist yet."""
+    rel = project.resolve_path(path)
+    text = project.read(rel)
+    if text == "" and path is not None and not project.exists(rel):
+        raise MemoryBackendError(f"memory document {rel!r} does not exist yet", "NOT_FOUND", project.backend.id)
+    digest, size, lines = _facts(project, rel, text)
+    return models.FileResponse(path=rel, content=text, hash=digest, size=size, totalLines=lines)
+
+
+_facts_memo = TextMemo()
+
+
+def _facts(project: Project, rel: str, text: str) -> tuple[str, int, int]:
+    """Hash, UTF-8 size and line count of a document's text (remembered while the text stays the same)."""
+    key = (str(project.root), rel)
+    facts = _facts_memo.get(key, text)
+    if facts is None:
+        data = text.encode("utf-8")
+        facts = (hashlib.sha256(data).hexdigest(), len(data), text.count("\n") + 1)
+        _facts_memo.put(key, text, facts)
+    return facts
+
+
+@dataclass(frozen=True)
+class Window:
+    """A line window of a document, and the hash of the whole document (for ``memory_write``)."""
+
+    path: str
+    content: str
+    start_line: int
+    end_line: int
+    total_lines: int
+    hash: str
+
+
+def file_window(project: Project, path: str | None, start_line: int = 1, line_count: int | None = None) -> Window:
+    """Lines ``start_line`` .. ``start_line + line_count - 1`` (1-based) of a document; all when no count."""
+    doc = read_file(project, path)
+    lines = doc.content.split("\n")
+    start = max(1, int(start_line))
+    first = min(start - 1, len(lines))
+    last = len(lines) if line_count is None else min(first + max(1, int(line_count)), len(lines))
+    return Window(doc.path, "\n".join(lines[first:last]), start, last, len(lines), doc.hash)
+
+
+def insights(project: Project) -> models.InsightsResponse:
+    """The insights document; ``content`` ``None`` when there is none."""
+    text = project.read_insights()
+    return models.InsightsResponse(content=text, exists=text is not None,
+                                   hash=None if text is None else content_hash(text))
+
+
+def stats(project: Project) -> models.StatsResponse:
+    """Sizes (characters) of working memory and insights."""
+    working = project.read()
+    text = project.read_insights()
+    return models.StatsResponse(workingMemorySize=len(working), insightsSize=len(text or ""),
+                                insightsExists=text is not None)
+
+
+def audit(project: Project) -> models.AuditResponse:
+    """The audit report of the project's memory (reads only; the report is not written)."""
+    from core.insights.audit import generate_memory_audit
+
+    return models.AuditResponse.model_validate(generate_memory_audit(project.root).to_json())
+
+
+def backend_info(project: Project, registry: MemoryBackendRegistry) -> models.BackendResponse:
+    """The backend in use, Fusion's capability flags and the registered backends."""
+    backend = project.backend
+    reason = project.writable()
+    writable = backend.has_capability("write") and reason is None
+    caps = models.BackendCapabilities(
+        readable=backend.has_capability("read"), writable=writable,
+        # Every memdesk write is atomic and refuses a stale base (CONFLICT) when given expectedHash.
+        supportsAtomicWrite=writable, hasConflictResolution=writable, persistent=True)
+    return models.BackendResponse(
+        currentBackend=backend.id, capabilities=caps,
+        # None when config.json names no backend (the layout's default then applies: file, or qmd if layered).
+        configuredBackend=project.settings.memory_backend if "memory_backend" in project.settings.model_fields_set
+        else None,
+        capabilityList=sorted(c for c in ("read", "write", "search", "insights", "transactions")
+                              if backend.has_capability(c)),
+        availableBackends=[i.id for i in registry.infos()], fallbackReason=project.fallback_reason,
+        readOnlyReason=reason)
+
+
+def _plain(snippet: str) -> str:
+    """The snippet without the search view's «highlight» marks (agents get the text as it is in the file)."""
+    from core.search.snippet import MARKS
+
+    return snippet.replace(MARKS[0], "").replace(MARKS[1], "")
+
+
+def search(project: Project, query: str, *, limit: int = 5, mode: str = "keyword",
+           derived: bool = False) -> models.SearchResponse:
+    """Search the project; without ``derived`` a backend that cannot search raises ``CAPABILITY_UNSUPPORTED``."""
+    hits = project.search(query, MemorySearchOptions(limit=limit, mode=mode), derived_ok=derived)  # type: ignore[arg-type]
+    out = []
+    for h in hits:
+        start = h.line_number
+        out.append(models.SearchHit(
+            path=h.file or project.memory_path, lineStart=start,
+            lineEnd=None if start is None else start + h.content.count("\n"),
+            snippet=_plain(h.content), score=h.score, backend=project.backend.id, section=h.section))
+    return models.SearchResponse(query=query, results=out)
+
+
+# -- writes ----------------------------------------------------------------------------------------
+def _add_current_hash(project: Project, relpath: str, exc: MemoryBackendError) -> None:
+    """Attach the document's current hash to a ``CONFLICT`` so the client can merge and retry."""
+    if exc.code == "CONFLICT":
+        try:
+            exc.current_hash = content_hash(project.read(relpath))  # type: ignore[attr-defined]
+        except MemoryBackendError:
+            pass
+
+
+def write_file(project: Project, path: str | None, content: str, *, expected_hash: str | None,
+               author: str | None, source: str) -> models.WriteResponse:
+    """Replace one document (history first); ``CONFLICT`` carries the current hash."""
+    rel = project.resolve_path(path)
+    try:
+        result = project.write(rel, content, expected_hash=expected_hash, source=source, author=author)
+    except MemoryBackendError as exc:
+        _add_current_hash(project, rel, exc)
+        raise
+    return models.WriteResponse(path=result.path, hash=result.hash, changed=result.changed, size=result.size,
+                                warnings=list(result.warnings))
+
+
+def write_insights(project: Project, content: str, *, expected_hash: str | None, author: str | None,
+                   source: str) -> models.WriteResponse:
+    """Replace the insights document."""
+    try:
+        result = project.write_insights(content, expected_hash=expected_hash, source=source, author=author)
+    except MemoryBackendError as exc:
+        _add_current_hash(project, project.insights_path, exc)
+        raise
+    return models.WriteResponse(path=result.path, hash=result.hash, changed=result.changed, size=result.size,
+                                warnings=list(result.warnings))
+
+
+def append(project: Project, content: str, *, layer: str | None = None, agent: str | None = None,
+           path: str | None = None, author: str | None, source: str) -> models.AppendResponse:
+    """Append one entry with seed 002's guards; the status and message are the tool's."""
+    outcome = project.append(content, layer=layer, agent=agent, path=path, author=author, source=source)
+    return models.AppendResponse(status=outcome.status, message=outcome.message, path=outcome.path,
+                                 archivedEntries=outcome.archived_entries, warnings=list(outcome.warnings))

@@ -1,0 +1,147 @@
+"""Per-user API tokens for ``memdesk serve``: created, listed and revoked by name, stored only as hashes.
+
+They live in ``tokens.json`` beside the user's ``config.json`` (``$MEMDESK_CONFIG_DIR`` or the
+platform's user config folder), never in a project, so a project cannot grant itself access. The
+file holds each token's name, creation time, a short prefix to recognise it by, and the SHA-256 of
+the token: a token is 256 random bits, so a fast hash is as safe as a slow one and keeps every
+request cheap. The raw token is shown once, when it is created.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from filelock import FileLock
+
+from core import fileio
+from core.errors import MemoryBackendError, SettingsError
+from core.user_config import user_config_dir
+
+__all__ = ["TOKEN_PREFIX", "TokenInfo", "TokenStore", "tokens_path"]
+
+TOKEN_PREFIX = "mdk_"
+TOKENS_FILE = "tokens.json"
+_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.@-]{0,63}$")
+
+
+def tokens_path() -> Path:
+    """The user's ``tokens.json``."""
+    return user_config_dir() / TOKENS_FILE
+
+
+def _digest(token: str) -> str:
+    return "sha256:" + hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class TokenInfo:
+    """One stored token, without its secret: name, creation time, the first characters, the hash."""
+
+    name: str
+    created_at: str
+    prefix: str
+    digest: str
+
+    def to_json(self) -> dict[str, str]:
+        """The camelCase JSON shown by ``memdesk tokens list --json`` (the hash is left out)."""
+        return {"name": self.name, "createdAt": self.created_at, "prefix": self.prefix}
+
+
+class TokenStore:
+    """The tokens file of one user. Reads are cached until the file changes, so a revoke takes effect
+    on a running server at its next request."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = path or tokens_path()
+        self._cache: tuple[tuple[int, int, int] | None, tuple[TokenInfo, ...]] | None = None
+
+    # -- reading ---------------------------------------------------------------------------------
+    def _stamp(self) -> tuple[int, int, int] | None:
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return None
+        # Every save is an atomic rename, so the inode alone tells a new file from the cached one.
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def list(self) -> list[TokenInfo]:
+        """Every stored token, oldest first; a broken file raises :class:`SettingsError`."""
+        stamp = self._stamp()
+        if self._cache is not None and self._cache[0] == stamp:
+            return list(self._cache[1])
+        tokens = self._load() if stamp is not None else ()
+        self._cache = (stamp, tokens)
+        return list(tokens)
+
+    def _load(self) -> tuple[TokenInfo, ...]:
+        try:
+            text = fileio.read_text(self.path)
+        except MemoryBackendError as exc:
+            raise SettingsError(f"cannot read {self.path}: {exc}") from exc
+        if not text or not text.strip():
+            return ()
+        try:
+            data = json.loads(text)
+            rows = data["tokens"]
+            return tuple(TokenInfo(str(r["name"]), str(r["createdAt"]), str(r["prefix"]), str(r["hash"]))
+                         for r in rows)
+        except (ValueError, KeyError, TypeError) as exc:
+            raise SettingsError(f"{self.path} is not a memdesk tokens file ({exc}); fix or remove it — "
+                                "memdesk will not overwrite it") from exc
+
+    def verify(self, token: str | None) -> str | None:
+        """Return the name of the stored token equal to ``token``, or ``None``."""
+        if not token or not token.startswith(TOKEN_PREFIX):
+            return None
+        digest = _digest(token)
+        found = None
+        for info in self.list():
+            # compare_digest on every row: the time taken does not tell which rows came close.
+            if hmac.compare_digest(info.digest, digest):
+                found = info.name
+        return found
+
+    # -- changing --------------------------------------------------------------------------------
+    def _lock(self) -> FileLock:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(self.path) + ".lock", timeout=10)
+
+    def _save(self, tokens: list[TokenInfo]) -> None:
+        rows = [{"name": t.name, "createdAt": t.created_at, "prefix": t.prefix, "hash": t.digest} for t in tokens]
+        text = json.dumps({"tokens": rows}, indent=2) + "\n"
+        # A new file is created 0600 (mkstemp); an existing one keeps the mode the user gave it.
+        fileio.atomic_write_bytes(self.path, text.encode("utf-8"))
+        self._cache = None
+
+    def create(self, name: str, *, now: datetime | None = None) -> str:
+        """Create a token called ``name`` and return it (the only time it is ever shown)."""
+        if not isinstance(name, str) or not _NAME_RE.match(name):
+            raise SettingsError(f"token name {name!r} must be 1-64 letters, digits, '.', '_', '@' or '-', "
+                                "starting with a letter or digit", field="name")
+        with self._lock():
+            tokens = self.list()
+            if any(t.name == name for t in tokens):
+                raise SettingsError(f"a token named {name!r} exists already; revoke it first or pick another name",
+                                    field="name")
+            token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+            created = (now or datetime.now(UTC)).isoformat(timespec="seconds").replace("+00:00", "Z")
+            tokens.append(TokenInfo(name, created, token[: len(TOKEN_PREFIX) + 4], _digest(token)))
+            self._save(tokens)
+        return token
+
+    def revoke(self, name: str) -> None:
+        """Remove the token called ``name``; an unknown name raises :class:`SettingsError`."""
+        with self._lock():
+            tokens = self.list()
+            kept = [t for t in tokens if t.name != name]
+            if len(kept) == len(tokens):
+                known = ", ".join(t.name for t in tokens) or "none"
+                raise SettingsError(f"no token named {name!r} (tokens: {known})", field="name")
+            self._save(kept)
