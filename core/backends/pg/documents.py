@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from datetime import datetime
 
 import psycopg
@@ -118,9 +118,19 @@ def record_history(conn: psycopg.Connection, key: str, path: str, content: str, 
     return True
 
 
+_VERSION_FIELDS = {f.name for f in fields(Version)}
+
+
+def _version(r: tuple) -> Version:
+    """A ``history.Version`` from ``(id, path, hash, size, created_at, source, author)`` (author kept when the
+    local history's rows carry one too)."""
+    extra = {"author": r[6]} if "author" in _VERSION_FIELDS else {}
+    return Version(int(r[0]), r[1], r[2], int(r[3]), r[4].isoformat(timespec="seconds"), r[5], **extra)
+
+
 def list_versions(conn: psycopg.Connection, key: str, path: str | None, limit: int | None) -> list[Version]:
     """Stored versions, newest first (of one document when ``path`` is given)."""
-    sql = "SELECT id, path, hash, size, created_at, source FROM memdesk_history WHERE project_key = %s"
+    sql = "SELECT id, path, hash, size, created_at, source, author FROM memdesk_history WHERE project_key = %s"
     args: list[object] = [key]
     if path is not None:
         sql += " AND path = %s"
@@ -129,17 +139,14 @@ def list_versions(conn: psycopg.Connection, key: str, path: str | None, limit: i
     if limit is not None:
         sql += " LIMIT %s"
         args.append(limit)
-    return [Version(int(r[0]), r[1], r[2], int(r[3]), r[4].isoformat(timespec="seconds"), r[5])
-            for r in conn.execute(sql, args)]
+    return [_version(r) for r in conn.execute(sql, args)]
 
 
 def get_version(conn: psycopg.Connection, key: str, version_id: int) -> tuple[Version, str] | None:
     """One version and its content, or ``None``."""
-    r = conn.execute("SELECT id, path, hash, size, created_at, source, content FROM memdesk_history "
+    r = conn.execute("SELECT id, path, hash, size, created_at, source, author, content FROM memdesk_history "
                      "WHERE project_key = %s AND id = %s", (key, version_id)).fetchone()
-    if r is None:
-        return None
-    return Version(int(r[0]), r[1], r[2], int(r[3]), r[4].isoformat(timespec="seconds"), r[5]), r[6]
+    return None if r is None else (_version(r), r[7])
 
 
 class ChunkCache:
