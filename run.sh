@@ -18,6 +18,9 @@ if [ ! -f "$stamp" ] || [ "$here/pyproject.toml" -nt "$stamp" ]; then
     touch "$stamp"
 fi
 
+# Named in memdesk's advice when there is no display ("xvfb-run ./run.sh", "./run.sh --screenshot …").
+export MEMDESK_COMMAND="${MEMDESK_COMMAND:-$0}"
+
 case "${1:-}" in
     test)
         shift

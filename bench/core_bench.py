@@ -1,70 +1,185 @@
-"""Core figures: appends/s on a ~1 MiB memory, atomic 1 MiB save, merging insights, parsing a big reply."""
+"""Core figures, each beside its floor measured in the same run: ``python -m bench core``.
+
+* appends to a 1 MiB working memory with the DEFAULT line budget (so archive rotation is reached),
+  different text each time, in process and as one ``memdesk append`` process; floors: ``O_APPEND``
+  + ``fsync`` of the same bytes, and a bare ``python -c pass``;
+* atomic 1 MiB saves of different text each time (history included); floor: temp file + fsync +
+  rename + folder fsync of the same bytes, timed in turn with the saves;
+* how much the history grew over those appends and saves, and how long restoring a 1 MiB version
+  takes from a cold start;
+* merging insights and parsing a big extraction reply (no floor: plain figures).
+"""
 
 from __future__ import annotations
 
 import json
+import os
+import random
 import shutil
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core import fileio
-from core.entries import append_memory_entry
+from core import fileio, history, history_store
+from core.entries import DEFAULT_MAX_LINES, append_memory_entry
 
-REAL = Path(__file__).resolve().parent.parent / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
+REPO = Path(__file__).resolve().parent.parent
+REAL = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
 REL = ".fusion/memory.md"
+APPENDS = 200
+SAVES = 200
 
 
-def one_mib_text(limit: int = fileio.MAX_FILE_SIZE) -> str:
-    """Repeat the real agent-written memory up to just under ``limit`` bytes."""
-    base = REAL.read_text(encoding="utf-8")
-    parts, size, i = [], 0, 0
+def sentences() -> list[str]:
+    """Lines of real agent-written memory, the text of the benchmark's entries and edits."""
+    return [line.strip("- ").strip() for line in REAL.read_text(encoding="utf-8").splitlines() if len(line) > 60]
+
+
+def one_mib_memory(rng: random.Random, pool: list[str], limit: int = 1_000_000) -> str:
+    """The real memory, then dated entries (seed 002's format) up to ``limit`` bytes: the shape agents leave."""
+    text = REAL.read_text(encoding="utf-8")
+    parts, size, day = [text], len(text.encode("utf-8")), 0
     while True:
-        chunk = base.replace("FN-", f"FN{i}-")
-        n = len(chunk.encode("utf-8"))
+        entry = f"\n\n<!-- 2026-{1 + day // 28 % 12:02d}-{1 + day % 28:02d} -->\n" + " ".join(
+            rng.choice(pool) for _ in range(6))
+        n = len(entry.encode("utf-8"))
         if size + n > limit:
             break
-        parts.append(chunk)
+        parts.append(entry)
         size += n
-        i += 1
-    text = "".join(parts)
-    room = limit - size
-    return text + ("- filler line to reach the size\n" * (room // 40))
+        day += 1
+    return "".join(parts) + "\n"
 
 
-def timed(fn: Callable[[], object], repeat: int) -> list[float]:
-    """Run ``fn`` ``repeat`` times and return each duration in milliseconds."""
-    out = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        fn()
-        out.append((time.perf_counter() - t0) * 1000)
-    return out
+def pct(values: list[float], p: float) -> float:
+    """The ``p`` percentile (0..1) of ``values``."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
-def bench_appends(root: Path) -> None:
-    text = one_mib_text(fileio.MAX_FILE_SIZE - 64 * 1024)
+def ms(fn: Callable[[], object]) -> float:
+    """Milliseconds ``fn()`` takes."""
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def append_floor(path: Path, data: bytes) -> None:
+    """The disk's floor for an append: ``O_APPEND`` write and ``fsync``."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def save_floor(path: Path, data: bytes) -> None:
+    """The disk's floor for an atomic save: temp file, fsync, rename, folder fsync."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent)
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(data)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    dfd = os.open(path.parent, os.O_RDONLY)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def history_bytes(root: Path) -> int:
+    """Bytes the history database takes on disk (with its log)."""
+    return sum(p.stat().st_size for p in (root / ".fusion" / "memdesk").glob("history.db*"))
+
+
+def line(name: str, value: float, unit: str, floor: float | None = None, floor_name: str = "") -> None:
+    """Print one figure and, when given, its floor and the ratio."""
+    text = f"{name:<44} {value:>10.2f} {unit}"
+    if floor is not None:
+        text += f"   floor {floor:>8.2f} {unit} ({floor_name})   ratio {value / floor:>6.1f}x"
+    print(text)
+
+
+def bench_appends(root: Path, rng: random.Random, pool: list[str]) -> None:
+    text = one_mib_memory(rng, pool)
     fileio.atomic_write_bytes(root / REL, text.encode("utf-8"))
-    n = 300
-    t0 = time.perf_counter()
-    for i in range(n):
-        r = append_memory_entry(root, f"bench entry {i}: the lease clock must come from the database", max_lines=None)
-        assert r.status == "written"
-    dt = time.perf_counter() - t0
-    size = (root / REL).stat().st_size
-    print(f"appends_per_second_on_{size / 1048576:.2f}_MiB_file: {n / dt:.0f}")
+    print(f"appends: {APPENDS} to a {len(text.encode()) / 1_048_576:.2f} MiB memory of {text.count(chr(10)) + 1:,} "
+          f"lines, default line budget {DEFAULT_MAX_LINES}")
+    floor_file = root / "floor-append.md"
+    floor_file.write_bytes(text.encode("utf-8"))
+    times, floors, archived = [], [], 0
+    for i in range(APPENDS):
+        entry = f"bench entry {i}: " + " ".join(rng.choice(pool) for _ in range(2))
+        start = time.perf_counter()
+        result = append_memory_entry(root, entry)
+        times.append((time.perf_counter() - start) * 1000)
+        assert result.status == "written", result
+        archived += result.archived_entries
+        floors.append(ms(lambda e=entry: append_floor(floor_file, f"\n\n<!-- 2026-12-01 -->\n{e}".encode())))
+    f_med, f_p95 = statistics.median(floors), pct(floors, 0.95)
+    line("append in process, median", statistics.median(times), "ms", f_med, "O_APPEND+fsync")
+    line("append in process, p95", pct(times, 0.95), "ms", f_p95, "O_APPEND+fsync")
+    print(f"  median of the append/floor ratios pair by pair: "
+          f"{statistics.median(t / f for t, f in zip(times, floors, strict=True)):.1f}x")
+    line("append in process, slowest (a rotation)", max(times), "ms", max(floors), "O_APPEND+fsync")
+    print(f"  {APPENDS / (sum(times) / 1000):.0f} appends/s; {archived} entries moved to the archive by rotation "
+          f"(budget reached); memory now {(root / REL).stat().st_size / 1_048_576:.2f} MiB")
+    cli_append(root, rng, pool)
 
 
-def bench_save(root: Path) -> None:
-    a = one_mib_text()
-    b = a[:-40] + "- a different last line, same size......\n"
-    texts = [a, b]
-    counter = iter(range(10**9))
-    times = timed(lambda: fileio.replace_text(root, REL, texts[next(counter) % 2], source="bench"), 20)
-    print(f"save_1MiB_atomic_ms (median, incl. history + fsync): {statistics.median(times):.1f}")
-    print(f"save_1MiB_atomic_ms (p95): {sorted(times)[int(len(times) * 0.95) - 1]:.1f}")
+def cli_append(root: Path, rng: random.Random, pool: list[str], runs: int = 15) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(REPO)
+    cmd = [sys.executable, "-m", "core.cli", "append", "--project", str(root)]
+    subprocess.run([*cmd, "warm-up entry, compiles the bytecode"], env=env, capture_output=True, check=True)
+    times, floors = [], []
+    for i in range(runs):
+        entry = f"cli entry {i}: {rng.choice(pool)}"
+        times.append(ms(lambda e=entry: subprocess.run([*cmd, e], env=env, capture_output=True, check=True)))
+        floors.append(ms(lambda: subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)))
+    line("memdesk append (one process), median", statistics.median(times), "ms", statistics.median(floors),
+         "python -c pass")
+
+
+def bench_saves(root: Path, rng: random.Random, pool: list[str]) -> None:
+    text = one_mib_memory(rng, pool, limit=1_040_000)  # back to 1 MiB (rotation shrank it)
+    fileio.replace_text(root, REL, text, source="editor")
+    print(f"saves: {SAVES} of a {len(text.encode()) / 1_048_576:.2f} MiB memory, a different edit each time")
+    floor_file = root / "floor-save.md"
+    times, floors = [], []
+    for i in range(SAVES):
+        lines = text.splitlines(keepends=True)
+        lines[rng.randrange(len(lines))] = f"- edited {i}: {rng.choice(pool)}\n"  # an operator's edit
+        text = "".join(lines) + f"\n- save {i}: {rng.choice(pool)}"
+        if len(text.encode("utf-8")) > fileio.MAX_FILE_SIZE:
+            text = text[len(text) // 50:]
+        data = text.encode("utf-8")
+        times.append(ms(lambda t=text: fileio.replace_text(root, REL, t, source="editor")))
+        floors.append(ms(lambda d=data: save_floor(floor_file, d)))
+    f_med = statistics.median(floors)
+    line("atomic 1 MiB save with history, median", statistics.median(times), "ms", f_med, "tmp+fsync+rename+dirfsync")
+    pairs = statistics.median(t / f for t, f in zip(times, floors, strict=True))
+    print(f"  median of the save/floor ratios taken pair by pair (robust to the machine's drift): {pairs:.1f}x")
+    line("atomic 1 MiB save with history, p95", pct(times, 0.95), "ms", pct(floors, 0.95), "tmp+fsync+rename+dirfsync")
+
+
+def bench_restore(root: Path) -> None:
+    versions = history.list_versions(root, REL)
+    oldest, newest = versions[-1], versions[0]
+    out = []
+    for v in (oldest, newest):
+        history.forget_connections(root)  # a cold start: nothing kept in memory
+        history_store.recent._items.clear()
+        history_store.recent._size = 0
+        out.append(ms(lambda v=v: history.get_version(root, v.id)))
+    line(f"restore-read of a {oldest.size / 1_048_576:.2f} MiB version, cold (oldest)", out[0], "ms")
+    line("restore-read of the newest version, cold", out[1], "ms")
 
 
 def bench_merge() -> None:
@@ -76,8 +191,8 @@ def bench_merge() -> None:
     base = merge_insights("", existing)
     new = [MemoryInsight(cats[i % 5], f"brand new insight {i} on retries", None, "2026-11-02T00:00:00Z")
            for i in range(100)]
-    times = timed(lambda: merge_insights(base, new), 10)
-    print(f"merge_100_into_5000_ms (median): {statistics.median(times):.1f}")
+    line("merge 100 insights into 5,000, median", statistics.median(ms(lambda: merge_insights(base, new))
+                                                                   for _ in range(10)), "ms")
 
 
 def bench_parse() -> None:
@@ -87,18 +202,29 @@ def bench_parse() -> None:
                 for i in range(600)]
     reply = "Here is the result:\n```json\n" + json.dumps(
         {"summary": "s", "insights": insights, "prunedMemory": REAL.read_text()[:80_000]}) + "\n```\n"
-    size_kb = len(reply.encode("utf-8")) / 1024
-    times = timed(lambda: parse_insight_extraction_response(reply), 10)
-    print(f"parse_{size_kb:.0f}KB_reply_ms (median): {statistics.median(times):.1f}")
+    line(f"parse a {len(reply.encode()) / 1024:.0f} KB extraction reply, median",
+         statistics.median(ms(lambda: parse_insight_extraction_response(reply)) for _ in range(10)), "ms")
 
 
 def main() -> None:
     """Print the core figures."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     tmp = Path(tempfile.mkdtemp(prefix="memdesk-bench-"))
+    rng = random.Random(7)
+    pool = sentences()
     try:
         (tmp / ".fusion").mkdir()
-        bench_appends(tmp)
-        bench_save(tmp)
+        before = history_bytes(tmp)
+        bench_appends(tmp, rng, pool)
+        after_appends = history_bytes(tmp)
+        bench_saves(tmp, rng, pool)
+        after_saves = history_bytes(tmp)
+        print(f"history growth: {(after_appends - before) / 1_048_576:.2f} MiB over the appends, "
+              f"{(after_saves - after_appends) / 1_048_576:.2f} MiB over the saves, "
+              f"{(after_saves - before) / 1_048_576:.2f} MiB in all ({len(history.list_versions(tmp))} versions, "
+              f"{len(history.list_events(tmp))} append events; target < 5 MiB)")
+        bench_restore(tmp)
         bench_merge()
         bench_parse()
     finally:

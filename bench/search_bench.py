@@ -1,249 +1,246 @@
-"""Search benchmark: ``python -m bench search``.
+"""Search benchmark, each figure beside raw SQLite FTS5 in the same run: ``python -m bench search``.
 
-Builds a project with 10,000 realistic memory entries spread over the searched files (working
-memory, archive, insights, layered daily files; each under the 1 MiB limit), then prints: keyword
-index build time; keyword query latency (median, p95) in-process, through the hybrid backend without
-its model and through the sqlite backend; semantic and hybrid latency (query embedding included; the
-model load is timed apart); ripgrep's time for the same terms on the same files and the ratio; the
-peak memory the indexes add (keyword alone, then with the semantic model); and recall@5 of each mode
-on the labelled set (tests/data/search_labels.json over the sample project).
+The corpus is a layered project (long-term memory, daily notes, dreams and agents' files) of real
+agent-written sentences: 1,000, 10,000 and 100,000 entries in 20, 200 and 2,000 files. For each size:
+
+* index build: memdesk's rebuild (read every document, cut entries, one transaction) against the
+  floor, the same entry texts inserted into a bare FTS5 table in one transaction;
+* keyword top-20 latency (median, p95) of memdesk's search (freshness check, exact-first ranking,
+  snippets and highlights included) against the floor, a bare FTS5 all-words query that returns
+  the top 20 rows with their text;
+* recall@20 against the all-words truth: the share of each first page that holds all the query's
+  words, out of as many all-words entries as exist (at most 20), averaged over the queries.
+
+Then one ``memdesk search --mode keyword`` and one ``memdesk show`` process against a bare
+``python -c pass``, and recall@5 of each mode on the labelled sample (``tests/data/search_labels.json``).
 """
 
 from __future__ import annotations
 
+import gc
 import os
 import random
 import re
 import shutil
+import sqlite3
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
-from datetime import date, timedelta
 from pathlib import Path
 
-from core.backends import MemorySearchOptions
-from core.backends.hybrid import HybridMemoryBackend
-from core.backends.sqlite import SqliteMemoryBackend
-from core.fileio import MAX_FILE_SIZE
+from core.search import derived
 from core.search.chunking import chunk_markdown
-from core.search.embeddings import Embedder, default_embedder, semantic_installed
-from core.search.fts import STOPWORDS, query_terms
-from core.search.relevance import load_labels, recall_at_k
+from core.search.db import Database
+from core.search.fts import STOPWORDS, join_terms, query_terms
+from core.search.service import SearchService
+from core.search.types import MemorySearchOptions
 
-ENTRIES = 10_000
-QUERIES = 300
 REPO = Path(__file__).resolve().parent.parent
-
+SIZES = ((1_000, 20), (10_000, 200), (100_000, 2_000))
+QUERIES = 300
+TOP = 20
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*])")
-_SECTIONS = ["Architecture", "Conventions", "Pitfalls", "Context"]
+_SECTIONS = ["Decisions", "Conventions", "Pitfalls", "Context"]
 
 
 def sentence_pool() -> list[str]:
-    """Sentences of real agent-written memory (the Fusion fixture and the sample), the corpus's vocabulary."""
+    """Sentences of real agent-written memory (the Fusion fixture and the sample)."""
     pool: list[str] = []
     for path in (REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md",
                  REPO / "resources" / "sample" / ".fusion" / "memory.md"):
         for entry in chunk_markdown(path.read_text(encoding="utf-8"), path.name):
-            for line in entry.text.splitlines():
-                text = line.strip().lstrip("-*0123456789. ").strip()
+            for text_line in entry.text.splitlines():
+                text = text_line.strip().lstrip("-*0123456789. ").strip()
                 pool += [s for s in _SENTENCE.split(text) if 25 <= len(s) <= 320]
     return pool
 
 
 def _entry(rng: random.Random, pool: list[str]) -> str:
-    """One entry made of real sentences: a bullet (maybe with sub-bullets) or a paragraph."""
-    ticket = f"TP-{rng.randint(1, 9999)}"
+    ticket = f"TP-{rng.randint(1, 99999)}"
     body = " ".join(rng.choice(pool) for _ in range(rng.choice((1, 1, 2, 2, 3))))
-    kind = rng.random()
-    if kind < 0.6:
+    if rng.random() < 0.7:
         return f"- **{ticket}**: {body}"
-    if kind < 0.85:
-        subs = "\n".join(f"  - {rng.choice(pool)}" for _ in range(rng.randint(1, 3)))
-        return f"- {body} ({ticket})\n{subs}"
     return f"{ticket}: {body}"
 
 
-def build_corpus(root: Path, entries: int = ENTRIES, seed: int = 7) -> dict[str, int]:
-    """Write ``entries`` entries over the searched files of ``root``; return entries per file.
+def corpus_paths(files: int) -> list[str]:
+    """``files`` document paths of a layered project: MEMORY.md, DREAMS.md, daily notes, agents' files."""
+    paths = [".fusion/memory/MEMORY.md", ".fusion/memory/DREAMS.md"]
+    agents = max(1, files // 50)
+    day = 0
+    while len(paths) < files:
+        n = len(paths)
+        folder = ".fusion/memory" if n % 3 else f".fusion/agent-memory/agent-{n % agents}"
+        date = f"{2020 + day // 336}-{1 + day // 28 % 12:02d}-{1 + day % 28:02d}"
+        candidate = f"{folder}/{date}.md"
+        day += 1
+        if candidate not in paths:
+            paths.append(candidate)
+    return paths
 
-    Each file has the four standard sections of bullets and paragraphs, then dated appended
-    entries at its end (one in ten), as agents leave them.
-    """
+
+def build_corpus(root: Path, entries: int, files: int, seed: int = 7) -> None:
+    """Write ``entries`` entries spread over ``files`` documents of a layered project."""
     rng = random.Random(seed)
     pool = sentence_pool()
-    plan = [(".fusion/memory.md", int(entries * 0.30)), (".fusion/memory-archive.md", int(entries * 0.30)),
-            (".fusion/memory-insights.md", int(entries * 0.10)), (".fusion/memory/MEMORY.md", int(entries * 0.10))]
-    rest = entries - sum(n for _p, n in plan)
-    plan += [(f".fusion/memory/2026-10-{d:02d}.md", rest // 10 + (1 if d <= rest % 10 else 0)) for d in range(1, 11)]
-    counts = {}
-    for rel, count in plan:
-        dated = count // 10
-        undated = count - dated
+    paths = corpus_paths(files)
+    per = [entries // files + (1 if i < entries % files else 0) for i in range(files)]
+    for rel, count in zip(paths, per, strict=True):
         parts = ["# Project Memory\n"]
-        for i in range(undated):
-            if i % max(1, -(-undated // 4)) == 0:
-                parts.append(f"## {_SECTIONS[min(3, i // max(1, -(-undated // 4)))]}\n")
+        for i in range(count):
+            if i % max(1, -(-count // 4)) == 0:
+                parts.append(f"## {_SECTIONS[min(3, i // max(1, -(-count // 4)))]}\n")
             parts.append(_entry(rng, pool) + "\n")
-        text = "\n".join(parts)
-        day = date(2026, 1, 1)
-        for _ in range(dated):
-            day += timedelta(days=rng.randint(0, 2))
-            text += f"\n\n<!-- {day.isoformat()} -->\n{rng.choice(pool)}"
-        text += "\n"
-        assert len(text.encode("utf-8")) <= MAX_FILE_SIZE, rel
         path = root / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-        counts[rel] = count
-    return counts
+        path.write_text("\n".join(parts), encoding="utf-8")
 
 
-def make_queries(rng: random.Random, root: Path, files: list[str], count: int = QUERIES) -> list[str]:
-    """Two or three words someone remembers from one entry (so every query has at least one hit)."""
-    entries = [e.text for rel in files for e in chunk_markdown((root / rel).read_text(encoding="utf-8"), rel)]
+def make_queries(rng: random.Random, texts: list[str], count: int = QUERIES) -> list[str]:
+    """Two or three words someone remembers from one entry (so every query has an all-words hit)."""
     queries: list[str] = []
     while len(queries) < count:
-        words = [w for w in re.findall(r"[A-Za-z][A-Za-z-]{3,}", rng.choice(entries)) if w.lower() not in STOPWORDS]
+        words = [w for w in re.findall(r"[A-Za-z][A-Za-z-]{3,}", rng.choice(texts)) if w.lower() not in STOPWORDS]
         if len(words) >= 2:
             queries.append(" ".join(rng.sample(words, min(len(words), rng.choice((2, 3))))))
     return queries
 
 
-def rss_kib(field: str = "VmRSS") -> int:
-    """A memory figure of this process from ``/proc/self/status`` (KiB; 0 where unavailable)."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
+def pct(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * p))]
 
 
-def reset_peak() -> None:
-    """Reset the peak-RSS mark (Linux ``clear_refs`` 5); harmless where unsupported."""
-    try:
-        Path("/proc/self/clear_refs").write_text("5")
-    except OSError:
-        pass
+class RawFts:
+    """The floor: a bare FTS5 table of the entry texts (porter, as memdesk's default)."""
+
+    def __init__(self, path: Path, rows: list[tuple[str, str]]) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("CREATE VIRTUAL TABLE fts USING fts5(text, section, "
+                          "tokenize='porter unicode61 remove_diacritics 2')")
+        start = time.perf_counter()
+        self.conn.execute("BEGIN")
+        self.conn.executemany("INSERT INTO fts(text, section) VALUES (?, ?)", rows)
+        self.conn.execute("COMMIT")
+        self.build_s = time.perf_counter() - start
+
+    def top(self, query: str, limit: int = TOP) -> list[tuple[int, str]]:
+        match = join_terms(query_terms(query), "AND")
+        return self.conn.execute("SELECT rowid, text FROM fts WHERE fts MATCH ? ORDER BY rank LIMIT ?",
+                                 (match, limit)).fetchall()
+
+    def all_words(self, query: str) -> set[str]:
+        match = join_terms(query_terms(query), "AND")
+        return {r[0] for r in self.conn.execute("SELECT text FROM fts WHERE fts MATCH ?", (match,))}
 
 
-def latency(fn, queries: list[str]) -> tuple[float, float]:
-    """Median and p95 in milliseconds of ``fn(query)`` over ``queries`` (after a short warm-up)."""
-    for q in queries[:10]:
+def timed(fn, queries: list[str]) -> list[float]:
+    for q in queries[:20]:
         fn(q)
-    times = []
+    out = []
     for q in queries:
         start = time.perf_counter()
         fn(q)
-        times.append((time.perf_counter() - start) * 1000)
-    times.sort()
-    return statistics.median(times), times[int(len(times) * 0.95) - 1]
+        out.append((time.perf_counter() - start) * 1000)
+    return out
 
 
-def ripgrep(root: Path, files: list[str], queries: list[str]) -> float | None:
-    """Median ms of ``rg -i -F -n -e term ...`` over the same files for the same terms (None without rg)."""
-    rg = shutil.which("rg")
-    if rg is None:
-        return None
-    times = []
+def one_size(tmp: Path, entries: int, files: int) -> dict[str, float]:
+    root = tmp / f"p{entries}"
+    build_corpus(root, entries, files)
+
+    def entries_of() -> dict[tuple[str, int], str]:
+        return {(e.file, e.line): e.text for p in root.rglob("*.md")
+                for e in chunk_markdown(p.read_text(encoding="utf-8"), p.relative_to(root).as_posix())}
+
+    rows = [(e.text, e.section or "") for p in root.rglob("*.md")
+            for e in chunk_markdown(p.read_text(encoding="utf-8"), p.name)]
+    # Builds in turn, each into a new database: the floor (texts already cut, in memory) and memdesk's
+    # rebuild (read every document, cut its entries, index them in one transaction, optimize).
+    builds, floors = [], []
+    for trial in range(3):
+        raw = RawFts(tmp / f"raw{entries}-{trial}.db", rows)
+        svc = SearchService(root, Database(tmp / f"ours{entries}-{trial}.db", "bench"), embedder=None)
+        start = time.perf_counter()
+        svc.rebuild()
+        builds.append(time.perf_counter() - start)
+        floors.append(raw.build_s)
+        if trial < 2:
+            svc.close()
+            raw.conn.close()
+    queries = make_queries(random.Random(11), [t for t, _s in rows])
+    count = len(rows)
+    del rows  # the harness keeps no big structures while timing (the collector would scan them)
+    gc.collect()
+    build_s, floor_s = statistics.median(builds), statistics.median(floors)
+    ratio_s = statistics.median(b / f for b, f in zip(builds, floors, strict=True))
+    opts = MemorySearchOptions(limit=TOP, mode="keyword")
+    svc.search(queries[0], opts)  # the first searches look at every file; then the watcher answers
+    svc.search(queries[1], opts)
+    # The two are timed in turn, query by query, so a busy moment of the machine hits both.
+    # Wall time, and the thread's CPU time: on a shared machine a query that is descheduled waits a whole
+    # 4 ms scheduler tick, which the wall-clock p95 shows and the CPU time does not.
+    floor_t, ours_t, floor_c, ours_c = [], [], [], []
+    for q in queries[:20]:
+        raw.top(q)
+        svc.search(q, opts)
     for q in queries:
-        args = [rg, "-i", "-F", "-n", "--no-config"]
-        for term in query_terms(q):
-            args += ["-e", term]
-        start = time.perf_counter()
-        subprocess.run(args + files, cwd=root, capture_output=True, check=False)
-        times.append((time.perf_counter() - start) * 1000)
-    return statistics.median(times)
+        start, cpu0 = time.perf_counter(), time.thread_time()
+        raw.top(q)
+        mid, cpu1 = time.perf_counter(), time.thread_time()
+        svc.search(q, opts)
+        floor_t.append((mid - start) * 1000)
+        ours_t.append((time.perf_counter() - mid) * 1000)
+        floor_c.append((cpu1 - cpu0) * 1000)
+        ours_c.append((time.thread_time() - cpu1) * 1000)
+    texts = entries_of()
+    recall = []
+    for q in queries:
+        truth = raw.all_words(q)  # the texts of every entry holding all the words, as FTS5 says
+        page = svc.search(q, opts)
+        hits = sum(1 for r in page if texts[(r.file, r.line_number)] in truth)
+        recall.append(min(1.0, hits / min(TOP, len(truth))) if truth else 1.0)
+    svc.close()
+    return {"entries": count, "files": files, "build": build_s * 1000, "build_floor": floor_s * 1000,
+            "build_ratio": ratio_s,
+            "med": statistics.median(ours_t), "p95": pct(ours_t, 0.95),
+            "fmed": statistics.median(floor_t), "fp95": pct(floor_t, 0.95),
+            "cmed": statistics.median(ours_c), "cp95": pct(ours_c, 0.95),
+            "cfmed": statistics.median(floor_c), "cfp95": pct(floor_c, 0.95),
+            "recall": statistics.mean(recall)}
 
 
-def main() -> None:
-    """Run the benchmark and print its figures."""
-    tmp = Path(tempfile.mkdtemp(prefix="memdesk-bench-"))
-    try:
-        _run(tmp)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+def cli(root: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    env["PYTHONPATH"] = str(REPO)
+    commands = {"memdesk search --mode keyword": [sys.executable, "-m", "core.cli", "search", "lease clock",
+                                                  "--mode", "keyword", "-p", str(root)],
+                "memdesk show": [sys.executable, "-m", "core.cli", "show", "-p", str(root)]}
+    floor_cmd = [sys.executable, "-c", "pass"]
+    for name, cmd in commands.items():
+        subprocess.run(cmd, env=env, capture_output=True, check=True)  # compiles the bytecode, fills the index
+        ours, floor = [], []
+        for _ in range(15):
+            start = time.perf_counter()
+            subprocess.run(cmd, env=env, capture_output=True, check=True)
+            mid = time.perf_counter()
+            subprocess.run(floor_cmd, env=env, capture_output=True, check=True)
+            ours.append((mid - start) * 1000)
+            floor.append((time.perf_counter() - mid) * 1000)
+        m, f = statistics.median(ours), statistics.median(floor)
+        print(f"  {name:<30} median {m:7.1f} ms   floor (python -c pass) {f:6.1f} ms   ratio {m / f:5.1f}x")
 
 
-def _run(tmp: Path) -> None:
-    root = tmp / "project"
-    counts = build_corpus(root)
-    files = list(counts)
-    size = sum((root / f).stat().st_size for f in files)
-    written_at = time.monotonic()
-    print(f"corpus: {sum(counts.values()):,} entries in {len(files)} files, {size / 1_048_576:.1f} MiB")
-    noise = latency(lambda _q: sum(range(20_000)), [""] * QUERIES)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"machine noise floor: a fixed CPU loop takes median {noise[0]:.2f} ms, p95 {noise[1]:.2f} ms "
-          f"(load average {load:.1f} on {os.cpu_count()} CPUs; p95 figures below include such stalls)")
-    queries = make_queries(random.Random(11), root, files)
+def labelled_recall() -> None:
+    from core.backends.hybrid import HybridMemoryBackend
+    from core.search.embeddings import Embedder, default_embedder, semantic_installed
+    from core.search.relevance import load_labels, recall_at_k
 
-    base_rss = rss_kib()
-    reset_peak()
-    kw = HybridMemoryBackend(embedder=Embedder(installed=lambda: False))
-    kw.initialize({}, root)
-    start = time.perf_counter()
-    kw.search_service.rebuild()  # type: ignore[union-attr]
-    build_s = time.perf_counter() - start
-    print(f"keyword index build: {build_s * 1000:.0f} ms for {kw.search_service.index.count():,} entries")  # type: ignore[union-attr]
-    # Files written less than 2 s before a check are re-hashed (racy timestamps); measure steady state.
-    time.sleep(max(0.0, 2.1 - (time.monotonic() - written_at)))
-    opts = MemorySearchOptions(limit=10, mode="keyword")
-    med, p95 = latency(lambda q: kw.search(q, opts), queries)
-    print(f"keyword query (backend.search, freshness check included): median {med:.2f} ms, p95 {p95:.2f} ms")
-    index = kw.search_service.index  # type: ignore[union-attr]
-    bmed, bp95 = latency(lambda q: index.ranked(query_terms(q), 10), queries)
-    print(f"keyword query (the FTS5 queries alone): median {bmed:.2f} ms, p95 {bp95:.2f} ms")
-    all_words = sum(index.ranked(query_terms(q), 10)[1] >= 10 for q in queries)
-    print(f"  {all_words}/{len(queries)} queries filled their 10 results with entries holding all words")
-    rg_med = ripgrep(root, files, queries)
-    if rg_med is None:
-        print("ripgrep: not installed (apt-get install ripgrep) — no comparison")
-    else:
-        print(f"ripgrep same terms, same files: median {rg_med:.2f} ms (process start included); "
-              f"ripgrep / keyword = {rg_med / med:.1f}x")
-    kw_peak = rss_kib("VmHWM") - base_rss
-    print(f"peak memory added by the keyword index: {kw_peak / 1024:.1f} MiB")
-    kw.shutdown()
-
-    sq = SqliteMemoryBackend()
-    sq.initialize({}, root)  # imports .fusion/memory.md into its database
-    sq.search("warm-up", opts)  # indexes the other files
-    med, p95 = latency(lambda q: sq.search(q, opts), queries)
-    print(f"keyword query (sqlite backend, mirror and freshness checks included): median {med:.2f} ms, "
-          f"p95 {p95:.2f} ms")
-    sq.shutdown()
-
-    if not semantic_installed():
-        print("semantic: the semantic extra is not installed (pip install 'memdesk[semantic]') — skipped")
-    else:
-        reset_peak()
-        emb = default_embedder()
-        start = time.perf_counter()
-        emb.get()
-        print(f"semantic model load: {(time.perf_counter() - start) * 1000:.0f} ms ({emb.model_id})")
-        hy = HybridMemoryBackend(embedder=emb)
-        hy.initialize({}, root)
-        start = time.perf_counter()
-        counts_v = hy.search_service.rebuild()  # type: ignore[union-attr]
-        print(f"hybrid index build (keyword + {counts_v['vectors']:,} vectors): "
-              f"{(time.perf_counter() - start) * 1000:.0f} ms")
-        for mode in ("semantic", "hybrid"):
-            o = MemorySearchOptions(limit=10, mode=mode)  # type: ignore[arg-type]
-            m, p = latency(lambda q, o=o: hy.search(q, o), queries)
-            print(f"{mode} query (query embedding included): median {m:.2f} ms, p95 {p:.2f} ms")
-        peak = rss_kib("VmHWM") - base_rss
-        print(f"peak memory added by the indexes with the semantic model loaded: {peak / 1024:.1f} MiB")
-        hy.shutdown()
-
-    _recall()
-
-
-def _recall() -> None:
-    labels_path = REPO / "tests" / "data" / "search_labels.json"
-    labels = load_labels(labels_path)
+    labels = load_labels(REPO / "tests" / "data" / "search_labels.json")
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "sample"
         shutil.copytree(REPO / "resources" / "sample", root)
@@ -256,6 +253,50 @@ def _recall() -> None:
         finally:
             backend.shutdown()
     print(f"recall@5 on {len(labels)} labelled queries (sample project): " + ", ".join(figures))
+
+
+def main() -> None:
+    """Run the benchmark and print its figures."""
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    print(f"machine: {os.cpu_count()} CPUs, load average {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
+    tmp = Path(tempfile.mkdtemp(prefix="memdesk-bench-"))
+    old_cache = os.environ.get(derived.CACHE_DIR_ENV)
+    os.environ[derived.CACHE_DIR_ENV] = str(tmp / "cache")
+    sizes = SIZES if "--quick" not in sys.argv else SIZES[:2]
+    try:
+        print(f"{'entries':>8} {'files':>6} | {'build ms':>9} {'floor':>8} {'ratio':>6} | "
+              f"{'top-20 median':>13} {'floor':>6} | {'p95 ms':>7} {'floor':>6} {'ratio':>6} | recall@20")
+        results = []
+        for entries, files in sizes:
+            r = one_size(tmp, entries, files)
+            results.append(r)
+            print(f"{r['entries']:>8,} {r['files']:>6} | {r['build']:>9.0f} {r['build_floor']:>8.0f} "
+                  f"{r['build_ratio']:>5.1f}x | {r['med']:>13.3f} {r['fmed']:>6.3f} | "
+                  f"{r['p95']:>7.3f} {r['fp95']:>6.3f} {r['p95'] / r['fp95']:>5.1f}x | {r['recall']:.3f}")
+        print("the same queries in CPU time (what a query costs without waiting for the processor):")
+        for r in results:
+            print(f"{r['entries']:>8,} {r['files']:>6} | top-20 CPU median {r['cmed']:.3f} ms, floor {r['cfmed']:.3f} "
+                  f"({r['cmed'] / r['cfmed']:.1f}x) | p95 {r['cp95']:.3f} ms, floor {r['cfp95']:.3f} "
+                  f"({r['cp95'] / r['cfp95']:.1f}x)")
+        if len(results) == 3:
+            growth = results[2]["p95"] / results[1]["p95"]
+            print(f"p95 growth 10k -> 100k entries: {growth:.2f}x for 10x the entries "
+                  f"(floor {results[2]['fp95'] / results[1]['fp95']:.2f}x); in CPU time "
+                  f"{results[2]['cp95'] / results[1]['cp95']:.2f}x (floor {results[2]['cfp95'] / results[1]['cfp95']:.2f}x)")
+        derived.close_all()
+        sample = tmp / "sample"
+        shutil.copytree(REPO / "resources" / "sample", sample)
+        for label, root in (("the sample project", sample), (f"{sizes[1][0]:,} entries", tmp / f"p{sizes[1][0]}")):
+            print(f"one process, {label}:")
+            cli(root)
+        labelled_recall()
+    finally:
+        derived.close_all()
+        if old_cache is None:
+            os.environ.pop(derived.CACHE_DIR_ENV, None)
+        else:
+            os.environ[derived.CACHE_DIR_ENV] = old_cache
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

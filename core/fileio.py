@@ -11,12 +11,16 @@ import hashlib
 import logging
 import os
 import tempfile
-from dataclasses import dataclass
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-
-from filelock import FileLock
+from typing import TYPE_CHECKING
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 log = logging.getLogger(__name__)
 
@@ -66,18 +70,56 @@ def decode_utf8(data: bytes, path: Path | str, backend_id: str = "file") -> str:
         ) from exc
 
 
-def read_text(path: Path, backend_id: str = "file") -> str | None:
-    """Read a UTF-8 file whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
+def read_bytes(path: Path, backend_id: str = "file") -> bytes | None:
+    """Read a file's bytes whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
         return None
     except IsADirectoryError as exc:
         raise MemoryBackendError(f"{path} is a folder, not a file", "READ_FAILED", backend_id, exc) from exc
     except OSError as exc:
         raise MemoryBackendError(f"cannot read {path}: {exc.strerror or exc}", "READ_FAILED", backend_id, exc) from exc
+
+
+def read_text(path: Path, backend_id: str = "file") -> str | None:
+    """Read a UTF-8 file whole; ``None`` when it does not exist. Raises ``READ_FAILED`` otherwise."""
+    data = read_bytes(path, backend_id)
     # Newlines are kept as they are on disk so that a save without an edit changes no byte.
-    return decode_utf8(data, path, backend_id)
+    return None if data is None else decode_utf8(data, path, backend_id)
+
+
+class _Written:
+    """The bytes this process last wrote to a few files (with their SHA-256 once known).
+
+    When a file still holds exactly those bytes (compared byte for byte, never by ``stat``) the
+    next replacement knows they are valid UTF-8 (and their hash, when it was asked for), so it does
+    not decode a MiB again; the hash history needs is then worked out on history's own thread.
+    """
+
+    KEEP = 4
+
+    def __init__(self) -> None:
+        self._items: dict[str, tuple[bytes, str | None]] = {}
+        self._lock = threading.Lock()
+
+    def same(self, path: Path, data: bytes) -> tuple[bool, str | None]:
+        """Whether ``path`` last got exactly ``data`` from this process, and its hash when known."""
+        with self._lock:
+            known = self._items.get(str(path))
+        if known is not None and known[0] == data:
+            return True, known[1]
+        return False, None
+
+    def remember(self, path: Path, data: bytes, digest: str | None) -> None:
+        with self._lock:
+            self._items.pop(str(path), None)
+            self._items[str(path)] = (data, digest)
+            while len(self._items) > self.KEEP:
+                self._items.pop(next(iter(self._items)))
+
+
+_written = _Written()
 
 
 def lock_path_for(root: Path, relpath: str) -> Path:
@@ -94,6 +136,8 @@ def file_lock(root: Path | str, relpath: str) -> FileLock:
 
     One instance per lock file, so a thread that already holds it can take it again (reentrant).
     """
+    from filelock import FileLock  # here, not at the top: read-only commands never take a lock
+
     lp = lock_path_for(Path(root).resolve(), relpath)
     lp.parent.mkdir(parents=True, exist_ok=True)
     key = str(lp)
@@ -127,8 +171,12 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename."""
+def atomic_write_bytes(path: Path, data: bytes, before_rename: Callable[[], object] | None = None) -> None:
+    """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename.
+
+    ``before_rename`` runs once the temp file is on disk and before it replaces ``path``; when it
+    raises, the temp file goes and ``path`` is left as it was (a save waits there for its history).
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     try:
         mode = path.stat().st_mode & 0o777
@@ -143,6 +191,8 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
             os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(tmp, mode)
+        if before_rename is not None:
+            before_rename()
         _rename(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -157,12 +207,24 @@ def _rename(src: Path, dst: Path) -> None:
 
 @dataclass(frozen=True)
 class ReplaceResult:
-    """What :func:`replace_text` did: the path, whether bytes changed, and the new content hash."""
+    """What :func:`replace_text` did: the path, whether bytes changed, and the new content hash.
+
+    The hash is worked out when first asked for (most callers never ask, and a MiB costs half a
+    millisecond): give ``content_hash`` or the written ``data``.
+    """
 
     path: Path
     changed: bool
-    content_hash: str
+    _hash: str | None
     size: int
+    _data: bytes | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def content_hash(self) -> str:
+        """The SHA-256 hex digest of the file's new content."""
+        if self._hash is None:
+            object.__setattr__(self, "_hash", hashlib.sha256(self._data or b"").hexdigest())
+        return self._hash  # type: ignore[return-value]
 
 
 def replace_text(
@@ -174,13 +236,15 @@ def replace_text(
     source: str = "write",
     backend_id: str = "file",
     keep_history: bool = True,
+    author: str | None = None,
 ) -> ReplaceResult:
     """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
 
     ``expected_hash`` is the :func:`content_hash` of the text the caller started from (hash of
     ``""`` for a file that did not exist); when the file changed since, ``CONFLICT`` is raised and
     nothing is written. ``keep_history=False`` is for files memdesk generates itself (audit
-    reports, schedule state), whose old versions are not worth keeping.
+    reports, schedule state), whose old versions are not worth keeping. ``author`` (who made the
+    change) is stored with the version kept in history.
     """
     if not isinstance(content, str):
         raise MemoryBackendError(
@@ -195,20 +259,29 @@ def replace_text(
     check_size(data, relpath, backend_id)
     try:
         with file_lock(root_p, relpath):
-            current = read_text(path, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
-            if expected_hash is not None and content_hash(current or "") != expected_hash:
-                raise MemoryBackendError(
-                    f"{relpath} changed on disk since it was loaded; reload or merge before saving",
-                    "CONFLICT",
-                    backend_id,
-                )
-            if current == content:
-                return ReplaceResult(path, False, content_hash(content), len(data))
-            if current and keep_history:
+            raw = read_bytes(path, backend_id)
+            known, digest = _written.same(path, raw) if raw is not None else (False, None)
+            if raw is not None and not known:
+                decode_utf8(raw, path, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
+            if expected_hash is not None:
+                digest = digest or hashlib.sha256(raw or b"").hexdigest()
+                if digest != expected_hash:
+                    raise MemoryBackendError(
+                        f"{relpath} changed on disk since it was loaded; reload or merge before saving",
+                        "CONFLICT",
+                        backend_id,
+                    )
+            if raw == data:
+                return ReplaceResult(path, False, digest, len(data), data)
+            pending = None
+            if raw and keep_history:
                 from core import history  # late import: history imports this module
 
-                history.record_version(root_p, relpath, current, source)
-            atomic_write_bytes(path, data)
+                # Recorded on history's worker thread while the new bytes go to disk; the rename
+                # waits for it, so the previous version is in history before it is replaced.
+                pending = history.record_version_soon(root_p, relpath, raw, source, author=author, digest=digest)
+            atomic_write_bytes(path, data, pending.result if pending is not None else None)
+            _written.remember(path, data, None)
     except MemoryBackendError:
         raise
     except TimeoutError as exc:
@@ -222,4 +295,4 @@ def replace_text(
         raise MemoryBackendError(
             f"cannot write {relpath}: {exc.strerror or exc}", "WRITE_FAILED", backend_id, exc
         ) from exc
-    return ReplaceResult(path, True, content_hash(content), len(data))
+    return ReplaceResult(path, True, None, len(data), data)

@@ -1,49 +1,69 @@
-"""Version history of replaced files, kept in SQLite under ``.fusion/memdesk/history.db``.
+"""Version history of memory files, kept in SQLite under ``.fusion/memdesk/history.db``.
 
 Every whole-file replacement (editor save, prune apply, insights merge, CLI write, restore) stores
-the previous content here first, deduplicated by content hash per file (a content stored again is
-re-dated, keeping one row). Old versions are pruned by a retention policy: versions older than
-``days`` go, but the newest ``min_versions`` of each file always stay. A restore writes through the
-same path as every other write, so the content it replaced is itself kept (with source ``restore``).
+the previous content here first, with who made the change (``author``) when known. A content is
+stored once per file (stored again, it is re-dated) and as changes, not copies: a delta against the
+file's newest version, or a compressed snapshot (:mod:`core.history_store`). Appends are recorded
+as cheap events holding only the appended text (:func:`record_append`). Old versions are pruned by
+a retention policy: versions older than ``days`` go, but the newest ``min_versions`` of each file
+always stay. A restore writes through the same path as every other write, so the content it
+replaced is itself kept (source ``restore``), and only to a memory document of the project.
 """
 
 from __future__ import annotations
 
 import difflib
+import json
 import logging
+import os
 import sqlite3
-from collections.abc import Mapping
-from contextlib import closing
+import threading
+import zlib
+from collections.abc import Iterator, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from core import history_store
 from core.errors import MemoryBackendError
-from core.fileio import MEMDESK_DIR, content_hash
+from core.history_db import HISTORY_DB, HistoryUnavailable, connection, db_path, forget_connection, wrap_error
 
 log = logging.getLogger(__name__)
 
-HISTORY_DB = f"{MEMDESK_DIR}/history.db"
+__all__ = ["HISTORY_DB", "AppendEvent", "HistoryUnavailable", "RestoreResult", "RetentionPolicy", "Version",
+           "get_version", "is_memory_document", "list_events", "list_versions", "prune_history", "record_append",
+           "record_version", "restore_version", "retention_policy", "source_label", "unified_diff"]
+
 DEFAULT_RETENTION_DAYS = 90
 DEFAULT_MIN_VERSIONS = 20
 #: ``config.json`` keys (camelCase, as the other project settings) read by :func:`retention_policy`.
 RETENTION_DAYS_KEY = "historyRetentionDays"
 MIN_VERSIONS_KEY = "historyMinVersions"
+_MAX_ID = 2**63 - 1
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS versions (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    path TEXT NOT NULL,
-    hash TEXT NOT NULL,
-    size INTEGER NOT NULL,
-    created_at TEXT NOT NULL,
-    source TEXT NOT NULL,
-    content TEXT NOT NULL
-);
-CREATE INDEX IF NOT EXISTS versions_path ON versions(path, id);
-CREATE UNIQUE INDEX IF NOT EXISTS versions_path_hash ON versions(path, hash);
-"""
+#: What the operator reads for a version's source: the version holds the content from *before* that change.
+_LABELS = {
+    "editor": "before save", "write": "before a write", "cli-write": "before a CLI write",
+    "prune": "before prune", "restore": "before restore", "rotate": "before entries were archived",
+    "insights-merge": "before an insights merge", "insights-edit": "before an insights edit",
+    "proposal": "proposal update", "mirror-import": "before a mirror import", "import": "before an import",
+    "settings": "before a settings change", "automation": "before a schedule change",
+    "migrate": "before migration", "http": "before an HTTP write", "mcp": "before an MCP write",
+    "append": "agent append", "agent-append": "agent append", "cli-append": "CLI append",
+}
+
+
+def source_label(source: str) -> str:
+    """The label shown for a version's or an event's ``source`` ("before prune", "agent append", ...)."""
+    label = _LABELS.get(source)
+    if label is not None:
+        return label
+    if not source.strip():
+        return "earlier content"
+    return source if source.startswith("before ") else f"before {source}"
 
 
 @dataclass(frozen=True)
@@ -56,6 +76,30 @@ class Version:
     size: int
     created_at: str
     source: str
+    author: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The operator's name for where this version came from (see :func:`source_label`)."""
+        return source_label(self.source)
+
+
+@dataclass(frozen=True)
+class AppendEvent:
+    """One recorded append: the appended text, who wrote it and when."""
+
+    id: int
+    path: str
+    created_at: str
+    source: str
+    author: str | None
+    size: int
+    text: str
+
+    @property
+    def label(self) -> str:
+        """The operator's name for the append's source."""
+        return source_label(self.source)
 
 
 @dataclass(frozen=True)
@@ -66,75 +110,190 @@ class RetentionPolicy:
     min_versions: int = DEFAULT_MIN_VERSIONS
 
 
-def _connect(root: Path | str) -> sqlite3.Connection:
-    db = Path(root) / HISTORY_DB
-    db.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(db, timeout=30)
-    conn.execute("PRAGMA journal_mode=WAL")
-    conn.executescript(_SCHEMA)
-    return conn
-
-
 def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def record_version(root: Path | str, relpath: str, content: str, source: str) -> int | None:
-    """Store ``content`` as a version of ``relpath``; a content already stored is only re-dated.
+@contextmanager
+def _using(root: Path | str, *, create: bool, write: bool = False) -> Iterator[sqlite3.Connection | None]:
+    """The history connection, inside one write transaction when ``write``; sqlite errors become one line."""
+    try:
+        conn = connection(root, create=create)
+        if conn is None:
+            yield None
+            return
+        if not write:
+            yield conn
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        raise wrap_error(root, exc) from exc
+    except history_store.CorruptObject as exc:
+        raise HistoryUnavailable(db_path(root), f"holds a damaged version ({exc})", cause=exc) from exc
 
-    Afterwards the versions of ``relpath`` are pruned by the project's retention policy.
+
+def record_version(root: Path | str, relpath: str, content: str | bytes, source: str, *,
+                   author: str | None = None, digest: str | None = None) -> int | None:
+    """Store ``content`` (text, or its UTF-8 bytes) as a version of ``relpath``; a content stored already is re-dated.
+
+    ``digest`` is the content's SHA-256 when the caller has it. Afterwards the versions of
+    ``relpath`` are pruned by the project's retention policy. Raises :class:`HistoryUnavailable`
+    when the database cannot be written (the caller must then not replace the file).
     """
-    now = _now().isoformat(timespec="seconds")
-    digest = content_hash(content)
-    with closing(_connect(root)) as conn, conn:
-        row = conn.execute(
-            "SELECT id FROM versions WHERE path = ? AND hash = ?", (relpath, digest)
-        ).fetchone()
-        if row:
-            conn.execute(
-                "UPDATE versions SET created_at = ?, source = ? WHERE id = ?", (now, source, row[0])
-            )
-            version_id: int | None = int(row[0])
-        else:
-            cur = conn.execute(
-                "INSERT INTO versions(path, hash, size, created_at, source, content) VALUES (?,?,?,?,?,?)",
-                (relpath, digest, len(content.encode("utf-8")), now, source, content),
-            )
-            version_id = cur.lastrowid
+    data = content.encode("utf-8") if isinstance(content, str) else bytes(content)
+    digest = digest or history_store.sha256_hex(data)
+    now = _now()
+    stamp = now.isoformat(timespec="seconds")
     policy = project_retention_policy(root)
-    prune_history(root, days=policy.days, min_versions=policy.min_versions, relpath=relpath)
+    with _using(root, create=True, write=True) as conn:
+        assert conn is not None
+        row = conn.execute("SELECT id FROM versions WHERE path = ? AND hash = ?", (relpath, digest)).fetchone()
+        if row:
+            conn.execute("UPDATE versions SET created_at = ?, source = ?, author = ? WHERE id = ?",
+                         (stamp, source, author, row[0]))
+            version_id = int(row[0])
+        else:
+            newest = conn.execute("SELECT hash FROM versions WHERE path = ? ORDER BY created_at DESC, id DESC "
+                                  "LIMIT 1", (relpath,)).fetchone()
+            history_store.store(conn, data, digest, newest[0] if newest else None)
+            cur = conn.execute("INSERT INTO versions(path, hash, size, created_at, source, author) "
+                               "VALUES (?,?,?,?,?,?)", (relpath, digest, len(data), stamp, source, author))
+            version_id = int(cur.lastrowid or 0)
+        _prune(conn, policy, now, relpath)
     return version_id
+
+
+_worker: ThreadPoolExecutor | None = None
+_worker_lock = threading.Lock()
+
+
+def record_version_soon(root: Path | str, relpath: str, content: str | bytes, source: str, *,
+                        author: str | None = None, digest: str | None = None) -> Future[int | None]:
+    """:func:`record_version` on history's worker thread; the caller waits on the future before replacing the file.
+
+    A save writes and syncs its new bytes meanwhile, so the two ``fsync`` calls overlap instead of
+    adding up. Versions are recorded one at a time, in the order asked.
+    """
+    return _submit(record_version, root, relpath, content, source, author=author, digest=digest)
+
+
+def forget_connections(root: Path | str) -> None:
+    """Close every connection this process keeps to the project's history (before moving the file aside)."""
+    forget_connection(root)
+    with _worker_lock:
+        worker = _worker
+    if worker is not None:
+        worker.submit(forget_connection, root).result()
+
+
+def record_append(root: Path | str, relpath: str, text: str, *, author: str | None = None,
+                  source: str = "append") -> Future[int]:
+    """Record that ``text`` was appended to ``relpath`` (by ``author``): a small event row, not a version.
+
+    Written on history's worker thread, so an append does not wait for the database's syncs (the
+    entry itself is on disk already; the event only says who wrote it). Reads of this process
+    (:func:`list_events` …) wait for it; the future gives the event id or the error.
+    """
+    stamp = _now().isoformat(timespec="seconds")
+    future = _submit(_insert_event, root, relpath, text, author, source, stamp)
+    future.add_done_callback(_log_failure)
+    return future
+
+
+def _insert_event(root: Path | str, relpath: str, text: str, author: str | None, source: str, stamp: str) -> int:
+    data = text.encode("utf-8")
+    with _using(root, create=True, write=True) as conn:
+        assert conn is not None
+        cur = conn.execute("INSERT INTO events(path, created_at, source, author, size, data) VALUES (?,?,?,?,?,?)",
+                           (relpath, stamp, source, author, len(data), zlib.compress(data, 6)))
+        return int(cur.lastrowid or 0)
+
+
+def _log_failure(future: Future[Any]) -> None:
+    exc = future.exception()
+    if exc is not None:
+        log.warning("an append was not recorded in history: %s", exc)
+
+
+def _submit(fn: Any, *args: Any, **kwargs: Any) -> Future[Any]:
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdesk-history")
+        return _worker.submit(fn, *args, **kwargs)
+
+
+def _settled() -> None:
+    """Wait until every history write this process asked for is done (reads then see them)."""
+    with _worker_lock:
+        worker = _worker
+    if worker is not None and threading.current_thread().name.split("_")[0] != "memdesk-history":
+        worker.submit(lambda: None).result()
+
+
+def list_events(root: Path | str, relpath: str | None = None, limit: int | None = None) -> list[AppendEvent]:
+    """Recorded appends, newest first (of one file when ``relpath`` is given)."""
+    _settled()
+    sql = "SELECT id, path, created_at, source, author, size, data FROM events"
+    args: list[Any] = []
+    if relpath is not None:
+        sql, args = sql + " WHERE path = ?", [relpath]
+    sql += " ORDER BY created_at DESC, id DESC"
+    if limit is not None:
+        sql, args = sql + " LIMIT ?", [*args, limit]
+    with _using(root, create=False) as conn:
+        rows = conn.execute(sql, args).fetchall() if conn is not None else []
+    out = []
+    for eid, path, created, source, author, size, blob in rows:
+        try:
+            text = zlib.decompress(blob).decode("utf-8")
+        except (zlib.error, UnicodeDecodeError, TypeError):
+            text = "(this event's text is damaged)"
+        out.append(AppendEvent(eid, path, created, source, author, size, text))
+    return out
 
 
 def list_versions(root: Path | str, relpath: str | None = None, limit: int | None = None) -> list[Version]:
     """Return stored versions, newest first (of one file when ``relpath`` is given)."""
-    if not (Path(root) / HISTORY_DB).exists():
-        return []
-    sql = "SELECT id, path, hash, size, created_at, source FROM versions"
+    _settled()
+    sql = "SELECT id, path, hash, size, created_at, source, author FROM versions"
     args: list[Any] = []
     if relpath is not None:
-        sql += " WHERE path = ?"
-        args.append(relpath)
+        sql, args = sql + " WHERE path = ?", [relpath]
     sql += " ORDER BY created_at DESC, id DESC"
     if limit is not None:
-        sql += " LIMIT ?"
-        args.append(limit)
-    with closing(_connect(root)) as conn:
-        return [Version(*row) for row in conn.execute(sql, args)]
+        sql, args = sql + " LIMIT ?", [*args, limit]
+    with _using(root, create=False) as conn:
+        return [Version(*row) for row in conn.execute(sql, args)] if conn is not None else []
 
 
 def get_version(root: Path | str, version_id: int) -> tuple[Version, str] | None:
-    """Return a version and its content, or ``None`` when there is no such version."""
-    if not (Path(root) / HISTORY_DB).exists():
+    """Return a version and its content, or ``None`` when there is no such version.
+
+    The content is rebuilt and checked against its SHA-256; a damaged one raises :class:`HistoryUnavailable`.
+    """
+    if isinstance(version_id, bool) or not isinstance(version_id, int) or not 0 < version_id <= _MAX_ID:
         return None
-    with closing(_connect(root)) as conn:
-        row = conn.execute(
-            "SELECT id, path, hash, size, created_at, source, content FROM versions WHERE id = ?",
-            (version_id,),
-        ).fetchone()
-    if row is None:
-        return None
-    return Version(*row[:6]), row[6]
+    _settled()
+    with _using(root, create=False) as conn:
+        if conn is None:
+            return None
+        row = conn.execute("SELECT id, path, hash, size, created_at, source, author FROM versions WHERE id = ?",
+                           (version_id,)).fetchone()
+        if row is None:
+            return None
+        version = Version(*row)
+        data = history_store.load(conn, version.hash)
+    try:
+        return version, data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise HistoryUnavailable(db_path(root), f"holds version {version_id} that is not UTF-8", cause=exc) from exc
 
 
 # -- retention -----------------------------------------------------------------------------------
@@ -161,35 +320,77 @@ def retention_policy(settings: Mapping[str, Any] | object | None = None, *, days
     )
 
 
-def project_retention_policy(root: Path | str) -> RetentionPolicy:
-    """The policy in the project's ``.fusion/config.json`` (defaults when absent or unreadable)."""
-    from core.settings import ConfigFile  # late import: settings writes through fileio, which calls us
+_policy_cache: dict[str, tuple[tuple[int, int], RetentionPolicy]] = {}
 
+
+def project_retention_policy(root: Path | str) -> RetentionPolicy:
+    """The policy in the project's ``.fusion/config.json`` (defaults when absent or unreadable).
+
+    Read as plain JSON (flat, or Fusion's ``{"settings": {...}}``) and kept while the file's size
+    and time stay the same: it is asked on every save.
+    """
+    path = os.path.join(root, ".fusion", "config.json")
     try:
-        return retention_policy(ConfigFile(root).settings)
-    except Exception as exc:  # an unreadable config must never block a write
-        log.debug("history retention: using defaults (%s)", exc)
+        st = os.stat(path)
+    except OSError:
         return RetentionPolicy()
+    key = (st.st_mtime_ns, st.st_size)
+    cached = _policy_cache.get(path)
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    try:
+        with open(path, "rb") as fh:
+            doc = json.loads(fh.read(1_048_577).decode("utf-8"))
+        settings = doc.get("settings") if isinstance(doc, dict) and isinstance(doc.get("settings"), dict) else doc
+        policy = retention_policy(settings if isinstance(settings, dict) else None)
+    except (OSError, ValueError) as exc:  # an unreadable config must never block a write
+        log.debug("history retention: using defaults (%s)", exc)
+        policy = RetentionPolicy()
+    _policy_cache[path] = (key, policy)
+    return policy
+
+
+def _prune(conn: sqlite3.Connection, policy: RetentionPolicy, now: datetime, relpath: str | None) -> int:
+    if policy.days <= 0:
+        return 0
+    cutoff = (now - timedelta(days=policy.days)).isoformat(timespec="seconds")
+    keep = max(1, policy.min_versions)
+    removed = 0
+    for table in ("versions", "events"):
+        paths = [relpath] if relpath is not None else [r[0] for r in conn.execute(f"SELECT DISTINCT path FROM {table}")]
+        for path in paths:
+            cur = conn.execute(
+                f"DELETE FROM {table} WHERE path = ? AND created_at < ? AND id NOT IN ("
+                f"SELECT id FROM {table} WHERE path = ? ORDER BY created_at DESC, id DESC LIMIT ?)",
+                (path, cutoff, path, keep))
+            if table == "versions":
+                removed += cur.rowcount
+    if removed:
+        history_store.collect(conn)
+    return removed
 
 
 def prune_history(root: Path | str, *, days: int = DEFAULT_RETENTION_DAYS, min_versions: int = DEFAULT_MIN_VERSIONS,
                   relpath: str | None = None, now: datetime | None = None) -> int:
-    """Delete versions older than ``days`` beyond the newest ``min_versions`` of each file; return how many."""
-    if days <= 0 or not (Path(root) / HISTORY_DB).exists():
+    """Delete versions older than ``days`` beyond the newest ``min_versions`` of each file; return how many.
+
+    The stored content only those versions used goes too (a kept version built on it is rewritten
+    as a snapshot first).
+    """
+    if days <= 0 or not db_path(root).exists():
         return 0
-    cutoff = ((now or _now()) - timedelta(days=days)).isoformat(timespec="seconds")
-    keep = max(1, min_versions)
-    removed = 0
-    with closing(_connect(root)) as conn, conn:
-        paths = [relpath] if relpath is not None else [r[0] for r in conn.execute("SELECT DISTINCT path FROM versions")]
-        for path in paths:
-            cur = conn.execute(
-                "DELETE FROM versions WHERE path = ? AND created_at < ? AND id NOT IN ("
-                "SELECT id FROM versions WHERE path = ? ORDER BY created_at DESC, id DESC LIMIT ?)",
-                (path, cutoff, path, keep),
-            )
-            removed += cur.rowcount
-    return removed
+    with _using(root, create=False, write=True) as conn:
+        if conn is None:
+            return 0
+        return _prune(conn, RetentionPolicy(days, min_versions), now or _now(), relpath)
+
+
+# -- which files a version may be restored to ------------------------------------------------------
+def is_memory_document(root: Path | str, relpath: str) -> bool:
+    """Whether ``relpath`` is a memory document of the project at ``root`` (design 2/2a): the only files restored."""
+    from core.layout import Layout  # late: the layout lists folders, history is asked on every save
+
+    return isinstance(relpath, str) and Layout(root).is_document(relpath)
 
 
 # -- diff and restore ----------------------------------------------------------------------------
@@ -213,9 +414,11 @@ def restore_version(root: Path | str, version_id: int, *, backend: Any = None,
                     expected_hash: str | None = None) -> RestoreResult:
     """Write version ``version_id`` back to its file with source ``restore`` (the replaced content is kept).
 
-    A version of the working memory is written through ``backend`` when one is given (so a
-    database-backed memory is restored where it lives); any other file through ``fileio.replace_text``.
-    Raises ``NOT_FOUND`` for an unknown id and whatever the write raises (``CONFLICT``...).
+    Only a memory document of the project is restored (a row naming any other path, planted or
+    damaged, is refused with ``INVALID_CONFIG``). A version of the working memory is written
+    through ``backend`` when one is given (so a database-backed memory is restored where it
+    lives); any other file through ``fileio.replace_text``. Raises ``NOT_FOUND`` for an unknown id
+    and whatever the write raises (``CONFLICT``...).
     """
     from core import fileio
     from core.project_memory import MEMORY_FILE_PATH
@@ -224,6 +427,9 @@ def restore_version(root: Path | str, version_id: int, *, backend: Any = None,
     if found is None:
         raise MemoryBackendError(f"no version {version_id} in the history", "NOT_FOUND", "history")
     version, content = found
+    if not is_memory_document(root, version.path):
+        raise MemoryBackendError(f"version {version.id} is of {version.path!r}, which is not a memory document of "
+                                 "this project; nothing was restored", "INVALID_CONFIG", "history")
     if backend is not None and version.path == MEMORY_FILE_PATH:
         before = backend.read()
         backend.write(content, expected_hash=expected_hash, source="restore")

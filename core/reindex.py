@@ -1,8 +1,8 @@
 """Rebuild a backend's derived search indexes from the canonical content, and optionally verify them.
 
 ``memdesk reindex [--verify]`` and the search view's "Rebuild index" call :func:`reindex`. A backend
-takes part when it has a ``search_service`` (the ``sqlite`` and ``hybrid`` backends); others keep no
-index and the report says so.
+with a ``search_service`` (``sqlite``, ``hybrid``) rebuilds its own index; for any other backend the
+index rebuilt is memdesk's derived one (:mod:`core.search.derived`), the one its searches use.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.backends.base import MemoryBackend
+from core.search import derived
 from core.search.verify import VerifyReport, verify_index
 
 
@@ -54,16 +55,18 @@ def reindex(backend: MemoryBackend, *, verify: bool = False,
             progress: Callable[[int, str], None] | None = None,
             cancelled: Callable[[], bool] | None = None) -> ReindexReport:
     """Rebuild ``backend``'s indexes (every searched file) and, with ``verify``, check each entry is found."""
-    backend.require_initialized()
+    root = backend.require_initialized()
     service = getattr(backend, "search_service", None)
+    backend_id = backend.id
     if service is None:
-        return ReindexReport(backend.id, False, note=f'the "{backend.id}" backend keeps no search index')
+        service = derived.service(root)
+        backend_id = f"{backend.id} (memdesk's derived index)"
     sync = getattr(backend, "sync_external_changes", None)
     if callable(sync):
         sync()  # take in outside edits of a mirror file first: the rebuild indexes what is canonical
     start = time.perf_counter()
     counts = service.rebuild(progress, cancelled)
-    report = ReindexReport(backend.id, True, files=counts["files"], entries=counts["entries"],
+    report = ReindexReport(backend_id, True, files=counts["files"], entries=counts["entries"],
                            vectors=counts["vectors"], seconds=time.perf_counter() - start,
                            semantic=service.provider() is not None, note=service.note("hybrid"))
     if verify:

@@ -2,13 +2,14 @@
 
 Shown when memory changed on disk in a way that is not a pure append while the editor had unsaved
 edits (or when a save found the file changed). Both sides are read-only; lines that differ are
-tinted. The view only reports the choice: "Keep mine", "Take disk's" or "Merge by hand".
+tinted. The view only reports the choice: "Keep mine" (Ctrl+Shift+K), "Take disk's" (Ctrl+Shift+D)
+or "Merge by hand" (Ctrl+Shift+M); the shortcuts are actions of the view, listed in Help.
 """
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
-from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QAction, QColor, QKeySequence, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -22,9 +23,11 @@ from PySide6.QtWidgets import (
 
 from core.textmerge import changed_lines
 from gui.tasks import Operation, run_in_background
+from gui.widgets.colors import is_dark
 
-_MINE_TINT = "#fff1cc"
-_DISK_TINT = "#dcefff"
+_MINE_TINT = ("#fff1cc", "#4a3b00")  # light, dark
+_DISK_TINT = ("#dcefff", "#0f2f4a")
+SHORTCUTS = {"merge": "Ctrl+Shift+M", "take_disk": "Ctrl+Shift+D", "keep_mine": "Ctrl+Shift+K"}
 
 
 def _pane(title: str, parent: QWidget) -> tuple[QWidget, QPlainTextEdit, QLabel]:
@@ -81,7 +84,24 @@ class ConflictView(QWidget):
         layout.addLayout(buttons)
         self._diff_op: Operation | None = None
         self._mine = self._disk = ""
+        self.actions_by_name = {
+            "merge": self._action("Merge by hand", SHORTCUTS["merge"], self.merge_button),
+            "take_disk": self._action("Take disk's version", SHORTCUTS["take_disk"], self.take_disk_button),
+            "keep_mine": self._action("Keep my version", SHORTCUTS["keep_mine"], self.keep_mine_button),
+        }
         self._connect_signals()
+
+    def _action(self, text: str, keys: str, button: QPushButton) -> QAction:
+        """A shortcut that works anywhere in the view while it is shown, named in Help ▸ Shortcuts."""
+        action = QAction(text, self)
+        action.setShortcut(QKeySequence(keys))
+        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action.setProperty("shortcutScope", "Conflict")
+        action.triggered.connect(button.click)
+        self.addAction(action)
+        native = QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText)
+        button.setToolTip(f"{button.toolTip()} ({native})")
+        return action
 
     def _connect_signals(self) -> None:
         self.keep_mine_button.clicked.connect(self.keepMineRequested)
@@ -130,8 +150,9 @@ class ConflictView(QWidget):
     def _on_diff(self, result: tuple[set[int], set[int]]) -> None:
         self._diff_op = None
         only_mine, only_disk = result
-        self._tint(self.mine, only_mine, _MINE_TINT)
-        self._tint(self.disk, only_disk, _DISK_TINT)
+        dark = is_dark()
+        self._tint(self.mine, only_mine, _MINE_TINT[dark])
+        self._tint(self.disk, only_disk, _DISK_TINT[dark])
         self.summary.setText(f"{len(only_mine)} line(s) only in yours, {len(only_disk)} only on disk")
 
     @staticmethod

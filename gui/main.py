@@ -1,13 +1,17 @@
 """The ``memdesk`` command: the desktop app, or a headless subcommand handed to :mod:`core.cli`.
 
-``memdesk [PATH] [--screenshot FILE.png] [--view NAME] [--size WxH]`` opens ``PATH`` (with no path,
-a writable copy of the bundled sample project). ``memdesk show|write|append|…`` runs without Qt.
-PySide6 is imported only once the GUI is really wanted, so headless commands start fast.
+``memdesk [PATH] [--screenshot FILE.png] [--view NAME] [--size WxH] [--theme MODE]`` opens ``PATH``
+(with no path, a writable copy of the bundled sample project). ``memdesk show|write|append|…`` runs
+without Qt. PySide6 is imported only once the GUI is really wanted, so headless commands start fast.
+
+On Linux without a display the window cannot open, and Qt would abort with a misleading message
+about ``xcb-cursor0``; :func:`display_problem` finds that first and says what to do instead.
 """
 
 from __future__ import annotations
 
 import argparse
+import ctypes.util
 import os
 import sys
 from pathlib import Path
@@ -18,6 +22,37 @@ HEADLESS_COMMANDS = frozenset({
     "serve", "mcp", "tokens", "connections", "backend",
 })
 VIEW_NAMES = ("editor", "settings", "backends", "insights", "prune", "audit", "search", "history")
+THEMES = ("system", "light", "dark")
+
+
+def display_problem(env: dict[str, str] | os._Environ[str] | None = None, platform: str | None = None) -> str | None:
+    """One line saying why the window cannot open here and what to do, or ``None`` when it can.
+
+    Only Linux without ``QT_QPA_PLATFORM`` is checked: there Qt picks xcb or wayland and aborts
+    when neither can connect. ``run.sh`` sets ``MEMDESK_COMMAND`` so the advice names it.
+    """
+    env = os.environ if env is None else env
+    if not (platform or sys.platform).startswith("linux") or env.get("QT_QPA_PLATFORM"):
+        return None
+    command = env.get("MEMDESK_COMMAND") or "memdesk"
+    advice = (f"start it from a desktop session, under a virtual display (xvfb-run {command}), or take a "
+              f"picture offscreen ({command} --screenshot FILE.png)")
+    display, wayland = env.get("DISPLAY", ""), env.get("WAYLAND_DISPLAY", "")
+    if not display and not wayland:
+        return f"memdesk: no display to open the window on (DISPLAY and WAYLAND_DISPLAY are unset); {advice}."
+    if wayland:
+        return None
+    if display.startswith(":") and not _x_socket_exists(display):
+        return f"memdesk: DISPLAY is {display}, but no X server is listening there; {advice}."
+    if ctypes.util.find_library("xcb-cursor") is None:
+        return ("memdesk: Qt needs the xcb-cursor library to open a window on X11, and it is not installed; "
+                f"install libxcb-cursor0 (Debian/Ubuntu: apt install libxcb-cursor0), or {advice}.")
+    return None
+
+
+def _x_socket_exists(display: str) -> bool:
+    number = display[1:].split(".", 1)[0]
+    return not number.isdigit() or Path(f"/tmp/.X11-unix/X{number}").exists()
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -43,6 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--view", choices=VIEW_NAMES, default="editor", help="tab to show (default: editor)")
     parser.add_argument("--size", type=_size, default=(1280, 800), metavar="WxH",
                         help="window size (default: 1280x800)")
+    parser.add_argument("--theme", choices=THEMES, default=None,
+                        help="light, dark, or follow the system (default: the last one chosen in View ▸ Theme)")
     return parser
 
 
@@ -59,8 +96,12 @@ def main(argv: list[str] | None = None) -> int:
         print(f"memdesk: {ns.path} {what}; give a project folder, or no path to open the sample project",
               file=sys.stderr)
         return 2
-    if ns.screenshot is not None and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    problem = display_problem()
+    if ns.screenshot is not None and problem is not None:
+        os.environ["QT_QPA_PLATFORM"] = "offscreen"  # a picture needs no display
+    elif problem is not None:
+        print(problem, file=sys.stderr)
+        return 1
     return _run_gui(ns)
 
 
@@ -78,11 +119,17 @@ def _run_gui(ns: argparse.Namespace) -> int:
     app = create_app([sys.argv[0]])
     from gui.main_window import MainWindow
     from gui.recent import RecentProjects
+    from gui.theme import ThemeManager
 
+    theme = ThemeManager(persist=ns.screenshot is None)  # a screenshot changes no preference
+    if ns.theme is not None:
+        theme.set_mode(ns.theme, remember=False)
+    else:
+        theme.apply()
     if ns.screenshot is not None:
         from gui.screenshot import screenshot_window
 
-        window = MainWindow(recent=RecentProjects(persist=False))
+        window = MainWindow(recent=RecentProjects(persist=False), theme=theme)
         window.confirm_discard = lambda: "discard"
         window.show_error = lambda text: print(f"memdesk: {text}", file=sys.stderr)  # no dialogs offscreen
         if not window.open_project(_project(ns.path)):
@@ -98,7 +145,7 @@ def _run_gui(ns: argparse.Namespace) -> int:
             return 1
         print(f"memdesk: wrote {ns.screenshot}")
         return 0
-    window = MainWindow()
+    window = MainWindow(theme=theme)
     window.resize(*ns.size)
     window.show()
     app.processEvents()  # paint the window before the project (and core) loads

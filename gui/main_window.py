@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from PySide6.QtCore import QMimeData, Qt
-from PySide6.QtGui import QAction, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
+from PySide6.QtGui import QAction, QActionGroup, QCloseEvent, QDragEnterEvent, QDropEvent, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QLabel,
@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
 
 from gui.recent import RecentProjects
 from gui.status_bar import StatusBar
+from gui.theme import MODES, ThemeManager
 from gui.view_tabs import ViewFactory, ViewTabs
 from gui.watcher import MemoryFileWatcher
 
@@ -50,12 +51,14 @@ class MainWindow(QMainWindow):
     """
 
     def __init__(self, project: str | Path | None = None, *, recent: RecentProjects | None = None,
-                 parent: QWidget | None = None) -> None:
+                 theme: ThemeManager | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
         self.resize(1280, 800)
         self.setAcceptDrops(True)
         self.recent = recent or RecentProjects()
+        #: The light/dark theme (``memdesk`` passes the persisted one; by default nothing is stored).
+        self.theme = theme or ThemeManager(persist=False, parent=self)
         #: Asked before unsaved edits would be lost; returns "save", "discard" or "cancel".
         self.confirm_discard: Callable[[], Choice] = self._ask_discard
         #: Shows an error to the operator (tests replace it).
@@ -108,14 +111,30 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self._action("redo", "&Redo", "Ctrl+Shift+Z", QKeySequence.StandardKey.Redo))
         edit_menu.addSeparator()
         edit_menu.addAction(self._action("find", "&Find…", "Ctrl+F"))
+        edit_menu.addAction(self._action("goto", "&Go to line…", "Ctrl+G"))
+        edit_menu.addAction(self._action("next_section", "&Next section", "Ctrl+Down", "Alt+Down"))
+        edit_menu.addAction(self._action("previous_section", "Pre&vious section", "Ctrl+Up", "Alt+Up"))
         self.view_menu = self.menuBar().addMenu("&View")
         self.view_menu.addAction(self._action("preview", "Toggle &preview", "Ctrl+E"))
+        self.view_menu.addAction(self._action("outline", "Toggle &outline", "Ctrl+Shift+O"))
+        self.view_menu.addAction(self._action("notices", "Show &notices", "Ctrl+Shift+N"))
+        theme_menu = self.view_menu.addMenu("&Theme")
+        self.theme_group = QActionGroup(self)
+        for mode in MODES:
+            label = {"system": "Follow the &system", "light": "&Light", "dark": "&Dark"}[mode]
+            action = self._action(f"theme:{mode}", label)
+            action.setCheckable(True)
+            action.setChecked(mode == self.theme.mode)
+            self.theme_group.addAction(action)
+            theme_menu.addAction(action)
         self.view_menu.addSeparator()
         insights_menu = self.menuBar().addMenu("&Insights")
         insights_menu.addAction(self._action("run_extraction", "Run &extraction…", "Ctrl+Shift+E"))
         tools_menu = self.menuBar().addMenu("&Tools")
         tools_menu.addAction(self._action("providers", "Model &providers…"))
         tools_menu.addAction(self._action("migrate", "&Migrate legacy memory.md…"))
+        help_menu = self.menuBar().addMenu("&Help")
+        help_menu.addAction(self._action("shortcuts", "&Keyboard shortcuts…", "F1", "Ctrl+/"))
 
     def _rebuild_tab_actions(self) -> None:
         for name in [n for n in self.actions_by_name if n.startswith("tab:")]:
@@ -146,6 +165,15 @@ class MainWindow(QMainWindow):
         a["redo"].triggered.connect(lambda: self.editor is not None and self.editor.text_edit.redo())
         a["find"].triggered.connect(self._on_find)
         a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
+        a["goto"].triggered.connect(lambda: self._in_editor(lambda ed: ed.show_goto()))
+        a["next_section"].triggered.connect(lambda: self._in_editor(lambda ed: ed.next_section()))
+        a["previous_section"].triggered.connect(lambda: self._in_editor(lambda ed: ed.previous_section()))
+        a["outline"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_outline())
+        a["notices"].triggered.connect(self.status.notifications.open_list)
+        for mode in MODES:
+            a[f"theme:{mode}"].triggered.connect(lambda _=False, m=mode: self.theme.set_mode(m))
+        self.theme.changed.connect(lambda dark: self.editor is not None and self.editor.set_dark(dark))
+        a["shortcuts"].triggered.connect(self.show_shortcuts)
         a["run_extraction"].triggered.connect(self.run_extraction)
         a["providers"].triggered.connect(lambda: self.dialogs().show_providers())
         a["migrate"].triggered.connect(self.migrate_legacy)
@@ -160,12 +188,15 @@ class MainWindow(QMainWindow):
         session.documentsChanged.connect(self._show_documents)
         session.documentChanged.connect(self._on_document_changed)
         editor.dirtyChanged.connect(self.setWindowModified)
+        editor.titleChanged.connect(lambda title: self.tabs.setTabText(self.tabs.indexOf(editor), title))
         editor.sizeChanged.connect(self.status.set_size)
         editor.statusMessage.connect(self.status.show_message)
+        editor.noticed.connect(self.status.notifications.add)
         editor.saved.connect(lambda: session.memoryReplaced.emit("editor"))
         editor.text_edit.undoAvailable.connect(self.actions_by_name["undo"].setEnabled)
         editor.text_edit.redoAvailable.connect(self.actions_by_name["redo"].setEnabled)
-        editor.text_edit.reserve_shortcuts(self.actions_by_name["preview"].shortcuts())
+        reserved = ("preview", "next_section", "previous_section", "goto")
+        editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
         editor.budget.budgetsChanged.connect(self.status.budget_meter.set_budgets)
@@ -290,6 +321,7 @@ class MainWindow(QMainWindow):
         self.session = session
         self.editor = MemoryEditor(session)
         self.tabs.set_project(session, self.editor)
+        self.tabs.setTabText(self.tabs.indexOf(self.editor), self.editor.title())
         self.pages.setCurrentWidget(self.workspace)
         self._rebuild_tab_actions()
         self._connect_project(session, self.editor)
@@ -392,9 +424,22 @@ class MainWindow(QMainWindow):
         return self.show_view(key, switch=False)
 
     def _on_find(self) -> None:
+        self._in_editor(lambda ed: ed.show_find())
+
+    def _in_editor(self, do: Callable[[MemoryEditor], object]) -> None:
+        """Bring the editor tab forward and run ``do`` on it (an editing shortcut from anywhere)."""
         if self.editor is not None:
             self.tabs.setCurrentWidget(self.editor)
-            self.editor.show_find()
+            do(self.editor)
+
+    def show_shortcuts(self) -> QWidget:
+        """Open Help ▸ Keyboard shortcuts (the list generated from the actions) and return it."""
+        from gui.widgets.shortcuts_dialog import ShortcutsDialog
+
+        dialog = ShortcutsDialog(self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
 
     def _show_project_state(self, *_args: object) -> None:
         if self.session is None:

@@ -1,6 +1,8 @@
-"""The main window's status bar: backend name and id, capability badges, memory on/off, load budget, size.
+"""The main window's status bar: notices, backend name and id, capability badges, memory on/off,
+load budget, editor size.
 
-Transient messages (saved, merged, reloaded) show on the left for a few seconds.
+Transient messages (saved, merged, reloaded) show on the left for a few seconds; merges and reloads
+are also kept in the notification list (:mod:`gui.widgets.notifications`) behind the "Notices" button.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
 
 from gui.editor.size_label import SizeLabel
 from gui.widgets.budget_meter import BudgetMeter
+from gui.widgets.notifications import NotificationButton
 
 MESSAGE_MS = 6000
 _CAPABILITIES = ("read", "write", "search", "insights", "transactions")
@@ -32,8 +35,10 @@ class StatusBar(QStatusBar):
         self.memory_label = QLabel("", self)
         self.memory_label.setObjectName("statusMemory")
         self.size_label = SizeLabel(self)
+        self.notifications = NotificationButton(self)
         self.budget_meter = BudgetMeter(self)  # load budget (helper "budget")
-        for widget in (self.backend_label, self._badges, self.memory_label, self.budget_meter, self.size_label):
+        for widget in (self.notifications, self.backend_label, self._badges, self.memory_label, self.budget_meter,
+                       self.size_label):
             self.addPermanentWidget(widget)
 
     def set_backend(self, name: str, backend_id: str, capabilities: Iterable[str],

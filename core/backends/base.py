@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -15,36 +15,17 @@ from core.errors import MemoryBackendError
 from core.fileio import content_hash
 from core.layout import SEED_MEMORY, Layout
 
+# The search types live in a light module (a keyword search needs them, not pydantic); re-exported here.
+from core.search.types import MemorySearchOptions, MemorySearchResult, SearchMode  # noqa: F401
+
 MemoryCapability = Literal["read", "write", "search", "insights", "transactions"]
 CAPABILITIES: tuple[str, ...] = ("read", "write", "search", "insights", "transactions")
-SearchMode = Literal["keyword", "semantic", "hybrid"]
 
 
 class BackendSettings(BaseModel):
     """Base of every backend's settings model; the picker generates its form from the JSON schema."""
 
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
-
-
-@dataclass(frozen=True)
-class MemorySearchOptions:
-    """Options of a search: page (``limit``, ``offset``) and ``mode``."""
-
-    limit: int = 10
-    offset: int = 0
-    mode: SearchMode = "keyword"
-
-
-@dataclass(frozen=True)
-class MemorySearchResult:
-    """One search hit: snippet, score in 0..1, section heading, 1-based line and the file it is in."""
-
-    content: str
-    score: float
-    section: str | None = None
-    line_number: int | None = None
-    file: str | None = None
-    scores: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import logging
 from collections.abc import Callable, Mapping
 from importlib.metadata import entry_points
@@ -102,19 +104,38 @@ def register_builtin_backends(registry: MemoryBackendRegistry) -> None:
     registry.register(FileMemoryBackend)
     registry.register(ReadOnlyMemoryBackend)
     registry.register(QmdMemoryBackend)
-    for module, name in _OPTIONAL_BUILTINS:
-        try:
-            mod = __import__(module, fromlist=[name])
-            registry.register(getattr(mod, name))
-        except ImportError:
-            continue
+    for backend_id, module, name in _OPTIONAL_BUILTINS:
+        if importlib.util.find_spec(module) is not None:
+            registry.register(_LazyBackend(backend_id, module, name))
+
+
+class _LazyBackend:
+    """A built-in backend registered by id and imported when first created or described.
+
+    ``memdesk show`` on the file backend then never imports the sqlite and search code.
+    """
+
+    def __init__(self, backend_id: str, module: str, name: str) -> None:
+        self.id = backend_id
+        self._module, self._name = module, name
+
+    def cls(self) -> type[MemoryBackend]:
+        """The backend class (imported now)."""
+        return getattr(importlib.import_module(self._module), self._name)
+
+    def __call__(self, config: Mapping[str, Any]) -> MemoryBackend:
+        return self.cls()(config)
+
+    def describe(self) -> BackendInfo:
+        """The picker's description of the backend."""
+        return self.cls().describe()
 
 
 # Built-ins that live in their own module (added by later features); skipped when absent.
-_OPTIONAL_BUILTINS: list[tuple[str, str]] = [
-    ("core.backends.sqlite", "SqliteMemoryBackend"),
-    ("core.backends.hybrid", "HybridMemoryBackend"),
-    ("core.backends.postgres", "PostgresMemoryBackend"),
+_OPTIONAL_BUILTINS: list[tuple[str, str, str]] = [
+    ("sqlite", "core.backends.sqlite", "SqliteMemoryBackend"),
+    ("hybrid", "core.backends.hybrid", "HybridMemoryBackend"),
+    ("postgres", "core.backends.postgres", "PostgresMemoryBackend"),
 ]
 
 

@@ -3,6 +3,12 @@
 Each module in :data:`COMMAND_MODULES` exposes ``register(subparsers)``, adding subcommands whose
 handler (``set_defaults(func=...)``) takes the parsed args and returns an exit code: 0 success,
 1 failure, 2 bad input. Errors are one clear line on stderr.
+
+Commands are registered lazily: :data:`COMMANDS` says which module holds each command, and a run
+imports only the module of the command it was given (a keyword search never imports the model
+providers, the extraction code or pydantic-heavy modules it does not use). ``memdesk --help``, no
+command, or a command not in the table imports them all, so a module added to
+:data:`COMMAND_MODULES` works before it is added to the table.
 """
 
 from __future__ import annotations
@@ -26,17 +32,34 @@ COMMAND_MODULES = (
     "core.cli.connections_cmds",
 )
 
+#: Which module registers each command.
+COMMANDS: dict[str, str] = {
+    **dict.fromkeys(("show", "write", "append", "files", "migrate", "backends"), "core.cli.memory_cmds"),
+    "settings": "core.cli.settings_cmds",
+    **dict.fromkeys(("prune", "audit"), "core.cli.insights_cmds"),
+    **dict.fromkeys(("search", "history", "reindex"), "core.cli.search_cmds"),
+    **dict.fromkeys(("extract", "proposals", "run-scheduled"), "core.cli.extract_cmds"),
+    "providers": "core.cli.providers_cmds",
+    "budget": "core.cli.budget_cmds",
+}
+
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2
         raise CliError(f"{self.prog}: {message}", 2)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the argument parser with every available command module registered."""
+def command_of(argv: list[str]) -> str | None:
+    """The command named in ``argv`` (its first word that is not an option), or ``None``."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Build the argument parser: with only ``command``'s module when it is known, else with every module."""
     parser = _Parser(prog="memdesk", description="Look after the memory of AI coding agents.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in COMMAND_MODULES:
+    names = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
+    for name in names:
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:
@@ -52,7 +75,8 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.ERROR, format="%(message)s")
     args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        parser = build_parser()
+        wants_help = args_list[:1] in (["-h"], ["--help"])
+        parser = build_parser(None if wants_help else command_of(args_list))
         args = parser.parse_args(args_list)
         if not getattr(args, "func", None):
             parser.print_help()

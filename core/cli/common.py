@@ -10,11 +10,10 @@ from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.backends import MemoryBackend, default_registry, resolve_memory_backend
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
-from core.settings import load_settings
 
 if TYPE_CHECKING:
+    from core.backends import MemoryBackend
     from core.project import Project
 
 # Exit codes: 0 success, 1 failure, 2 bad input.
@@ -59,6 +58,11 @@ def project_root(args: argparse.Namespace) -> Path:
 def project_backend(root: Path) -> MemoryBackend:
     """The project's memory backend from its settings, with a warning on stderr when it fell back to the file
     backend; unreadable settings raise a :class:`CliError`."""
+    # Imported here, not at the top: a command that needs no backend (a keyword search over the
+    # derived index) then never imports pydantic, which alone costs more than the whole search.
+    from core.backends import default_registry, resolve_memory_backend
+    from core.settings import load_settings
+
     try:
         settings = load_settings(root)
     except Exception as exc:

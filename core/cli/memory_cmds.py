@@ -54,16 +54,34 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print a document (or JSON with content, path, backend and hash)."""
-    project = cli_project(args)
-    rel = cli_path(project, args)
-    try:
-        content = project.read(rel)
-    except Exception as exc:
-        raise fail_from(exc) from exc
+    from core.cli.light import file_backend, read_document
+
+    root = project_root(args)
+    backend_id = file_backend(root)
+    if backend_id is not None:  # the file backends read plain files: no project model needed (fast start)
+        from core.layout import Layout
+
+        layout = Layout(root)
+        try:
+            rel = layout.normalize(args.file) if args.file else layout.memory_path
+        except Exception as exc:
+            raise CliError(f"--file: {getattr(exc, 'message', exc)}", 2) from exc
+        try:
+            content, fallback = read_document(root, rel, backend_id), None
+        except Exception as exc:
+            raise fail_from(exc) from exc
+    else:
+        project = cli_project(args)
+        rel = cli_path(project, args)
+        try:
+            content = project.read(rel)
+        except Exception as exc:
+            raise fail_from(exc) from exc
+        backend_id, fallback = project.backend.id, project.fallback_reason
     if args.json:
-        emit_json({"path": rel, "content": content, "backend": project.backend.id,
+        emit_json({"path": rel, "content": content, "backend": backend_id,
                    "hash": fileio.content_hash(content), "size": len(content.encode("utf-8")),
-                   "fallbackReason": project.fallback_reason})
+                   "fallbackReason": fallback})
     else:
         sys.stdout.write(content)
     return 0

@@ -1,23 +1,26 @@
-"""``memdesk search``, ``history list|show|restore`` and ``reindex``: finding memory and going back in time."""
+"""``memdesk search``, ``history list|show|restore`` and ``reindex``: finding memory and going back in time.
+
+Imports are made inside the handlers: ``memdesk search --mode keyword`` on a backend that cannot
+search runs on memdesk's derived index alone, without importing pydantic, the backends or the
+embedding model, so that the whole process takes less than a tenth of a second.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
-from core import history
-from core.backends import MemorySearchOptions
-from core.cli.common import CliError, add_common, emit_json, fail_from, project_backend, project_root
-from core.errors import MemoryBackendError
-from core.project_memory import MEMORY_FILE_PATH
-from core.reindex import reindex
-from core.search.corpus import read_file
+from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
+from core.cli.light import file_backend
 
+if TYPE_CHECKING:
+    from core import history
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the search, history and reindex commands."""
-    p = add_common(subparsers.add_parser("search", help="search the memory, archive, insights and layered files"))
+    p = add_common(subparsers.add_parser("search", help="search every memory document of the project"))
     p.add_argument("query", help="words to look for")
     p.add_argument("--mode", choices=("keyword", "semantic", "hybrid"), default="hybrid",
                    help="keyword (FTS5), semantic (meaning) or hybrid (both fused; default)")
@@ -27,16 +30,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     h = subparsers.add_parser("history", help="list, show or restore earlier versions of memory files")
     hs = h.add_subparsers(dest="history_command", metavar="ACTION")
     p = add_common(hs.add_parser("list", help="list stored versions, newest first"))
-    p.add_argument("--path", metavar="REL", help="only versions of this project-relative file")
+    p.add_argument("--path", "--file", dest="path", metavar="REL", help="only versions of this document")
+    p.add_argument("--all", action="store_true", help="also files that are not memory documents (proposals)")
+    p.add_argument("--appends", action="store_true", help="list the recorded appends (who added what) instead")
     p.set_defaults(func=cmd_history_list)
     p = add_common(hs.add_parser("show", help="print a version (or its diff against now with --diff)"))
-    p.add_argument("id", type=_positive, help="version id (from 'history list')")
+    p.add_argument("id", type=_version_id, help="version id (from 'history list')")
     p.add_argument("--diff", action="store_true", help="print the diff from this version to the current content")
-    p.add_argument("--path", metavar="REL", help="refuse unless the version is of this file")
+    p.add_argument("--path", "--file", dest="path", metavar="REL", help="refuse unless the version is of this file")
     p.set_defaults(func=cmd_history_show)
     p = add_common(hs.add_parser("restore", help="make a version the current content (the replaced one is kept)"))
-    p.add_argument("id", type=_positive, help="version id (from 'history list')")
-    p.add_argument("--path", metavar="REL", help="refuse unless the version is of this file")
+    p.add_argument("id", type=_version_id, help="version id (from 'history list')")
+    p.add_argument("--path", "--file", dest="path", metavar="REL", help="refuse unless the version is of this file")
     p.set_defaults(func=cmd_history_restore)
     h.set_defaults(func=lambda _a: _usage(h))
 
@@ -55,30 +60,58 @@ def _positive(text: str) -> int:
     return value
 
 
+def _version_id(text: str) -> int:
+    value = _positive(text)
+    if value > 2**63 - 1:
+        raise argparse.ArgumentTypeError(f"{text} is not a version id (ids are below 2**63)")
+    return value
+
+
 def _usage(parser: argparse.ArgumentParser) -> int:
     raise CliError(f"{parser.prog}: choose an action: list, show ID or restore ID", 2)
 
 
+# -- search ---------------------------------------------------------------------------------------
+def _search(args: argparse.Namespace, root: Path) -> tuple[list[Any], str, str, str | None]:
+    """Run the search; return the results, the backend id, the mode that ran and a note."""
+    from core.search.types import MemorySearchOptions
+
+    options = MemorySearchOptions(limit=args.limit, mode=args.mode)
+    backend_id = file_backend(root)
+    if backend_id is not None:  # its search is memdesk's derived index: no backend, no settings model
+        from core.search.derived import DERIVED_MODE, derived_note, derived_search
+
+        return derived_search(root, args.query, options), backend_id, DERIVED_MODE, derived_note(backend_id, args.mode)
+    from core.cli.common import cli_project
+
+    project = cli_project(args)
+    try:
+        if not project.can_search():
+            from core.search.derived import DERIVED_MODE, derived_note
+
+            return (project.search(args.query, options), project.backend.id, DERIVED_MODE,
+                    derived_note(project.backend.id, args.mode))
+        results = project.search(args.query, options)
+        note_fn = getattr(project.backend, "search_note", None)
+        note = note_fn(args.mode) if callable(note_fn) else None
+        return results, project.backend.id, "keyword" if note and note.startswith("keyword") else args.mode, note
+    finally:
+        project.close()
+
+
 def cmd_search(args: argparse.Namespace) -> int:
-    """Print the results: ``file:line  [section]  score  snippet`` (or JSON)."""
+    """Print the results: ``file:line  [section]  score  snippet`` (or JSON), and which mode ran."""
     root = project_root(args)
     if not args.query.strip():
         raise CliError("the query is empty; give words to look for", 2)
-    backend = project_backend(root)
     try:
-        if not backend.has_capability("search"):
-            raise MemoryBackendError(f'the "{backend.id}" backend cannot search; choose the sqlite or hybrid '
-                                     "backend (memdesk settings set memoryBackend hybrid)",
-                                     "CAPABILITY_UNSUPPORTED", backend.id)
-        results = backend.search(args.query, MemorySearchOptions(limit=args.limit, mode=args.mode))
-        note_fn = getattr(backend, "search_note", None)
-        note = note_fn(args.mode) if callable(note_fn) else None
+        results, backend_id, ran, note = _search(args, root)
+    except CliError:
+        raise
     except Exception as exc:
         raise fail_from(exc) from exc
-    finally:
-        backend.shutdown()
     if args.json:
-        emit_json({"query": args.query, "mode": args.mode, "backend": backend.id, "note": note,
+        emit_json({"query": args.query, "mode": args.mode, "ran": ran, "backend": backend_id, "note": note,
                    "results": [{"file": r.file, "line": r.line_number, "section": r.section, "score": r.score,
                                 "scores": dict(r.scores), "snippet": r.content} for r in results]})
         return 0
@@ -93,8 +126,19 @@ def cmd_search(args: argparse.Namespace) -> int:
     return 0
 
 
+# -- history --------------------------------------------------------------------------------------
+def _history_call(fn: Any, *args: Any) -> Any:
+    """Call a history function; a damaged or unreadable database is one line (exit 1)."""
+    try:
+        return fn(*args)
+    except Exception as exc:
+        raise fail_from(exc) from exc
+
+
 def _version_or_fail(root: Path, version_id: int, path: str | None) -> tuple[history.Version, str]:
-    found = history.get_version(root, version_id)
+    from core import history
+
+    found = _history_call(history.get_version, root, version_id)
     if found is None:
         raise CliError(f"no version {version_id} in the history (see 'memdesk history list')", 2)
     if path is not None and found[0].path != path:
@@ -103,42 +147,61 @@ def _version_or_fail(root: Path, version_id: int, path: str | None) -> tuple[his
 
 
 def cmd_history_list(args: argparse.Namespace) -> int:
-    """List versions: id, time, source, size and file."""
+    """List versions (id, time, label, author, size, file), memory documents only unless ``--all``."""
+    from core import history
+
     root = project_root(args)
-    versions = history.list_versions(root, args.path)
+    if args.appends:
+        events = _history_call(history.list_events, root, args.path)
+        if args.json:
+            emit_json([{**e.__dict__, "label": e.label} for e in events])
+            return 0
+        if not events:
+            print("No appends recorded.")
+        for e in events:
+            first = " ".join(e.text.split())[:60]
+            print(f"{e.id:>6}  {e.created_at}  {e.label:<22} {e.author or '-':<16} {e.path}  {first}")
+        return 0
+    versions = _history_call(history.list_versions, root, args.path)
+    if not args.all and args.path is None:
+        versions = [v for v in versions if history.is_memory_document(root, v.path)]
     if args.json:
-        emit_json([v.__dict__ for v in versions])
+        emit_json([{**v.__dict__, "label": v.label} for v in versions])
         return 0
     if not versions:
         print("No versions stored." if args.path is None else f"No versions of {args.path} stored.")
     for v in versions:
-        print(f"{v.id:>6}  {v.created_at}  {v.source:<14} {v.size:>9,} B  {v.path}")
+        print(f"{v.id:>6}  {v.created_at}  {v.label:<26} {v.author or '-':<16} {v.size:>9,} B  {v.path}")
     return 0
 
 
 def _current(root: Path, path: str) -> str:
-    if path == MEMORY_FILE_PATH:
-        backend = project_backend(root)
-        try:
-            return backend.read()
-        except Exception as exc:
-            raise fail_from(exc) from exc
-        finally:
-            backend.shutdown()
+    from core.cli.common import cli_project
+
+    project = cli_project(argparse.Namespace(project=str(root)))
     try:
-        return read_file(root, path) or ""
+        return project.read(path)
     except Exception as exc:
         raise fail_from(exc) from exc
+    finally:
+        project.close()
 
 
 def cmd_history_show(args: argparse.Namespace) -> int:
     """Print a version's content, or with ``--diff`` the diff from it to the current content."""
+    from core import history
+
     root = project_root(args)
     version, content = _version_or_fail(root, args.id, args.path)
-    diff = history.unified_diff(content, _current(root, version.path), version.path,
-                                f"version {version.id}") if args.diff else None
+    diff = None
+    if args.diff:
+        if not history.is_memory_document(root, version.path):
+            raise CliError(f"version {version.id} is of {version.path!r}, which is not a memory document; "
+                           "show it without --diff", 2)
+        diff = history.unified_diff(content, _current(root, version.path), version.path, f"version {version.id}")
     if args.json:
-        emit_json({**version.__dict__, "content": content, **({"diff": diff} if diff is not None else {})})
+        emit_json({**version.__dict__, "label": version.label, "content": content,
+                   **({"diff": diff} if diff is not None else {})})
     elif diff is not None:
         sys.stdout.write(diff or f"Version {version.id} is the same as the current {version.path}.\n")
     else:
@@ -147,39 +210,45 @@ def cmd_history_show(args: argparse.Namespace) -> int:
 
 
 def cmd_history_restore(args: argparse.Namespace) -> int:
-    """Restore a version (through the backend for the working memory); the replaced content is kept."""
+    """Restore a version of a memory document to its own path, through the project's backend."""
+    from core import history
+    from core.cli.common import cli_project
+
     root = project_root(args)
-    version, _content = _version_or_fail(root, args.id, args.path)
-    backend = project_backend(root) if version.path == MEMORY_FILE_PATH else None
+    version, content = _version_or_fail(root, args.id, args.path)
+    if not history.is_memory_document(root, version.path):
+        raise CliError(f"version {version.id} is of {version.path!r}, which is not a memory document of this "
+                       "project; nothing was restored", 2)
+    project = cli_project(args)
     try:
-        if backend is not None and not backend.has_capability("write"):
-            raise MemoryBackendError(f'the "{backend.id}" backend cannot write; nothing was restored',
-                                     "READ_ONLY", backend.id)
-        result = history.restore_version(root, version.id, backend=backend)
+        before = project.read(version.path)
+        project.restore(version.id)
     except Exception as exc:
         raise fail_from(exc) from exc
     finally:
-        if backend is not None:
-            backend.shutdown()
+        project.close()
+    changed = before != content
     if args.json:
-        emit_json({"restored": version.id, "path": result.path, "changed": result.changed})
-    elif result.changed:
-        print(f"Restored version {version.id} of {result.path} (the content it replaced is in the history).")
+        emit_json({"restored": version.id, "path": version.path, "changed": changed})
+    elif changed:
+        print(f"Restored version {version.id} of {version.path} (the content it replaced is in the history).")
     else:
-        print(f"{result.path} already has the content of version {version.id}; nothing changed.")
+        print(f"{version.path} already has the content of version {version.id}; nothing changed.")
     return 0
 
 
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Rebuild the indexes; with ``--verify`` exit 1 when an entry cannot be found."""
-    root = project_root(args)
-    backend = project_backend(root)
+    from core.cli.common import cli_project
+    from core.reindex import reindex
+
+    project = cli_project(args)
     try:
-        report = reindex(backend, verify=args.verify)
+        report = reindex(project.backend, verify=args.verify)
     except Exception as exc:
         raise fail_from(exc) from exc
     finally:
-        backend.shutdown()
+        project.close()
     if args.json:
         emit_json(report.to_json())
     elif not report.indexed:

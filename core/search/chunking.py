@@ -60,13 +60,16 @@ class _Builder:
         self.lines.append(line)
 
     def end(self) -> None:
-        while self.lines and not self.lines[-1].strip():
-            self.lines.pop()
-        if self.kind and self.lines:
+        if not self.kind:  # a blank line or heading between entries: nothing open
+            return
+        lines = self.lines
+        while lines and not lines[-1].strip():
+            lines.pop()
+        if lines:
             lead = 0
-            while not self.lines[lead].strip():
+            while not lines[lead].strip():
                 lead += 1
-            body = self.lines[lead:]
+            body = lines[lead:] if lead else lines
             text = "\n".join(body).strip("\n")
             start = self.start + lead
             self.entries.append(Entry(self.file, start, start + len(body) - 1, self.section, text, self.date,

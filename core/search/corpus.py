@@ -1,27 +1,24 @@
-"""The files that are searched: working memory, archive, insights and the layered ``.fusion/memory/`` files.
+"""The documents that are searched: every memory document of the project, in either layout.
 
-Paths are project-relative with forward slashes; the layered files are included only when
-``.fusion/memory/`` exists, and only ``MEMORY.md``, ``DREAMS.md`` and ``YYYY-MM-DD.md`` there.
+Seed layout: the working memory, the archive and the insights. Layered layout: long-term memory,
+daily notes and dreams (the project's and every agent's), the insights, the archive and a legacy
+``.fusion/memory.md``; the list is :meth:`core.layout.Layout.documents`. Paths are project-relative
+with forward slashes. :func:`stat_files` checks them cheaply and never follows a link out of the root.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from core import fileio
-from core.entries import MEMORY_ARCHIVE_PATH
-from core.project_memory import MEMORY_FILE_PATH
+from core.layout import ARCHIVE, SEED_INSIGHTS, SEED_MEMORY, Layout
 
-MEMORY_INSIGHTS_PATH = ".fusion/memory-insights.md"
-LAYERED_DIR = ".fusion/memory"
-_LAYERED_NAME = re.compile(r"^(MEMORY|DREAMS|\d{4}-\d{2}-\d{2})\.md$")
-
-#: Files searched in every project, in display order.
-FIXED_FILES: tuple[str, ...] = (MEMORY_FILE_PATH, MEMORY_ARCHIVE_PATH, MEMORY_INSIGHTS_PATH)
+MEMORY_FILE_PATH = SEED_MEMORY
+MEMORY_ARCHIVE_PATH = ARCHIVE
+MEMORY_INSIGHTS_PATH = SEED_INSIGHTS
 
 
 @dataclass(frozen=True)
@@ -31,32 +28,36 @@ class FileState:
     path: str
     mtime_ns: int
     size: int
+    #: Reached through a symlink (no folder watch sees its changes: it is checked on every search).
+    linked: bool = False
 
 
-def layered_files(root: Path | str, *, check: bool = True) -> list[str]:
-    """Return the layered memory files under ``.fusion/memory/`` (none when the folder is absent).
+def document_paths(root: Path | str, *, include_working: bool = True) -> list[str]:
+    """Every memory document of the project that exists, in the layout's order.
 
-    With ``check=False`` the names are listed without a ``stat`` each (the caller stats them).
+    ``include_working=False`` leaves out ``.fusion/memory.md`` (a backend that keeps it in a
+    database indexes its own copy).
     """
-    folder = os.path.join(root, LAYERED_DIR)  # not pathlib: this runs before every search
-    try:
-        names = sorted(os.listdir(folder))
-    except OSError:
-        return []
-    return [f"{LAYERED_DIR}/{n}" for n in names
-            if _LAYERED_NAME.match(n) and (not check or os.path.isfile(os.path.join(folder, n)))]
+    docs = [d.path for d in Layout(root).documents()]
+    return docs if include_working else [p for p in docs if p != MEMORY_FILE_PATH]
 
 
 def candidate_files(root: Path | str, *, include_working: bool = True) -> list[str]:
-    """Every file that would be searched if it exists (no ``stat``; see :func:`stat_files`)."""
-    fixed = FIXED_FILES if include_working else FIXED_FILES[1:]
-    return [*fixed, *layered_files(root, check=False)]
+    """The documents to check before a search (see :func:`stat_files`); same as :func:`document_paths`."""
+    return document_paths(root, include_working=include_working)
 
 
 def searched_files(root: Path | str, *, include_working: bool = True) -> list[str]:
-    """Return every searched file that exists (the working memory is listed even when it does not)."""
-    states = stat_files(root, candidate_files(root, include_working=include_working))
-    return [p for p, st in states.items() if st is not None or (include_working and p == MEMORY_FILE_PATH)]
+    """Every searched document that exists (the working memory is listed even when it does not)."""
+    docs = document_paths(root, include_working=include_working)
+    if include_working and MEMORY_FILE_PATH not in docs and Layout(root).kind == "seed":
+        docs.insert(0, MEMORY_FILE_PATH)
+    return docs
+
+
+def is_document_path(root: Path | str, relpath: str) -> bool:
+    """Whether ``relpath`` names a memory document of the project (whether or not it exists)."""
+    return Layout(root).is_document(relpath)
 
 
 def _inside(root_real: str, path: str) -> bool:
@@ -104,16 +105,18 @@ def stat_files(root: Path | str, relpaths: list[str]) -> dict[str, FileState | N
         if not dirs[parent]:
             continue
         full = prefix + rel if prefix is not None else os.path.join(root_real, rel)
+        linked = False
         try:
             st = os.lstat(full)
             if stat.S_ISLNK(st.st_mode):
                 if not _inside(root_real, full):
                     continue
                 st = os.stat(full)
+                linked = True
         except OSError:
             continue
         if stat.S_ISREG(st.st_mode):
-            out[rel] = FileState(rel, st.st_mtime_ns, st.st_size)
+            out[rel] = FileState(rel, st.st_mtime_ns, st.st_size, linked)
     return out
 
 

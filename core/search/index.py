@@ -36,6 +36,13 @@ _TABLES = (
 _KEYWORD_SQL = ("SELECT rowid, bm25(search_fts, 1.0, 0.4) FROM search_fts WHERE search_fts MATCH ? "
                 "ORDER BY 2 LIMIT ?")
 _COUNT_SQL = "(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?))"
+# The best matches with their rows: the LIMIT inside keeps FTS5 ranking alone (no join per match).
+_ROWS_SQL = ("SELECT e.id, k.score, e.path, e.line, e.end_line, e.section, e.date, e.hash, e.text FROM "
+             "(SELECT rowid AS id, bm25(search_fts, 1.0, 0.4) AS score FROM search_fts WHERE search_fts MATCH ? "
+             "ORDER BY score LIMIT ?) k JOIN search_entries e ON e.id = k.id ORDER BY k.score, e.id")
+_SAMPLE_SQL = "SELECT rowid, bm25(search_fts, 1.0, 0.4) FROM search_fts WHERE search_fts MATCH ? LIMIT ?"
+#: How many all-words matches are read to put the exact ones first (see :meth:`SearchIndex.ranked`).
+EXACT_WINDOW = 40
 #: How many entries the selective words of a query may hold together (see :meth:`SearchIndex.ranked`).
 FILL_BUDGET = 300
 _FTS = ("CREATE VIRTUAL TABLE search_fts USING fts5(text, section, content='search_entries', "
@@ -69,10 +76,13 @@ class IndexedEntry:
 
 @dataclass(frozen=True)
 class KeywordHit:
-    """One FTS5 match: entry id and raw ``bm25()`` (lower is better)."""
+    """One FTS5 match: entry id and raw ``bm25()`` (lower is better), with its row when it was read along."""
 
     id: int
     bm25: float
+    entry: IndexedEntry | None = None
+    #: Whether the entry holds every query word as typed (not only a stemmed form of it).
+    exact: bool = False
 
 
 @dataclass
@@ -138,22 +148,24 @@ class SearchIndex:
 
     def sync_document(self, path: str, text: str, digest: str, *, mtime_ns: int | None = None,
                       size: int | None = None, provider: Callable[[], Any] | None = None,
-                      optimize: bool = True) -> SyncStats:
+                      optimize: bool = True, fresh: bool = False) -> SyncStats:
         """Make the index hold exactly the entries of ``text`` for ``path`` (one transaction).
 
         ``provider`` returns the embedding provider (or ``None``); it is called only when new entries
         need vectors, so a sync that adds nothing never loads the model. When rows changed the FTS
         index is optimized after the commit (one segment: removed terms leave no trace, and queries
         read one doclist per word instead of merging several); ``optimize=False`` leaves that to the
-        caller, which syncs several documents and then calls :meth:`optimize` once.
+        caller, which syncs several documents and then calls :meth:`optimize` once. ``fresh``: the
+        document has no rows yet (a rebuild after :meth:`clear`), so they are not looked up.
         """
         entries = chunk_markdown(text, path)
         stats = SyncStats()
         with self.db.transaction() as c:
             self._writing()
             old: dict[str, list[tuple]] = defaultdict(list)
-            for row in c.execute("SELECT id, hash, line, end_line, section, date, text FROM search_entries "
-                                 "WHERE path = ? ORDER BY line", (path,)):
+            rows = () if fresh else c.execute("SELECT id, hash, line, end_line, section, date, text "
+                                              "FROM search_entries WHERE path = ? ORDER BY line", (path,))
+            for row in rows:
                 old[row[1]].append(row)
             new_rows: list[Entry] = []
             for e in entries:
@@ -220,6 +232,37 @@ class SearchIndex:
                 self.db.after_commit(self.optimize)
         return len(rows)
 
+    def load_documents(self, docs: list[tuple[str, str, str, int | None, int | None]],
+                       cancelled: Callable[[], bool] | None = None) -> int:
+        """Index ``(path, text, hash, mtime_ns, size)`` documents into an index just cleared; return the entries.
+
+        The bulk path of a rebuild: every entry in one ``executemany`` and the FTS table filled by
+        one statement, inside the caller's transaction (the per-document diff of
+        :meth:`sync_document` has nothing to diff against here).
+        """
+        rows: list[tuple] = []
+        for path, text, _digest, _m, _s in docs:
+            if cancelled is not None and cancelled():
+                raise InterruptedError("reindex cancelled")
+            rows += [(path, e.line, e.end_line, e.section, e.date, e.hash, e.text) for e in chunk_markdown(text, path)]
+        with self.db.transaction() as c:
+            self._writing()
+            # Building the two indexes once after the rows is cheaper than keeping them up to date row by row.
+            c.execute("DROP INDEX IF EXISTS search_entries_path")
+            c.execute("DROP INDEX IF EXISTS search_entries_hash")
+            c.executemany("INSERT INTO search_entries(path, line, end_line, section, date, hash, text) "
+                          "VALUES (?,?,?,?,?,?,?)", rows)
+            for sql in _TABLES:
+                if sql.startswith("CREATE INDEX"):
+                    c.execute(sql)
+            c.execute("INSERT INTO search_fts(rowid, text, section) SELECT id, text, coalesce(section, '') "
+                      "FROM search_entries")
+            now = time.time_ns()
+            c.executemany("INSERT OR REPLACE INTO search_docs VALUES (?,?,?,?,?)",
+                          [(path, digest, mtime, size, now) for path, _t, digest, mtime, size in docs])
+            self.vectors.invalidate()
+        return len(rows)
+
     def clear(self) -> None:
         """Delete every derived row (entries, FTS postings, vectors, documents)."""
         with self.db.transaction() as c:
@@ -259,31 +302,61 @@ class SearchIndex:
         with self.db.lock:
             return list(self.db.conn.execute(sql, args).fetchone())
 
-    def ranked(self, terms: list[str], limit: int) -> tuple[list[KeywordHit], int]:
+    def keyword_rows(self, match: str, limit: int, exact: Callable[[str, str | None], bool] | None = None
+                     ) -> list[KeywordHit]:
+        """The best ``limit`` matches of ``match`` with their entry rows, best first (``exact`` marks them)."""
+        with self.db.lock:
+            rows = self.db.conn.execute(_ROWS_SQL, (match, limit)).fetchall()
+        if exact is None:
+            return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
+        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), exact(r[8], r[5])) for r in rows]
+
+    def ranked(self, terms: list[str], limit: int, exact: Callable[[str, str | None], bool] | None = None
+               ) -> tuple[list[KeywordHit], int]:
         """The best ``limit`` entries for ``terms`` and how many of them hold all the words.
 
-        First the entries holding all the words, by BM25. When those are fewer than ``limit``, the
-        rest comes from the entries holding the query's *selective* words, by BM25 over those words,
-        and only when these run out from the entries holding its common words alone. The selective
-        words are the rarest ones: enough of them to hold ``limit`` entries, and more while together
-        they hold no more than :data:`FILL_BUDGET`. BM25 scores every entry a match selects (about a
-        microsecond each), so an OR over a word held by thousands of entries is what made searches
-        slow, and such a word weighs little in BM25 anyway. On an index where all the words together
-        hold at most that many entries every word is selective: plain BM25 over any of the words.
+        First the entries holding all the words: with ``exact`` (a test of an entry's text and
+        section), those holding every word as typed before those that match only through a stemmed
+        form, each group by BM25 (among the best :data:`EXACT_WINDOW` all-words matches). When those
+        are fewer than ``limit``, the rest comes from the entries holding the query's *selective*
+        words, by BM25 over those words, and only when these run out from the entries holding its
+        common words alone (the best by BM25 of the first :data:`FILL_BUDGET` of them). The selective words are the rarest ones: enough of them to hold
+        ``limit`` entries, and more while together they hold no more than :data:`FILL_BUDGET`. BM25
+        scores every entry a match selects (about a microsecond each), so an OR over a word held by
+        thousands of entries is what made searches slow, and such a word weighs little in BM25
+        anyway. On an index where all the words together hold at most that many entries every word
+        is selective: plain BM25 over any of the words.
         """
         if not terms or limit <= 0:
             return [], 0
-        hits = self.keyword(join_terms(terms, "AND"), limit)
+        match = join_terms(terms, "AND")
+        if exact is None:
+            hits = self.keyword_rows(match, limit)
+        else:
+            found = self.keyword_rows(match, max(limit, EXACT_WINDOW), exact)
+            hits = ([h for h in found if h.exact] + [h for h in found if not h.exact])[:limit]
         all_words = len(hits)
         if all_words >= limit or len(terms) == 1:
             return hits, all_words
         selective, common = self.split_terms(terms, limit)
         if selective:  # the all-words entries come back too (skipped): ask for ``limit``
-            hits += self._unseen(hits, self.keyword(join_terms(selective, "OR"), limit), limit)
-            if common and len(hits) < limit:
-                match = f"({join_terms(common, 'OR')}) NOT ({join_terms(selective, 'OR')})"
-                hits += self._unseen(hits, self.keyword(match, limit - len(hits)), limit)
+            hits += self._unseen(hits, self.keyword_rows(join_terms(selective, "OR"), limit), limit)
+        if common and len(hits) < limit:
+            match = join_terms(common, "OR")
+            if selective:
+                match = f"({match}) NOT ({join_terms(selective, 'OR')})"
+            hits += self._unseen(hits, self.keyword_sample(match, limit), limit)
         return hits, all_words
+
+    def keyword_sample(self, match: str, limit: int) -> list[KeywordHit]:
+        """The best ``limit`` by BM25 among the first :data:`FILL_BUDGET` matches of ``match`` (index order).
+
+        For the last fill, entries holding only a query's common words: ranking every one of
+        thousands such entries cost milliseconds, and they rank below everything else anyway.
+        """
+        with self.db.lock:
+            rows = self.db.conn.execute(_SAMPLE_SQL, (match, FILL_BUDGET)).fetchall()
+        return [KeywordHit(rid, score) for rid, score in sorted(rows, key=lambda r: (r[1], r[0]))[:limit]]
 
     @staticmethod
     def _unseen(hits: list[KeywordHit], more: list[KeywordHit], limit: int) -> list[KeywordHit]:
@@ -297,7 +370,8 @@ class SearchIndex:
         common: list[str] = []
         total = 0
         for count, term in sorted(zip(counts, terms, strict=True), key=lambda ct: ct[0]):
-            if count and (total < want or total + count <= FILL_BUDGET):
+            # A word held by more entries than the budget is common however few the others hold.
+            if count and count <= FILL_BUDGET and (total < want or total + count <= FILL_BUDGET):
                 selective.append(term)
                 total += count
             elif count:

@@ -1,8 +1,12 @@
 """Search over one project's memory: keeps the index in step with the files and answers queries.
 
-Before every search the searched files are checked with ``stat`` (cheap); a file whose size or
-modification time changed, or that changed too recently for its timestamp to be trusted, is read
-and hashed, and re-indexed only when its content hash differs from the one indexed.
+Before a search the index is brought in step with the documents. The first check of a process
+``stat``s every document; from the second search on an inotify watcher (:mod:`core.search.watch`)
+says which files changed, so a search where nothing changed costs one non-blocking ``read`` however
+many documents there are. A file whose size or modification time changed, or that changed too
+recently for its timestamp to be trusted, is read and hashed, and re-indexed only when its content
+hash differs from the one indexed. A keyword search never loads the embedding model: entries it
+indexes get their vectors on the next semantic or hybrid search.
 """
 
 from __future__ import annotations
@@ -12,18 +16,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core.backends.base import MemorySearchOptions, MemorySearchResult
 from core.errors import MemoryBackendError
 from core.fileio import content_hash
-from core.project_memory import MEMORY_FILE_PATH
 from core.search import fusion
 from core.search._numpy import numpy
-from core.search.corpus import FileState, candidate_files, read_file, searched_files, stat_file, stat_files
+from core.search.corpus import (
+    MEMORY_FILE_PATH,
+    FileState,
+    candidate_files,
+    read_file,
+    searched_files,
+    stat_file,
+    stat_files,
+)
 from core.search.db import Database
 from core.search.embeddings import Embedder
 from core.search.fts import query_terms
 from core.search.index import DocState, IndexedEntry, KeywordHit, SearchIndex
-from core.search.snippet import snippet_maker
+from core.search.snippet import exact_matcher, highlight_maker
+from core.search.types import MemorySearchOptions, MemorySearchResult
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +79,9 @@ class SearchService:
         self.working = working
         self._keyword_only_reason = keyword_only_reason
         self._vectors_checked = False
+        self._checks = 0
+        self._watcher: Any = None  # a core.search.watch.Watcher once a second search asks
+        self._linked: set[str] = set()  # documents reached through a symlink: no event covers them
 
     # -- semantic availability ------------------------------------------------------------------
     def provider(self) -> Any:
@@ -97,31 +111,82 @@ class SearchService:
             self.index.sync_document(path, text, content_hash(text), mtime_ns=state.mtime_ns if state else None,
                                      size=state.size if state else None, provider=self.provider)
 
-    def refresh(self) -> None:
+    def refresh(self, *, vectors: bool = True) -> None:
         """Re-index every searched file that changed on disk and forget the ones that are gone.
 
         Holds the database lock throughout, so a search on a worker thread and a write on the GUI
-        thread never interleave their checks and syncs. The FTS index is optimized once at the end
-        when anything changed (see :meth:`SearchIndex.sync_document`).
+        thread never interleave their checks and syncs; every sync of one refresh is one
+        transaction, and the FTS index is optimized once at the end when anything changed.
+        ``vectors=False`` (keyword searches) leaves missing vectors and never loads the model.
         """
         with self.db.lock:
-            states = stat_files(self.root, candidate_files(self.root, include_working=self.working is None))
-            known = self.index.docs()
-            changed = False
+            changed = self._changed_paths()
+            provider = self.provider if vectors else None
+            touched = False
+            if changed == set():  # the watcher saw nothing: nothing to check
+                if vectors and not self._vectors_checked:
+                    self._fill_missing_vectors()
+                return
             try:
-                for path, st in states.items():
-                    if st is not None:
-                        changed |= self._refresh_file(path, known.get(path), st)
-                for path in known:
-                    if states.get(path) is None and not (self.working is not None and path == MEMORY_FILE_PATH):
-                        changed |= self.index.remove_document(path, optimize=False) > 0
+                with self.db.transaction():
+                    touched = self._check(changed, provider)
             finally:
-                if changed:
+                if touched:
                     self.db.after_commit(self.index.optimize)
-            if not self._vectors_checked:
+            if vectors and not self._vectors_checked:
                 self._fill_missing_vectors()
 
-    def _refresh_file(self, path: str, doc: DocState | None, st: FileState) -> bool:
+    def _changed_paths(self) -> set[str] | None:
+        """The documents that may have changed since the last check (``None``: check all of them).
+
+        The first check of a process looks at everything; the second starts the watcher (before its
+        full check, so no change falls between them); after that only what the watcher saw.
+        """
+        self._checks += 1
+        if self._watcher is not None:
+            found = self._watcher.changes()
+            if found is not None and self._watcher.complete:
+                return found | self._linked
+            return None
+        if self._checks >= 2:
+            from core.search import watch  # ctypes: only a process that searches twice needs it
+
+            self._watcher = watch.open_watcher(self.root)
+        return None
+
+    def _check(self, paths: set[str] | None, provider: Callable[[], Any] | None) -> bool:
+        include_working = self.working is None
+        known = self.index.docs()
+        if paths is None:
+            candidates = candidate_files(self.root, include_working=include_working)
+            gone = [p for p in known if p not in set(candidates)]
+        else:
+            candidates = [p for p in paths if (p in known and (include_working or p != MEMORY_FILE_PATH))
+                          or self._is_candidate(p, include_working)]
+            gone = []
+        states = stat_files(self.root, candidates)
+        if paths is None:
+            self._linked = {p for p, st in states.items() if st is not None and st.linked}
+        changed = False
+        for path, st in states.items():
+            if st is not None:
+                changed |= self._refresh_file(path, known.get(path), st, provider)
+            elif path in known:
+                gone.append(path)
+        for path in gone:
+            if not (self.working is not None and path == MEMORY_FILE_PATH):
+                changed |= self.index.remove_document(path, optimize=False) > 0
+        return changed
+
+    def _is_candidate(self, path: str, include_working: bool) -> bool:
+        if path == MEMORY_FILE_PATH and not include_working:
+            return False
+        from core.search.corpus import is_document_path
+
+        return is_document_path(self.root, path)
+
+    def _refresh_file(self, path: str, doc: DocState | None, st: FileState,
+                      provider: Callable[[], Any] | None = None) -> bool:
         """Bring one file's rows in step; return whether any row changed (the caller optimizes)."""
         if (doc is not None and doc.mtime_ns == st.mtime_ns and doc.size == st.size
                 and st.mtime_ns + RACY_NS < doc.checked_ns):
@@ -136,7 +201,7 @@ class SearchService:
             self.index.touch_document(path, st.mtime_ns, st.size)
             return False
         return self.index.sync_document(path, text, digest, mtime_ns=st.mtime_ns, size=st.size,
-                                        provider=self.provider, optimize=False).changed
+                                        provider=provider, optimize=False).changed
 
     def _fill_missing_vectors(self, progress: Callable[[int, int], None] | None = None) -> int:
         provider = self.provider()
@@ -170,17 +235,17 @@ class SearchService:
                 cancelled: Callable[[], bool] | None = None) -> dict[str, int]:
         """Drop every derived row and index the canonical content again; return counts."""
         report = progress or (lambda _p, _m: None)
-        self.index.clear()
         docs = self.documents()
-        try:
-            for n, (path, text) in enumerate(docs.items()):
-                if cancelled is not None and cancelled():
-                    raise InterruptedError("reindex cancelled")
-                st = stat_file(self.root, path) if not (self.working and path == MEMORY_FILE_PATH) else None
-                self.index.sync_document(path, text, content_hash(text), mtime_ns=st.mtime_ns if st else None,
-                                         size=st.size if st else None, optimize=False)
-                report(int(50 * (n + 1) / max(1, len(docs))), f"indexed {path}")
-        finally:
+        # One transaction for the whole rebuild (a cancel leaves the old index as it was).
+        states = stat_files(self.root, [p for p in docs if not (self.working and p == MEMORY_FILE_PATH)])
+        rows = []
+        for path, text in docs.items():
+            st = states.get(path)
+            rows.append((path, text, content_hash(text), st.mtime_ns if st else None, st.size if st else None))
+        with self.db.transaction():
+            self.index.clear()
+            self.index.load_documents(rows, cancelled)
+            report(50, f"indexed {len(docs)} documents")
             self.db.after_commit(self.index.optimize)
         vectors = self._fill_missing_vectors(lambda done, total: report(50 + int(50 * done / max(1, total)),
                                                                         f"embedded {done}/{total} entries"))
@@ -193,7 +258,7 @@ class SearchService:
         opts = options or MemorySearchOptions()
         if opts.limit <= 0 or not query.strip():
             return []
-        self.refresh()
+        self.refresh(vectors=opts.mode != "keyword")
         provider = None if opts.mode == "keyword" else self.provider()
         if provider is None:
             return self._keyword(query, opts)
@@ -201,24 +266,31 @@ class SearchService:
             return self._semantic(query, opts, provider)
         return self._hybrid(query, opts, provider)
 
-    def _result(self, e: IndexedEntry, content: str, score: float, scores: dict[str, float]) -> MemorySearchResult:
+    def _result(self, e: IndexedEntry, content: str, score: float, scores: dict[str, float],
+                highlights: tuple[tuple[int, int], ...] = ()) -> MemorySearchResult:
         return MemorySearchResult(content=content, score=round(min(1.0, max(0.0, score)), 6), section=e.section,
-                                  line_number=e.line, file=e.path, scores=scores)
+                                  line_number=e.line, file=e.path, scores=scores, highlights=highlights)
 
     def _keyword(self, query: str, opts: MemorySearchOptions) -> list[MemorySearchResult]:
         terms = query_terms(query, self.index.tokenizer)
-        hits, all_words = self.index.ranked(terms, opts.offset + opts.limit)
+        exact = exact_matcher(terms) if self.index.tokenizer == "porter" else None  # others match as typed
+        hits, all_words = self.index.ranked(terms, opts.offset + opts.limit, exact)
         if not hits:
             return []
         scores = keyword_scores(hits)
         page = hits[opts.offset:]
-        rows = self.index.entries(h.id for h in page)
-        snippet = snippet_maker(terms, self.index.tokenizer)
+        rows = {h.id: h.entry for h in page if h.entry is not None}
+        missing = [h.id for h in page if h.entry is None]
+        if missing:
+            rows.update(self.index.entries(missing))
+        highlight = highlight_maker(terms, self.index.tokenizer)
         out = []
         for n, h in enumerate(page, start=opts.offset):
             k = scores[h.id]
-            out.append(self._result(rows[h.id], snippet(rows[h.id].text), k,
-                                    {"keyword": k, "fused": k, "bm25": h.bm25, "all_words": float(n < all_words)}))
+            content, marks = highlight(rows[h.id].text)
+            out.append(self._result(rows[h.id], content, k,
+                                    {"keyword": k, "fused": k, "bm25": h.bm25, "all_words": float(n < all_words),
+                                     "exact": float(h.exact or exact is None and n < all_words)}, marks))
         return out
 
     def _query_vector(self, provider: Any, query: str) -> Any:
@@ -268,17 +340,20 @@ class SearchService:
         dim = mat.shape[1] if len(ids) else 1
         vecs = np.stack([mat[pos[c]] if c in pos else np.zeros(dim, np.float32) for c in order])
         picked = fusion.mmr(order, fused, vecs, opts.offset + opts.limit)[opts.offset:]
-        snippet = snippet_maker(terms, self.index.tokenizer)
+        highlight = highlight_maker(terms, self.index.tokenizer)
         out = []
         for cid, mmr_score in picked:
-            content = snippet(rows[cid].text) if cid in hits else excerpt(rows[cid].text)
+            content, marks = highlight(rows[cid].text) if cid in hits else (excerpt(rows[cid].text), ())
             scores = {"keyword": kw[cid], "vector": vec[cid], "fused": fused[cid], "mmr": mmr_score,
                       "cosine": cosine.get(cid, 0.0)}
             if cid in hits:
                 scores["bm25"] = hits[cid].bm25
-            out.append(self._result(rows[cid], content, fused[cid], scores))
+            out.append(self._result(rows[cid], content, fused[cid], scores, marks))
         return out
 
     def close(self) -> None:
-        """Close the database."""
+        """Stop watching and close the database."""
+        if self._watcher is not None:
+            self._watcher.close()
+            self._watcher = None
         self.db.close()

@@ -85,15 +85,26 @@ class _Matcher:
 def snippet_maker(terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS) -> Callable[[str], str]:
     """Return a function making the snippet of a text for these query ``terms``."""
     matcher = _Matcher(terms, tokenizer)
+    return lambda text: _snippet(text, matcher, width)[0]
+
+
+def highlight_maker(terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS
+                    ) -> Callable[[str], tuple[str, tuple[tuple[int, int], ...]]]:
+    """Like :func:`snippet_maker`, also giving the ``(start, end)`` of each mark pair in the snippet.
+
+    A view that highlights matches drops the two mark characters of each span and highlights what
+    lies between them; a ``«`` that the memory itself holds is in no span.
+    """
+    matcher = _Matcher(terms, tokenizer)
     return lambda text: _snippet(text, matcher, width)
 
 
 def make_snippet(text: str, terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS) -> str:
     """Return about ``width`` characters of ``text`` around the most query words, the words marked."""
-    return _snippet(text, _Matcher(terms, tokenizer), width)
+    return _snippet(text, _Matcher(terms, tokenizer), width)[0]
 
 
-def _snippet(text: str, matcher: _Matcher, width: int) -> str:
+def _snippet(text: str, matcher: _Matcher, width: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     flat = " ".join(text.split())
     spans = matcher.spans(flat)
     start = 0
@@ -111,10 +122,44 @@ def _snippet(text: str, matcher: _Matcher, width: int) -> str:
     if end < len(flat):
         space = flat.find(" ", end)
         end = space if space >= 0 else len(flat)
-    out, cursor = [], start
+    lead = "…" if start > 0 else ""
+    out, cursor, length, marks = [lead], start, len(lead), []
     for s, e in spans:
         if s >= start and e <= end:
             out += [flat[cursor:s], MARKS[0], flat[s:e], MARKS[1]]
+            length += s - cursor
+            marks.append((length, length + e - s + 2))
+            length += e - s + 2
             cursor = e
     out.append(flat[cursor:end])
-    return ("…" if start > 0 else "") + "".join(out) + ("…" if end < len(flat) else "")
+    return "".join(out) + ("…" if end < len(flat) else ""), tuple(marks)
+
+
+def exact_matcher(terms: Iterable[str]) -> Callable[[str, str | None], bool]:
+    """A test of whether an entry (text, section) holds every query term as typed: each word whole
+    (case ignored), each quoted phrase as it is. Used to rank exact matches before stemmed ones."""
+    words: list[str] = []
+    phrases: list[str] = []
+    for term in terms:
+        found = _WORD.findall(term.lower())
+        if len(found) == 1:
+            words.append(found[0])
+        elif found:
+            phrases.append(" ".join(found))
+
+    def holds(text: str, section: str | None) -> bool:
+        lower = (text if section is None else f"{text}\n{section}").lower()
+        for word in words:
+            i = lower.find(word)
+            while i >= 0 and ((i > 0 and _word_char(lower[i - 1]))
+                              or (i + len(word) < len(lower) and _word_char(lower[i + len(word)]))):
+                i = lower.find(word, i + 1)
+            if i < 0:
+                return False
+        if phrases:
+            flat = " ".join(_WORD.findall(lower))
+            return all(f" {p} " in f" {flat} " for p in phrases)
+        return True
+
+    return holds
+

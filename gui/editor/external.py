@@ -33,6 +33,14 @@ def _name(editor: MemoryEditor) -> str:
     return editor.session.current_path.rsplit("/", 1)[-1]
 
 
+def _first_words(appended: str, limit: int = 80) -> str:
+    """``: “first line of what was appended…”`` so a notice says what arrived."""
+    line = next((ln.strip() for ln in appended.splitlines() if ln.strip() and not ln.lstrip().startswith("<!--")), "")
+    if not line:
+        return ""
+    return f": “{line[:limit]}{'…' if len(line) > limit else ''}”"
+
+
 class ExternalChanges(QObject):
     """The editor's policy for disk changes; holds the disk version while a conflict is open."""
 
@@ -59,6 +67,7 @@ class ExternalChanges(QObject):
                 self._read_failed = True
                 ed.notice.show_message(f"{_name(ed)} changed on disk and cannot be read: {error.message} "
                                        "Your edits are kept in the editor.", "error")
+                ed.noticed.emit(f"{_name(ed)} changed on disk and cannot be read: {error.message}", "error")
             else:
                 ed.load()
             return
@@ -79,10 +88,11 @@ class ExternalChanges(QObject):
         if kind == "appended":
             was_dirty = ed.buffer.dirty
             suffix = ed.buffer.append_from_disk(disk, digest)
-            ed.statusMessage.emit(describe_append(suffix) if was_dirty else f"Reloaded {_name(ed)} (changed on disk)")
+            ed.notify(describe_append(suffix) + _first_words(suffix) if was_dirty
+                      else f"Reloaded {_name(ed)} (changed on disk)" + _first_words(suffix))
         elif not ed.buffer.dirty:
             ed.buffer.load(disk, digest)
-            ed.statusMessage.emit(f"Reloaded {_name(ed)} (changed on disk)")
+            ed.notify(f"Reloaded {_name(ed)} (changed on disk)")
         else:
             self._open(disk, digest, CHANGED_HEADLINE)
 
@@ -95,7 +105,8 @@ class ExternalChanges(QObject):
         self._disk = (disk, digest)
         self._editor.show_conflict(headline.format(name=_name(self._editor)), self._editor.buffer.text(),
                                    to_editor_text(disk))
-        self._editor.statusMessage.emit(f"{_name(self._editor)} changed on disk — choose how to go on")
+        self._editor.notify(f"{_name(self._editor)} changed on disk while you had unsaved edits — choose how to "
+                            "go on", "warning")
 
     def close_conflict(self) -> tuple[str, str] | None:
         """Leave the conflict view; return the disk version it held."""
@@ -147,4 +158,6 @@ class ExternalChanges(QObject):
         else:
             message = "Merged your edits with the version on disk (no overlapping changes). Review, then save."
         self._editor.notice.show_message(message, "warning" if result.conflicts else "info")
-        self._editor.statusMessage.emit("Merged with the disk version")
+        self._editor.notify("Merged your edits with the disk version"
+                            + (f" ({result.conflicts} conflict block(s) marked)" if result.conflicts else ""),
+                            "warning" if result.conflicts else "info")

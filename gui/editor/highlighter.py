@@ -1,7 +1,10 @@
 """Markdown syntax highlighting for the memory editor, one block (line) at a time.
 
 Highlights headings, list markers, inline code, bold, HTML comments (also across lines), fenced
-code blocks and the dated entry markers (``<!-- YYYY-MM-DD -->``) that agents append. Work per
+code blocks, the dated entry markers (``<!-- YYYY-MM-DD -->``) that agents append, the conflict
+markers a hand merge leaves (``<<<<<<<``, ``=======``, ``>>>>>>>``) and the replacement characters
+that stand for undecodable bytes in a file that is not UTF-8. Colours follow the light or dark
+theme (:meth:`MarkdownHighlighter.set_dark`). Work per
 block is a few precompiled regular expressions, so typing stays fast in a 1 MiB file.
 
 Loading a whole file (:meth:`MarkdownHighlighter.bulk`) only carries the comment/fence state from
@@ -32,6 +35,21 @@ _BULLET = re.compile(r"^\s*(?:[-*+]|\d+[.)])(?=\s)")
 _DATED = re.compile(r"^\s*<!-- \d{4}-\d{2}-\d{2} -->\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _INLINE = re.compile(r"`[^`\n]+`|\*\*[^*\n]+\*\*|__[^_\n]+__|<!--")
+_CONFLICT = re.compile(r"^(<{7}|={7}|>{7})(?:[ \t].*)?$")
+_REPLACEMENT = "\ufffd"
+
+# role: (light colour, dark colour, background light, background dark)
+_PALETTE: dict[str, tuple[str, str, str | None, str | None]] = {
+    "heading": ("#1d4f91", "#79b8ff", None, None),
+    "bullet": ("#b35900", "#ffab70", None, None),
+    "code": ("#8a1c5a", "#f0a3d0", "#f3eef2", "#2e2430"),
+    "bold": ("#202020", "#f0f3f6", None, None),
+    "comment": ("#7a8290", "#8b949e", None, None),
+    "dated": ("#0b7a3e", "#56d364", "#e6f4ea", "#12261e"),
+    "fence": ("#5a5a5a", "#c9d1d9", "#f4f4f4", "#1c2128"),
+    "conflict": ("#82071e", "#ffdcd7", "#ffc9c5", "#6e1419"),
+    "replacement": ("#ffffff", "#ffffff", "#cf222e", "#da3633"),
+}
 
 
 def _fmt(color: str, *, bold: bool = False, italic: bool = False, mono: bool = False,
@@ -52,17 +70,36 @@ def _fmt(color: str, *, bold: bool = False, italic: bool = False, mono: bool = F
 class MarkdownHighlighter(QSyntaxHighlighter):
     """A ``QSyntaxHighlighter`` for memory markdown; attach it to the editor's document."""
 
-    def __init__(self, document: QTextDocument | None = None) -> None:
+    def __init__(self, document: QTextDocument | None = None, *, dark: bool = False) -> None:
         super().__init__(document)
-        self.heading = _fmt("#1d4f91", bold=True)
-        self.bullet = _fmt("#b35900", bold=True)
-        self.code = _fmt("#8a1c5a", mono=True, background="#f3eef2")
-        self.bold = _fmt("#202020", bold=True)
-        self.comment = _fmt("#7a8290", italic=True)
-        self.dated = _fmt("#0b7a3e", bold=True, background="#e6f4ea")
-        self.fence = _fmt("#5a5a5a", mono=True, background="#f4f4f4")
         self._lazy = False
         self._formatting = False
+        self.dark = dark
+        self._make_formats()
+
+    def _make_formats(self) -> None:
+        def fmt(role: str, **kw: bool) -> QTextCharFormat:
+            light, dark, bg_light, bg_dark = _PALETTE[role]
+            return _fmt(dark if self.dark else light, background=bg_dark if self.dark else bg_light, **kw)
+
+        self.heading = fmt("heading", bold=True)
+        self.bullet = fmt("bullet", bold=True)
+        self.code = fmt("code", mono=True)
+        self.bold = fmt("bold", bold=True)
+        self.comment = fmt("comment", italic=True)
+        self.dated = fmt("dated", bold=True)
+        self.fence = fmt("fence", mono=True)
+        self.conflict = fmt("conflict", bold=True)
+        self.replacement = fmt("replacement", bold=True)
+
+    def set_dark(self, dark: bool) -> None:
+        """Switch to the dark (or light) colours; lines get them again as they come into view."""
+        if dark == self.dark:
+            return
+        self.dark = dark
+        self._make_formats()
+        with self.bulk():  # clears every line's colours and its "formatted" mark, cheaply
+            self.rehighlight()
 
     @contextmanager
     def bulk(self) -> Iterator[None]:
@@ -94,12 +131,24 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         previous = self.previousBlockState()
         self.setCurrentBlockState(_end_state(text, previous))
         if self._lazy:
+            if self.currentBlockUserData() is not None:
+                self.setCurrentBlockUserData(None)  # type: ignore[arg-type]  # to be formatted on view
             return
         if self.currentBlockUserData() is None:
             self.setCurrentBlockUserData(QTextBlockUserData())  # marks the line as formatted
         self._format(text, previous)
 
     def _format(self, text: str, previous: int) -> None:
+        if _CONFLICT.match(text):
+            self.setFormat(0, len(text), self.conflict)
+            return
+        self._format_markdown(text, previous)
+        if _REPLACEMENT in text:
+            for i, ch in enumerate(text):
+                if ch == _REPLACEMENT:
+                    self.setFormat(i, 1, self.replacement)
+
+    def _format_markdown(self, text: str, previous: int) -> None:
         if previous == _IN_FENCE or (previous != _IN_COMMENT and _FENCE.match(text)):
             self.setFormat(0, len(text), self.fence)
             return

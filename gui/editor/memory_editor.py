@@ -1,14 +1,20 @@
-"""The memory editor tab: markdown text with highlighting and live preview, find, save, and banners.
+"""The memory editor tab: outline, markdown text with line numbers and highlighting, live preview,
+find, go to line, save, and banners.
 
 It reads and writes only through the :class:`~gui.session.ProjectSession`. It is read-only, with a
-banner that says why, when memory is switched off, the backend cannot write, or the file is not
-UTF-8. Changes made on disk by others arrive through :meth:`on_disk_changed` (see
-:mod:`gui.editor.external`); a conflict opens the conflict view in place of the text.
+banner that says why, as soon as the project opens: memory switched off, a backend that cannot
+write, a file or folder that cannot be written (read-only mount, immutable file, permissions), or a
+file that is not UTF-8 (shown with its undecodable bytes marked, never saved). A backend that fell
+back to ``file`` is said here too. Changes made on disk by others arrive through
+:meth:`on_disk_changed` (see :mod:`gui.editor.external`); a conflict opens the conflict view in
+place of the text. What happened (merges, reloads) is also emitted as ``noticed`` for the window's
+notification list.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
 from core.fileio import format_size
@@ -17,26 +23,35 @@ from gui.conflict_view import ConflictView
 from gui.editor.banner import Banner
 from gui.editor.buffer import EditorBuffer
 from gui.editor.external import ExternalChanges
+from gui.editor.file_state import Undecodable, undecodable, write_block_reason
 from gui.editor.find_bar import FindBar
 from gui.editor.finder import Finder
+from gui.editor.goto_bar import GoToLineBar
 from gui.editor.highlighter import MarkdownHighlighter
 from gui.editor.missing_banner import MissingDocumentBanner
+from gui.editor.navigation import Navigator
 from gui.editor.preview import PreviewPane
 from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
 from gui.session import ProjectSession
+from gui.widgets.colors import is_dark
+from gui.widgets.outline import OutlineView
 
 MEMORY_OFF = ("Memory is switched off for this project — agents get no memory instructions. "
               "Switch it on in Settings to edit.")
 SETTLE_MS = 120
+TITLE = "Memory"
+OUTLINE_MIN_EDITOR_WIDTH = 700
 
 
 class MemoryEditor(QWidget):
     """Edits the open project's memory; emits what the window shows elsewhere."""
 
     dirtyChanged = Signal(bool)
+    titleChanged = Signal(str)  # "Memory" or "Memory •" while there are unsaved edits
     sizeChanged = Signal(int)
     statusMessage = Signal(str)
+    noticed = Signal(str, str)  # text, level: something happened to the memory (merge, reload…)
     saved = Signal()
     documentDirtyChanged = Signal(str, bool)  # relpath, has unsaved edits (kept while another is shown)
 
@@ -44,14 +59,20 @@ class MemoryEditor(QWidget):
         super().__init__(parent)
         self.session = session
         self.read_only_banner = Banner(closable=False, parent=self)
+        self.backend_banner = Banner(parent=self)
         self.notice = Banner(parent=self)
         self.missing_banner = MissingDocumentBanner(self)
         #: Unsaved edits of documents not shown now: relpath → (text, base text, base hash).
         self._stash: dict[str, tuple[str, str, str]] = {}
         self.find_bar = FindBar(self)
+        self.goto_bar = GoToLineBar(self)
         self.text_edit = MemoryTextEdit(self)
-        self.highlighter = MarkdownHighlighter(self.text_edit.document())
+        dark = is_dark()
+        self.highlighter = MarkdownHighlighter(self.text_edit.document(), dark=dark)
+        self.outline = OutlineView(self)
         self.preview = PreviewPane(self)
+        if dark:
+            self.preview.set_dark(True)
         self.size_label = SizeLabel(self)
         self.path_label = QLabel(self)
         self.path_label.setObjectName("pathLabel")
@@ -59,11 +80,15 @@ class MemoryEditor(QWidget):
         self.buffer = EditorBuffer(self.text_edit, self.highlighter)
         self.external = ExternalChanges(self)
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
+        self.navigator = Navigator(self.text_edit, self.outline, self.goto_bar, self.buffer.text, self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
-        self.splitter.addWidget(self.text_edit)
-        self.splitter.addWidget(self.preview)
-        self.splitter.setStretchFactor(0, 1)
-        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setChildrenCollapsible(False)
+        for index, (widget, stretch) in enumerate(((self.outline, 0), (self.text_edit, 3), (self.preview, 3))):
+            self.splitter.addWidget(widget)
+            self.splitter.setStretchFactor(index, stretch)
+        self.outline.setMinimumWidth(120)
+        self.text_edit.setMinimumWidth(220)
+        self.preview.setMinimumWidth(160)
         self.pages = QStackedWidget(self)
         self.pages.addWidget(self._editor_page())
         self.pages.addWidget(self.conflict_view)
@@ -73,9 +98,13 @@ class MemoryEditor(QWidget):
         self._settle = QTimer(self)
         self._settle.setSingleShot(True)
         self._settle.setInterval(SETTLE_MS)
+        self._user_sized = False
+        self._outline_choice: bool | None = None  # None: shown when there is room
         self.read_only_reason: str | None = None
         self._read_error: str | None = None
-        self.preview.set_text_source(lambda: (self.buffer.text(), self.text_edit.textCursor().blockNumber()))
+        #: The file on disk when it is not UTF-8 (shown read-only, never saved).
+        self.undecodable: Undecodable | None = None
+        self.preview.set_text_source(lambda: (self.buffer.text(), self.text_edit.current_line()))
         # Load budget (helper "budget"): the cut line over the text; the tracker feeds the status-bar meter.
         from gui.budget_tracker import BudgetTracker
 
@@ -84,6 +113,20 @@ class MemoryEditor(QWidget):
         self.budget.previewChanged.connect(self.preview.schedule)
         self._connect_signals()
         self.load()
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Share the width out until the operator moves a divider: a narrow outline, text and preview halves.
+
+        Narrower than :data:`OUTLINE_MIN_EDITOR_WIDTH` the outline steps aside (the text and the
+        preview need the room) unless the operator asked for it (View ▸ Toggle outline).
+        """
+        super().resizeEvent(event)
+        width = max(event.size().width(), 1)
+        if self._outline_choice is None:
+            self.outline.setVisible(width >= OUTLINE_MIN_EDITOR_WIDTH)
+        if not self._user_sized:
+            outline = min(max(width * 16 // 100, 130), 300) if self.outline.isVisibleTo(self) else 0
+            self.splitter.setSizes([outline, (width - outline) // 2, (width - outline) // 2])
 
     def _editor_page(self) -> QWidget:
         page = QWidget(self)
@@ -95,7 +138,8 @@ class MemoryEditor(QWidget):
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        for widget in (self.missing_banner, self.read_only_banner, self.notice, self.find_bar):
+        for widget in (self.missing_banner, self.read_only_banner, self.backend_banner, self.notice,
+                       self.find_bar, self.goto_bar):
             layout.addWidget(widget)
         layout.addWidget(self.splitter, 1)
         layout.addLayout(footer)
@@ -104,12 +148,18 @@ class MemoryEditor(QWidget):
     def _connect_signals(self) -> None:
         doc = self.text_edit.document()
         doc.modificationChanged.connect(self.dirtyChanged)
+        doc.modificationChanged.connect(lambda dirty: self.titleChanged.emit(self.title()))
         doc.modificationChanged.connect(lambda dirty: self.documentDirtyChanged.emit(self.session.current_path, dirty))
         self.missing_banner.createRequested.connect(self.create_document)
         doc.contentsChanged.connect(self._on_text_changed)
         self.text_edit.cursorPositionChanged.connect(self._on_cursor_moved)
+        self.text_edit.verticalScrollBar().valueChanged.connect(self._follow_in_preview)
+        self.preview.rendered.connect(self._follow_in_preview)
+        self.preview.linkRefused.connect(
+            lambda url: self.statusMessage.emit(f"Not opened: the preview opens only http(s) links ({url[:80]})"))
         self.text_edit.updateRequest.connect(self.buffer.format_visible)
         self._settle.timeout.connect(self._on_settled)
+        self.splitter.splitterMoved.connect(lambda *_: setattr(self, "_user_sized", True))
         self.conflict_view.keepMineRequested.connect(self.external.keep_mine)
         self.conflict_view.takeDiskRequested.connect(self.external.take_disk)
         self.conflict_view.mergeRequested.connect(self.external.merge_by_hand)
@@ -123,6 +173,10 @@ class MemoryEditor(QWidget):
         text, digest = self.session.read_memory()
         error = self.session.adapter.last_read_error
         self._read_error = error.message if error is not None and error.code == "READ_FAILED" else None
+        self.undecodable = undecodable(error) if self._read_error else None
+        if self.undecodable is not None:  # show its text, marked; it is read-only and never saved
+            self._read_error = self._undecodable_reason(self.undecodable)
+            text, digest = self.undecodable.text, None
         self.external.close_conflict()
         self.buffer.load(text, digest)
         path = self.session.memory_path
@@ -134,10 +188,36 @@ class MemoryEditor(QWidget):
         if self.session.settings_error is not None:
             self.notice.show_message(f"{self.session.settings_error} Default settings are in use until it is fixed.",
                                      "warning")
+        self.show_backend_state()
         self.apply_read_only()
         self._settle.stop()
-        self._show_size(len(text.encode("utf-8")))  # the bytes on disk: no need to ask the document
+        size = self.undecodable.size if self.undecodable else len(text.encode("utf-8"))
+        self._show_size(size)  # the bytes on disk: no need to ask the document
+        self.navigator.refresh()
         self.preview.schedule()
+
+    def _undecodable_reason(self, info: Undecodable) -> str:
+        return (f"{self._memory_name()} is not valid UTF-8: byte 0x{info.byte:02x} at line {info.line:,}, "
+                f"column {info.column:,} cannot be decoded ({info.marks:,} place(s) marked \ufffd). It is "
+                "shown read-only and will not be rewritten; convert it to UTF-8 to edit it.")
+
+    def _memory_name(self) -> str:
+        return self.session.current_path
+
+    def show_backend_state(self) -> None:
+        """Say so above the text when the configured backend fell back to ``file``."""
+        backend = self.session.backend
+        if backend.fallback_reason:
+            self.backend_banner.show_message(
+                f'{backend.fallback_reason}. This editor shows the "{backend.name}" backend\'s memory '
+                f"({self._memory_name()}) instead; pick an available backend in Backends to fix this.",
+                "warning")
+        else:
+            self.backend_banner.clear()
+
+    def title(self) -> str:
+        """The tab title: "Memory", with "•" while there are unsaved edits."""
+        return f"{TITLE} •" if self.buffer.dirty else TITLE
 
     def apply_read_only(self) -> None:
         """Make the text read-only, with the reason in a banner, when it must not be edited."""
@@ -158,6 +238,11 @@ class MemoryEditor(QWidget):
             backend = self.session.backend
             return (f'The "{backend.name}" backend ({backend.id}) cannot write memory, so the editor is '
                     "read-only. Pick a backend that can write in Backends to edit.")
+        # The precise reason first (read-only mount, immutable, the folder a save renames in), then
+        # the project's own check (it knows the backend and the layout).
+        precise = write_block_reason(self.session.root, self.session.memory_path)
+        if precise:
+            return f"Read-only: {precise}"
         blocked = self.session.write_block_reason()
         if blocked:
             return f"Read-only: {blocked}."
@@ -190,6 +275,7 @@ class MemoryEditor(QWidget):
             self.on_disk_changed()  # the disk may have moved on meanwhile: merge appends or show a conflict
         self.documentDirtyChanged.emit(previous, previous in self._stash)
         self.documentDirtyChanged.emit(relpath, self.buffer.dirty)
+        self.titleChanged.emit(self.title())
 
     def unsaved_documents(self) -> list[str]:
         """Every document with unsaved edits, the one shown included."""
@@ -197,16 +283,8 @@ class MemoryEditor(QWidget):
         return shown + [p for p in self._stash if p not in shown]
 
     def goto_line(self, line: int) -> None:
-        """Put the cursor at the start of 1-based ``line`` and scroll it into view."""
-        from PySide6.QtGui import QTextCursor
-
-        block = self.text_edit.document().findBlockByNumber(max(line - 1, 0))
-        if not block.isValid():
-            block = self.text_edit.document().lastBlock()
-        cursor = QTextCursor(block)
-        self.text_edit.setTextCursor(cursor)
-        self.text_edit.centerCursor()
-        self.text_edit.setFocus()
+        """Put the cursor at the start of 1-based ``line`` (a search hit, an insight's source)."""
+        self.navigator.jump_to_line(max(line - 1, 0))
 
     def create_document(self) -> None:
         """Create the missing document with its scaffold (the operator asked), then show it."""
@@ -281,6 +359,7 @@ class MemoryEditor(QWidget):
     def _on_backend_changed(self, *_args: object) -> None:
         if self.buffer.dirty:
             self.on_disk_changed()
+            self.show_backend_state()
             self.apply_read_only()
         else:
             self.load()
@@ -288,7 +367,10 @@ class MemoryEditor(QWidget):
     def show_conflict(self, headline: str, mine: str, disk: str) -> None:
         """Replace the text with the conflict view (``mine`` beside ``disk``)."""
         self.conflict_view.set_texts(mine, disk, headline)
+        had_focus = self.text_edit.hasFocus()
         self.pages.setCurrentWidget(self.conflict_view)
+        if had_focus:  # the keys go on working here: the view's shortcuts (Ctrl+Shift+M…) need focus in it
+            self.conflict_view.merge_button.setFocus()
 
     def hide_conflict(self) -> None:
         """Show the text again."""
@@ -303,6 +385,40 @@ class MemoryEditor(QWidget):
     def close_find(self) -> None:
         """Close the find bar and return to the text."""
         self.finder.close()
+
+    # -- navigation ----------------------------------------------------------------------------
+    def show_goto(self) -> None:
+        """Open the Go to line bar."""
+        self.navigator.open_goto()
+
+    def go_to_line(self, line: int) -> int:
+        """Move the cursor to ``line`` (0-based); return the line it landed on."""
+        return self.navigator.jump_to_line(line)
+
+    def next_section(self) -> bool:
+        """Move to the next section heading."""
+        return self.navigator.next_section()
+
+    def previous_section(self) -> bool:
+        """Move to the previous section heading."""
+        return self.navigator.previous_section()
+
+    def toggle_outline(self) -> bool:
+        """Show or hide the outline (the operator's choice from now on); return whether it is shown."""
+        self._outline_choice = self.outline.isHidden()
+        self.outline.setVisible(self._outline_choice)
+        return self._outline_choice
+
+    def notify(self, text: str, level: str = "info") -> None:
+        """Say what happened to the memory, in the status bar and the notification list."""
+        self.statusMessage.emit(text)
+        self.noticed.emit(text, level)
+
+    def set_dark(self, dark: bool) -> None:
+        """Recolour the text and the preview for the dark (or light) theme."""
+        self.highlighter.set_dark(dark)
+        self.buffer.format_visible()
+        self.preview.set_dark(dark)
 
     # -- preview, size -------------------------------------------------------------------------
     def toggle_preview(self) -> bool:
@@ -319,6 +435,9 @@ class MemoryEditor(QWidget):
         if self.preview.note.isVisible():  # only part is previewed: follow the cursor
             self.preview.schedule()
 
+    def _follow_in_preview(self, *_args: object) -> None:
+        self.preview.follow_line(self.text_edit.first_visible_line())
+
     def _on_settled(self) -> None:
         text = self.buffer.text()
         size = len(text.encode("utf-8"))
@@ -327,6 +446,7 @@ class MemoryEditor(QWidget):
         if self.buffer.style.bom:
             size += 3
         self._show_size(size)
+        self.navigator.refresh()
         if self.find_bar.isVisible():
             self.finder.refresh_count()
 

@@ -1,4 +1,5 @@
-"""The memory text field: a ``QPlainTextEdit`` with a monospace font that lets folders be dropped.
+"""The memory text field: a ``QPlainTextEdit`` with a monospace font, line numbers in a gutter,
+go-to-line, and folder drops left to the window.
 
 A folder dragged onto the text is ignored here so that the drop reaches the main window, which
 opens it as a project; dropped text is inserted as usual.
@@ -17,10 +18,14 @@ from PySide6.QtGui import (
     QFontDatabase,
     QKeyEvent,
     QKeySequence,
+    QResizeEvent,
     QTextBlock,
+    QTextCursor,
     QTextOption,
 )
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
+
+from gui.editor.gutter import LineNumberGutter
 
 
 def _has_folder(mime: QMimeData) -> bool:
@@ -41,6 +46,32 @@ class MemoryTextEdit(QPlainTextEdit):
         self.setTabStopDistance(self.fontMetrics().horizontalAdvance(" ") * 4)
         self.setCenterOnScroll(False)
         self._reserved: set[str] = set()
+        self.gutter = LineNumberGutter(self)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:
+        """Keep the line-number gutter along the left edge."""
+        super().resizeEvent(event)
+        self.gutter.place()
+
+    def current_line(self) -> int:
+        """The cursor's line (0-based)."""
+        return self.textCursor().blockNumber()
+
+    def first_visible_line(self) -> int:
+        """The line at the top of the view (0-based)."""
+        return self.firstVisibleBlock().blockNumber()
+
+    def go_to_line(self, line: int) -> int:
+        """Put the cursor at the start of ``line`` (0-based, clamped) near the top of the view."""
+        doc = self.document()
+        line = min(max(line, 0), doc.blockCount() - 1)
+        cursor = QTextCursor(doc.findBlockByNumber(line))
+        self.setTextCursor(cursor)
+        # Scroll the line to about a third of the way down, so its context shows above it.
+        bar = self.verticalScrollBar()
+        bar.setValue(max(line - self.viewport().height() // max(self.fontMetrics().lineSpacing(), 1) // 3, 0))
+        self.ensureCursorVisible()
+        return line
 
     def visible_blocks(self) -> tuple[QTextBlock, int]:
         """The first line in view and (at least) how many lines fit in the view."""

@@ -89,7 +89,9 @@ class AuditView(QWidget):
         self.health = QLabel(self)
         self.health.setFont(scaled_font(self.health.font(), 1.3, bold=True))
         self.generated = QLabel(self)
-        self.save_button = QPushButton(f"Save report to {MEMORY_AUDIT_PATH}", self)
+        self.generated.setWordWrap(True)  # its timestamp must not force the window past 800 px
+        self.save_button = QPushButton("Save report", self)  # short: the top row fits at 800 px
+        self.save_button.setToolTip(f"Write this report to {MEMORY_AUDIT_PATH}")
         self.refresh_button = QPushButton("Refresh", self)
         self.status = _wrapping()
         self.checks_box = QGroupBox("Checks", self)

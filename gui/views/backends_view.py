@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
@@ -99,6 +100,13 @@ class BackendsView(QWidget):
 
         self.list.selectionModel().currentChanged.connect(lambda current, _prev: self._show(current.row()))
         self.use_button.clicked.connect(self.use_selected)
+        # Ctrl+Enter anywhere in the view (listed in Help ▸ Keyboard shortcuts).
+        self.use_action = QAction("Use this backend", self)
+        self.use_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
+        self.use_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.use_action.setProperty("shortcutScope", "Backends")
+        self.use_action.triggered.connect(lambda: self.use_button.isEnabled() and self.use_button.click())
+        self.addAction(self.use_action)
         self.revert_button.clicked.connect(self._revert)
         session.backendChanged.connect(lambda _backend: self.refresh())
         self.refresh()
@@ -186,7 +194,7 @@ class BackendsView(QWidget):
         elif nothing_to_save:
             self.use_button.setToolTip("This backend is in use and has no settings.")
         else:
-            self.use_button.setToolTip("")
+            self.use_button.setToolTip("Save this backend and its settings for the project (Ctrl+Enter)")
 
     def _revert(self) -> None:
         if self.form is not None:

@@ -1,28 +1,35 @@
 """Search view: a query box, the mode, and results with file, section, line and an "explain" column.
 
-Searches and index rebuilds run on a worker thread (``gui.tasks``); a newer search cancels the one
-in flight. Activating a result emits ``openAtLine(relpath, line)``; the main window opens it. When
-the backend cannot search the view says so and disables itself; when semantic search is not
-available the note under the query says the results are keyword-only.
+Searches go through the project (``Project.search``): on a backend that cannot search, memdesk's
+derived index over every document runs instead, and the note under the query says which search
+ran. Matched words are highlighted in the result column (:class:`HighlightDelegate`), not wrapped
+in marks. Searches and index rebuilds run on a worker thread (``gui.tasks``); a newer search cancels
+the one in flight. Activating a result emits ``openAtLine(relpath, line)``; the main window opens it.
 """
 
 from __future__ import annotations
 
+from html import escape
 from typing import Any
 
-from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
+from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
+from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import (
     QComboBox,
     QHBoxLayout,
     QLabel,
     QLineEdit,
     QPushButton,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
     QVBoxLayout,
     QWidget,
 )
 
 from core.backends import MemorySearchOptions, MemorySearchResult
 from core.reindex import ReindexReport, reindex
+from core.search.derived import DERIVED_MODE
 from gui.models import RowTableModel
 from gui.session import ProjectSession
 from gui.tasks import CancelToken, Operation, run_in_background
@@ -30,7 +37,67 @@ from gui.widgets.parts import row_table
 
 MODES = (("Hybrid", "hybrid"), ("Keyword", "keyword"), ("Semantic", "semantic"))
 COLUMNS = ("File", "Line", "Section", "Result", "Explain")
+RESULT_COLUMN = 3
+#: The result column's highlighted words, as ``(start, end)`` in its display text.
+HighlightRole = Qt.ItemDataRole.UserRole + 1
 _Index = QModelIndex | QPersistentModelIndex
+
+
+def unmarked(result: MemorySearchResult) -> tuple[str, list[tuple[int, int]]]:
+    """The snippet without the marks core puts around matched words, and where those words are."""
+    text, spans, cursor = [], [], 0
+    length = 0
+    for start, end in result.highlights:
+        text.append(result.content[cursor:start])
+        length += start - cursor
+        word = result.content[start + 1:end - 1]
+        spans.append((length, length + len(word)))
+        text.append(word)
+        length += len(word)
+        cursor = end
+    text.append(result.content[cursor:])
+    return "".join(text), spans
+
+
+def highlighted_html(text: str, spans: list[tuple[int, int]], colour: str) -> str:
+    """``text`` as HTML with each span on a highlight background."""
+    out, cursor = [], 0
+    for start, end in spans:
+        out += [escape(text[cursor:start]), f'<span style="background-color:{colour}; font-weight:600">',
+                escape(text[start:end]), "</span>"]
+        cursor = end
+    out.append(escape(text[cursor:]))
+    return "".join(out)
+
+
+class HighlightDelegate(QStyledItemDelegate):
+    """Paints the result column's text with its matched words highlighted (one line, elided by width)."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: _Index) -> None:
+        spans = index.data(HighlightRole) or []
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        text = opt.text
+        opt.text = ""
+        style = opt.widget.style() if opt.widget is not None else None
+        if style is not None:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        colour = opt.palette.color(QPalette.ColorRole.Highlight).lighter(160).name() \
+            if not opt.state & QStyle.StateFlag.State_Selected else "transparent"
+        doc = QTextDocument()
+        doc.setDefaultFont(opt.font)
+        doc.setDocumentMargin(2)
+        doc.setHtml(highlighted_html(text, spans, colour))
+        painter.save()
+        rect = opt.rect
+        painter.translate(rect.left(), rect.top() + max(0, (rect.height() - doc.size().height()) / 2))
+        painter.setClipRect(QRectF(0, 0, rect.width(), rect.height()))
+        ctx = QAbstractTextDocumentLayout.PaintContext()
+        role = QPalette.ColorRole.HighlightedText if opt.state & QStyle.StateFlag.State_Selected else \
+            QPalette.ColorRole.Text
+        ctx.palette.setColor(QPalette.ColorRole.Text, opt.palette.color(role))
+        doc.documentLayout().draw(painter, ctx)
+        painter.restore()
 
 
 def explain(result: MemorySearchResult) -> str:
@@ -54,12 +121,14 @@ class SearchResultsModel(RowTableModel):
         r = self.rows[index.row()]
         col = index.column()
         if role == Qt.ItemDataRole.DisplayRole:
-            snippet = " ".join(r.content.split())
+            snippet = unmarked(r)[0] if col == RESULT_COLUMN else ""
             return (r.file or "", r.line_number or "", r.section or "", snippet, explain(r))[col]
+        if role == HighlightRole and col == RESULT_COLUMN:
+            return unmarked(r)[1]
         if role == Qt.ItemDataRole.ToolTipRole:
             if col == 4:
                 return "\n".join(f"{k}: {v:.4f}" for k, v in r.scores.items()) + f"\nscore: {r.score:.4f}"
-            return r.content if col == 3 else None
+            return unmarked(r)[0] if col == RESULT_COLUMN else None
         if role == Qt.ItemDataRole.TextAlignmentRole and col == 1:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
@@ -89,7 +158,8 @@ class SearchView(QWidget):
         self.note.setWordWrap(True)
         self.status = QLabel(self)
         self.model = SearchResultsModel(self)
-        self.table = row_table(self.model, self, stretch_column=3)
+        self.table = row_table(self.model, self, stretch_column=RESULT_COLUMN)
+        self.table.setItemDelegateForColumn(RESULT_COLUMN, HighlightDelegate(self.table))
 
         bar = QHBoxLayout()
         bar.addWidget(self.query, 1)
@@ -114,20 +184,23 @@ class SearchView(QWidget):
     # -- state ----------------------------------------------------------------------------------
     @property
     def can_search(self) -> bool:
-        """Whether the session's backend can search."""
-        return self.session.backend.has_capability("search")
+        """Whether a search can run: always (memdesk's derived index stands in for a backend without search)."""
+        return True
+
+    @property
+    def derived(self) -> bool:
+        """Whether searches run on memdesk's derived index (the backend cannot search itself)."""
+        return not self.session.backend.has_capability("search")
+
+    def _idle_note(self) -> str:
+        if self.derived:
+            return (f'Keyword search by memdesk\'s own index over every document (the "{self.session.backend.name}" '
+                    "backend cannot search; its capabilities are unchanged).")
+        return self.session.backend.status_note() or ""
 
     def refresh(self) -> None:
         """Re-read what the backend can do; search again when there is a query."""
-        able = self.can_search
-        for w in (self.query, self.mode, self.search_button, self.rebuild_button, self.table):
-            w.setEnabled(able)
-        if not able:
-            self.model.set_rows([])
-            self.note.setText(f'The "{self.session.backend.name}" backend cannot search. Choose the SQLite or '
-                              "Hybrid backend to search the memory.")
-            return
-        self.note.setText(self.session.backend.status_note() or "")
+        self.note.setText(self._idle_note())
         if self.query.text().strip():
             self.run_search()
 
@@ -156,14 +229,19 @@ class SearchView(QWidget):
         if self.search_op is not None:
             self.search_op.cancel()
         mode = self.mode.currentData()
-        backend = self.session.backend
+        project, backend, derived = self.session.project, self.session.backend, self.derived
         options = MemorySearchOptions(limit=self.limit, mode=mode)
         self.status.setText("Searching…")
 
         def work(_token: CancelToken) -> tuple[list[MemorySearchResult], str | None]:
-            results = backend.search(text, options)
+            results = project.search(text, options, derived_ok=True)
+            if derived:
+                return results, (f"Ran: {DERIVED_MODE} search by memdesk's own index (the \"{backend.name}\" "
+                                 "backend cannot search).")
             note_fn = getattr(backend, "search_note", None)
-            return results, note_fn(mode) if callable(note_fn) else None
+            note = note_fn(mode) if callable(note_fn) else None
+            return results, f"Ran: {'keyword' if note else mode} search by the {backend.name} backend." + (
+                f" ({note})" if note else "")
 
         self.search_op = run_in_background(work, self._on_results, self._on_search_error, parent=self)
 
@@ -171,7 +249,7 @@ class SearchView(QWidget):
         results, note = outcome
         self.search_op = None
         self.model.set_rows(results)
-        self.note.setText(note or self.session.backend.status_note() or "")
+        self.note.setText(note or self._idle_note())
         count = len(results)
         self.status.setText("No results." if not count else f"{count} result{'s' if count != 1 else ''}.")
 

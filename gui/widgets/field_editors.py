@@ -152,6 +152,12 @@ class StrEditor(FieldEditor):
 
     def set_value(self, value: Any) -> None:
         self.line.setText("" if value is None else str(value))
+        # setText leaves the cursor at the end, which scrolls a value wider than the field so that
+        # its first characters are hidden (".fusion/…" showed as "fusion/…" at 800x600): show the start.
+        self.line.setCursorPosition(0)
+        # Wide enough for a typical value (a path) and the clear button, so none of it is cut off.
+        text_width = self.line.fontMetrics().horizontalAdvance(self.line.text() or self.line.placeholderText())
+        self.line.setMinimumWidth(min(max(text_width + 34, 120), 360))
 
 
 class EnumEditor(FieldEditor):

@@ -76,7 +76,7 @@ class SchemaForm(QWidget):
         self.defaults: dict[str, Any] = {}
         layout = QFormLayout(self)
         layout.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
-        layout.setRowWrapPolicy(QFormLayout.RowWrapPolicy.DontWrapRows)
+        layout.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # labels go above fields when narrow
         layout.setVerticalSpacing(14)
         for key, raw in self.schema.get("properties", {}).items():
             if key in skipped:

@@ -58,8 +58,16 @@ def test_cancel_stops_the_rebuild(backend: MemoryBackend):
         reindex(backend, cancelled=lambda: True)
 
 
-def test_backends_without_an_index(project: Path):
+def test_backends_without_an_index_rebuild_the_derived_one(project: Path, tmp_path: Path, monkeypatch):
+    from core.search import derived
+
+    monkeypatch.setenv(derived.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    (project / ".fusion").mkdir()
+    (project / ".fusion" / "memory.md").write_text("- one walrus\n- two walruses\n", encoding="utf-8")
     b = FileMemoryBackend()
     b.initialize({}, project)
-    report = reindex(b, verify=True)
-    assert not report.indexed and report.ok and "keeps no search index" in (report.note or "")
+    try:
+        report = reindex(b, verify=True)
+        assert report.indexed and report.ok and report.entries == 2 and "derived" in report.backend_id
+    finally:
+        derived.close_all()

@@ -41,6 +41,9 @@ def test_every_searched_file_is_named_with_section_and_line(hybrid: HybridMemory
     write(fusion_dir / "memory" / "2026-11-02.md", "## Daily\n\nA daily walrus paragraph.\n")
     write(fusion_dir / "memory" / "DREAMS.md", "## Dreams\n\n- dreamt of a walrus\n")
     write(fusion_dir / "memory" / "notes.md", "- walrus in a file that is not searched\n")
+    write(fusion_dir / "agent-memory" / "agent-7" / "2026-11-01.md", "## Notes\n\n- the agent saw a walrus\n")
+    write(fusion_dir / "memory" / "memory-insights.md", "# Memory Insights\n\n## Patterns\n\n- walrus insight\n")
+    write(fusion_dir / "memory.md", "## Legacy\n\n- legacy walrus\n")  # now layered: the legacy file
     results = hybrid.search("walrus", MemorySearchOptions(limit=10, mode="keyword"))
     found = {(r.file, r.line_number, r.section) for r in results}
     assert found == {
@@ -48,9 +51,12 @@ def test_every_searched_file_is_named_with_section_and_line(hybrid: HybridMemory
         (".fusion/memory/MEMORY.md", 5, "Facts"),
         (".fusion/memory/2026-11-02.md", 3, "Daily"),
         (".fusion/memory/DREAMS.md", 3, "Dreams"),
+        (".fusion/agent-memory/agent-7/2026-11-01.md", 3, "Notes"),
+        (".fusion/memory/memory-insights.md", 5, "Patterns"),
+        (".fusion/memory.md", 3, "Legacy"),
     }
-    insight = hybrid.search("Elect a single scheduler leader", MemorySearchOptions(limit=3, mode="keyword"))[0]
-    assert insight.file == ".fusion/memory-insights.md" and insight.section == "Patterns"
+    # The seed layout's insights file is not a document of a layered project.
+    assert not hybrid.search("Elect a single scheduler leader", MemorySearchOptions(limit=3, mode="keyword"))
 
 
 def test_results_carry_snippet_score_and_explain(hybrid: HybridMemoryBackend):

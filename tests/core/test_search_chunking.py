@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from core.search.chunking import chunk_markdown
-from core.search.corpus import layered_files, searched_files
+from core.search.corpus import searched_files
 from tests.conftest import REAL_MEMORY, SAMPLE
 
 DOC = """# Project Memory
@@ -102,20 +102,26 @@ def test_every_entry_line_range_is_inside_the_file(lines):
         assert e.text.strip()
 
 
-def test_searched_files(project):
+def test_searched_files_are_the_layouts_documents(project, layered_project):
     fusion = project / ".fusion"
     fusion.mkdir()
-    assert searched_files(project) == [".fusion/memory.md"]
+    assert searched_files(project) == [".fusion/memory.md"]  # listed before it exists (seed layout)
     (fusion / "memory-archive.md").write_text("x")
     (fusion / "memory-insights.md").write_text("x")
-    assert layered_files(project) == []
-    (fusion / "memory").mkdir()
-    for name in ("MEMORY.md", "2026-11-02.md", "DREAMS.md", "notes.md", "2026-1-2.md"):
+    assert searched_files(project) == [".fusion/memory.md", ".fusion/memory-insights.md", ".fusion/memory-archive.md"]
+    (fusion / "memory.md").write_text("x")
+    (fusion / "memory").mkdir()  # now layered: the seed insights file is not Fusion's any more
+    for name in ("MEMORY.md", "2026-11-02.md", "2026-11-03.md", "DREAMS.md", "notes.md", "2026-1-2.md"):
         (fusion / "memory" / name).write_text("x")
+    (fusion / "agent-memory" / "agent-7").mkdir(parents=True)
+    (fusion / "agent-memory" / "agent-7" / "2026-11-01.md").write_text("x")
     assert searched_files(project) == [
-        ".fusion/memory.md", ".fusion/memory-archive.md", ".fusion/memory-insights.md",
-        ".fusion/memory/2026-11-02.md", ".fusion/memory/DREAMS.md", ".fusion/memory/MEMORY.md",
+        ".fusion/memory/MEMORY.md", ".fusion/memory/2026-11-03.md", ".fusion/memory/2026-11-02.md",
+        ".fusion/memory/DREAMS.md", ".fusion/agent-memory/agent-7/2026-11-01.md",
+        ".fusion/memory-archive.md", ".fusion/memory.md",
     ]
+    docs = searched_files(layered_project)
+    assert ".fusion/memory/MEMORY.md" in docs and any(p.startswith(".fusion/agent-memory/") for p in docs)
 
 
 def test_sample_project_files_exist():

@@ -26,10 +26,24 @@ def use_backend(root: Path, backend: str, config: dict | None = None) -> None:
     cfg.write_text(json.dumps(doc))
 
 
-def test_search_needs_a_search_backend(capsys, sample_project: Path):
-    code, _out, err = run(capsys, "search", "claim", "--project", str(sample_project))
-    assert code == 2
-    assert err.count("\n") == 1 and "cannot search" in err and "CAPABILITY_UNSUPPORTED" in err
+@pytest.fixture(autouse=True)
+def derived_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from core.search import derived
+
+    monkeypatch.setenv(derived.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    yield
+    derived.close_all()
+
+
+def test_the_file_backend_searches_with_the_derived_index_and_says_so(capsys, sample_project: Path):
+    code, out, err = run(capsys, "search", "claim", "--project", str(sample_project))
+    assert code == 0 and out.splitlines()[0].startswith(".fusion/")
+    assert err.count("\n") == 1 and "memdesk's own index" in err  # a hybrid request ran as keyword
+    doc = json.loads(run(capsys, "search", "claim", "--json", "-p", str(sample_project))[1])
+    assert (doc["backend"], doc["mode"], doc["ran"]) == ("file", "hybrid", "keyword") and doc["results"]
+    code, out, err = run(capsys, "search", "claim", "--mode", "keyword", "-p", str(sample_project))
+    assert code == 0 and err == 'memdesk: keyword search by memdesk\'s own index (the "file" backend cannot search)\n'
+    assert not (sample_project / ".fusion" / "memdesk" / "search.db").exists()
 
 
 @pytest.mark.parametrize("backend", ["sqlite", "hybrid"])
@@ -67,7 +81,7 @@ def test_history_list_show_restore(capsys, project: Path):
     fileio.replace_text(project, MEMORY, "- first\n")
     fileio.replace_text(project, MEMORY, "- second\n", source="editor")
     code, out, _ = run(capsys, "history", "list", "-p", str(project))
-    assert code == 0 and "editor" in out and MEMORY in out
+    assert code == 0 and "before save" in out and MEMORY in out  # the label of source "editor"
     vid = json.loads(run(capsys, "history", "list", "--json", "-p", str(project))[1])[0]["id"]
     code, out, _ = run(capsys, "history", "show", str(vid), "-p", str(project))
     assert code == 0 and out == "- first\n"
@@ -96,7 +110,7 @@ def test_history_restore_refused_by_readonly(capsys, sample_project: Path):
 
 def test_reindex(capsys, sample_project: Path):
     code, out, _ = run(capsys, "reindex", "-p", str(sample_project))
-    assert code == 0 and out.startswith("Nothing to rebuild")
+    assert code == 0 and "Rebuilt the index of 2 file(s)" in out  # the derived index of the file backend
     use_backend(sample_project, "hybrid")
     code, out, _ = run(capsys, "reindex", "--verify", "-p", str(sample_project))
     assert code == 0 and "Rebuilt the index of 2 file(s)" in out and "Verified:" in out

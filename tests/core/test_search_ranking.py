@@ -64,13 +64,15 @@ def test_common_words_are_scored_only_when_the_selective_ones_run_out(index: Sea
     ids = sync(index, ["rare rarer common", "rare rarer thing", "rare other thing"] +
                [f"common filler {n}" for n in range(8)])
     asked: list[str] = []
-    keyword = index.keyword
 
-    def spy(match: str, limit: int) -> list[KeywordHit]:
-        asked.append(match)
-        return keyword(match, limit)
+    def spying(method):
+        def spy(match: str, limit: int, *args) -> list[KeywordHit]:
+            asked.append(match)
+            return method(match, limit, *args)
+        return spy
 
-    monkeypatch.setattr(index, "keyword", spy)
+    for name in ("keyword", "keyword_rows", "keyword_sample"):  # every query ranked() can make
+        monkeypatch.setattr(index, name, spying(getattr(index, name)))
     # Two words fill three results: the common word is never matched on its own.
     hits, all_words = index.ranked(["rare", "common"], 3)
     assert all_words == 1 and hits[0].id == ids["rare rarer common"]
@@ -131,28 +133,33 @@ def test_a_refresh_that_indexes_several_files_optimizes_once(project: Path, monk
         (project / ".fusion" / "memory" / "2026-01-02.md").unlink()
         assert len(backend.search("walrus", KEYWORD)) == 2 and len(calls) == 2  # removed terms are purged
         backend.search_service.rebuild()  # type: ignore[union-attr]
-        assert len(calls) == 4  # the cleared index, then once after every file
+        assert len(calls) == 3  # a rebuild is one transaction, optimized once
     finally:
         backend.shutdown()
 
 
-def test_a_symlinked_folder_is_searched_only_when_it_stays_in_the_project(project: Path, tmp_path: Path):
+def test_a_symlinked_folder_or_file_is_searched_only_when_it_stays_in_the_project(project: Path, tmp_path: Path):
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "2026-01-01.md").write_text("- walrus outside\n", encoding="utf-8")
+    (outside / "archive.md").write_text("- walrus archived outside\n", encoding="utf-8")
     (project / ".fusion").mkdir()
     (project / ".fusion" / "memory").symlink_to(outside)
     assert stat_files(project, [".fusion/memory/2026-01-01.md"]) == {".fusion/memory/2026-01-01.md": None}
+    (project / ".fusion" / "memory-archive.md").symlink_to(outside / "archive.md")
     backend = HybridMemoryBackend(embedder=Embedder(installed=lambda: False))
     backend.initialize({}, project)
     try:
         assert backend.search("walrus", KEYWORD) == []
         inside = project / "notes"
         inside.mkdir()
-        (inside / "2026-01-01.md").write_text("- walrus inside\n", encoding="utf-8")
-        (project / ".fusion" / "memory").unlink()
-        (project / ".fusion" / "memory").symlink_to(inside)
-        assert [r.content for r in backend.search("walrus", KEYWORD)] == ["- «walrus» inside"]
+        (inside / "archive.md").write_text("- walrus archived inside\n", encoding="utf-8")
+        (project / ".fusion" / "memory-archive.md").unlink()
+        (project / ".fusion" / "memory-archive.md").symlink_to(inside / "archive.md")
+        assert [r.content for r in backend.search("walrus", KEYWORD)] == ["- «walrus» archived inside"]
+        # The link's target changes where no watched folder sees it: still found on the next search.
+        (inside / "archive.md").write_text("- walrus archived inside, edited\n", encoding="utf-8")
+        assert [r.content for r in backend.search("walrus", KEYWORD)] == ["- «walrus» archived inside, edited"]
     finally:
         backend.shutdown()
     assert stat_files(project, ["../outside/2026-01-01.md"]) == {"../outside/2026-01-01.md": None}

@@ -84,7 +84,7 @@ def test_meter_and_cut_line_on_the_real_memory(qtbot, open_window, real_project:
     assert "✂ Claude Code stops loading after this line" in shown
     # At the end of line 166 (Component tests, loaded), before line 167 (Route tests, not loaded).
     assert shown.index("new API functions") < shown.index("stops loading after") < shown.index("Route tests")
-    assert "of 1294" in preview.note.text()  # the preview counts the lines of the memory, no marker line
+    assert "of 1,294" in preview.note.text()  # the preview counts the lines of the memory, no marker line
     assert "✂" not in win.editor.text()  # the marker is the preview's, never the memory's
     past = win.editor.budget.sections_past()  # for the outline: what Claude Code never sees
     assert ("Color Theme System", 172, True) in past and ("Conventions", 122, False) in past

@@ -290,13 +290,14 @@ def test_unreadable_settings_are_reported(open_editor, sample_project: Path) -> 
 
 
 def test_preview_window_stays_small() -> None:
-    from gui.editor.preview import WINDOW_CHARS, preview_window
+    from gui.editor.preview_window import WINDOW_CHARS, preview_window
 
     sections = "".join(f"## S{i}\n" + "- entry text\n" * 40 for i in range(300))
-    source, note = preview_window(sections, cursor_line=6000)
-    assert note and "around the cursor" in note
-    assert "## S146" in source and len(source) <= WINDOW_CHARS
-    blob, note = preview_window("x" * 1_000_000, cursor_line=0)
-    assert len(blob) <= 2 * WINDOW_CHARS and note and note.startswith("Long line")
-    small, note = preview_window("# small\n", cursor_line=0)
-    assert small == "# small\n" and note is None
+    window = preview_window(sections, cursor_line=6000)
+    assert window.note and "around the cursor" in window.note
+    assert "## S146" in window.source and len(window.source) <= WINDOW_CHARS
+    assert sections.split("\n")[window.first_line] == window.source.split("\n")[0]
+    blob = preview_window("x" * 1_000_000, cursor_line=0)
+    assert len(blob.source) <= 2 * WINDOW_CHARS and blob.note and blob.note.startswith("Long line")
+    small = preview_window("# small\n", cursor_line=0)
+    assert small.source == "# small\n" and small.note is None

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QSettings, Qt, QThreadPool
 from PySide6.QtGui import QTextCursor
+from PySide6.QtWidgets import QApplication
 
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
@@ -72,7 +73,8 @@ def test_agent_append_while_dirty_is_merged(qtbot, window: MainWindow, sample_pr
     assert editor.text() == "OPERATOR " + on_disk  # both: my edit and the agent's entry
     assert editor.text_edit.textCursor().position() == position
     assert editor.dirty and window.isWindowModified()
-    assert window.statusBar().currentMessage() == "Merged 1 new entry appended on disk"
+    merged = "Merged 1 new entry appended on disk: “Agents must batch SQL inserts.”"
+    assert window.statusBar().currentMessage() == merged
     assert editor.pages.currentWidget() is not editor.conflict_view
     assert (sample_project / MEMORY).read_text(encoding="utf-8") == on_disk  # untouched until save
     assert editor.save()
@@ -190,3 +192,68 @@ def test_unreadable_change_while_dirty_keeps_edits(qtbot, window: MainWindow, sa
     (sample_project / MEMORY).write_bytes(good + "\n- half a character: €".encode())
     qtbot.waitUntil(lambda: editor.text().endswith("€"), timeout=WAIT_MS)
     assert editor.notice.text() == "" and editor.text().startswith("MINE ")
+
+
+def test_merges_and_reloads_are_kept_in_the_notice_list(qtbot, window: MainWindow, sample_project: Path) -> None:
+    editor, notices = window.editor, window.status.notifications
+    assert notices.text() == "Notices"
+    other_process(REWRITE, str(sample_project), "## Pitfalls", "## Known traps")  # clean: a reload
+    qtbot.waitUntil(lambda: "## Known traps" in editor.text(), timeout=WAIT_MS)
+    _type_at(qtbot, editor, 0, "OPERATOR ")
+    assert other_process(APPEND, str(sample_project), "Agents must batch SQL inserts.") == "written"
+    qtbot.waitUntil(lambda: notices.unseen == 2, timeout=WAIT_MS)
+    qtbot.wait(6500)  # the status-bar message is long gone; the notices stay
+    assert window.statusBar().currentMessage() == ""
+    assert notices.text() == "Notices (2)"
+    qtbot.mouseClick(notices, Qt.MouseButton.LeftButton)
+    assert notices.popup.isVisible()
+    rows = notices.popup.texts()
+    assert "Merged 1 new entry appended on disk: “Agents must batch SQL inserts.”" in rows[0]  # newest first
+    assert "Reloaded memory.md (changed on disk)" in rows[1]
+    assert notices.text() == "Notices"  # seen now
+    notices.popup.hide()
+
+
+def test_dirty_state_shows_on_the_memory_tab(qtbot, window: MainWindow) -> None:
+    editor = window.editor
+    index = window.tabs.indexOf(editor)
+    assert window.tabs.tabText(index) == "Memory"
+    _type_at(qtbot, editor, 0, "x")
+    assert window.tabs.tabText(index) == "Memory •"
+    qtbot.keyClick(editor.text_edit, Qt.Key.Key_Z, Qt.KeyboardModifier.ControlModifier)  # back to saved
+    assert window.tabs.tabText(index) == "Memory"
+    _type_at(qtbot, editor, 0, "y")
+    assert editor.save()
+    assert window.tabs.tabText(index) == "Memory"
+
+
+def test_conflict_markers_are_marked_in_editor_and_preview(qtbot, window: MainWindow, sample_project: Path) -> None:
+    editor = window.editor
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    editor.text_edit.setFocus()
+    _type_at(qtbot, editor, 2, "Our ")
+    other_process(REWRITE, str(sample_project), "# Project Memory", "# Their Project Memory")
+    qtbot.waitUntil(lambda: editor.pages.currentWidget() is editor.conflict_view, timeout=WAIT_MS)
+    qtbot.keyClick(QApplication.focusWidget(), Qt.Key.Key_M,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)  # Merge by hand
+    assert editor.pages.currentWidget() is not editor.conflict_view
+    doc = editor.text_edit.document()
+    lines = editor.text().split("\n")
+    marked = [i for i, line in enumerate(lines) if line.startswith(("<<<<<<<", "=======", ">>>>>>>"))]
+    assert len(marked) == 3
+    editor.buffer.format_visible()
+    for number in marked:
+        formats = list(doc.findBlockByNumber(number).layout().formats())
+        assert formats and formats[0].length == len(lines[number])
+        assert formats[0].format.background().color() == editor.highlighter.conflict.background().color()
+    editor.preview.render_now()
+    shown = editor.preview.browser.toPlainText()
+    assert "<<<<<<< mine" in shown and ">>>>>>> disk" in shown and "=======" in shown
+    block, tinted = editor.preview.document.begin(), []
+    while block.isValid():
+        if block.blockFormat().background().color().name() == "#ffc9c5":  # .conflict-marker in preview.css
+            tinted.append(block.text())
+        block = block.next()
+    assert [t[:7] for t in tinted] == ["<<<<<<<", "=======", ">>>>>>>"]
+    assert "Our Project Memory" in shown and "Their Project Memory" in shown

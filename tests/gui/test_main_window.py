@@ -50,7 +50,7 @@ def test_opens_the_sample_project(make_window, sample_project: Path) -> None:
     assert window.windowTitle() == "memdesk — sample — memory.md[*]"
     assert window.editor.text() == (sample_project / MEMORY).read_text(encoding="utf-8")
     assert [window.tabs.tabText(i) for i in range(6)] == [
-        "Editor", "Settings", "Backends", "Insights", "Prune review", "Audit"]
+        "Memory", "Settings", "Backends", "Insights", "Prune review", "Audit"]
     assert window.status.backend_label.text() == "File System (file)"
     assert window.status.badges() == ["read", "write"]
     assert window.status.memory_label.text() == "Memory on"
@@ -209,3 +209,54 @@ def test_undo_redo_actions_follow_the_editor(qtbot, make_window, sample_project:
     assert redo.isEnabled() and not window.isWindowModified()
     redo.trigger()
     assert window.editor.text().startswith("a") and window.isWindowModified()
+
+
+def test_help_lists_every_shortcut_from_the_actions(qtbot, make_window, sample_project: Path) -> None:
+    window = make_window(sample_project)
+    window.view("backends")  # built views add their own actions
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    window.editor.text_edit.setFocus()
+    qtbot.keyClick(window.editor.text_edit, Qt.Key.Key_F1)
+    dialog = next(w for w in QApplication.topLevelWidgets() if w.objectName() == "shortcutsDialog" and w.isVisible())
+    listed = {(row[1], row[2]) for row in dialog.rows}
+    assert ("Save memory", "Ctrl+S") in listed and ("Go to line", "Ctrl+G") in listed
+    assert ("Next section", "Ctrl+Down, Alt+Down") in listed
+    assert ("Merge by hand", "Ctrl+Shift+M") in listed  # the conflict view's
+    assert ("Use this backend", "Ctrl+Return, Ctrl+Enter") in listed  # the backends view's
+    assert ("Keyboard shortcuts", "F1, Ctrl+/") in listed
+    every = {(a.text(), a.shortcuts()[0].toString()) for a in window.findChildren(type(window.actions()[0]))
+             if a.shortcuts() and a.text()}
+    assert len(dialog.rows) >= len({t for t, _ in every}) - 1  # generated: nothing left out
+    wheres = {row[0] for row in dialog.rows}
+    assert {"File", "Edit", "View", "Conflict", "Backends", "Help"} <= wheres
+    assert dialog.table.rowCount() == len(dialog.rows)
+    dialog.close()
+
+
+def test_use_this_backend_by_keyboard(qtbot, make_window, sample_project: Path) -> None:
+    window = make_window(sample_project)
+    view = window.show_view("backends")
+    view.select(view.model.row_of("readonly"))
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window)
+    view.list.setFocus()
+    qtbot.keyClick(view.list, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert window.session.backend.id == "readonly"
+    assert '"memoryBackend": "readonly"' in (sample_project / ".fusion/config.json").read_text(encoding="utf-8")
+
+
+def test_every_view_fits_800x600(qtbot, make_window, sample_project: Path) -> None:
+    window = make_window(sample_project)
+    window.resize(800, 600)
+    for key in window.view_keys():
+        window.show_view(key)
+        qtbot.wait(50)
+        assert window.width() == 800 and window.height() == 600, key  # no view forces the window wider
+    view = window.show_view("backends")
+    view.select(view.model.row_of("sqlite"))
+    qtbot.wait(50)
+    line = view.form.editor("database").line
+    assert line.text() == ".fusion/memdesk/memory.db"
+    assert line.cursorPosition() == 0  # the start of the path is what shows
+    assert line.fontMetrics().horizontalAdvance(line.text()) < line.width() - 20  # and all of it fits

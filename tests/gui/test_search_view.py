@@ -12,9 +12,10 @@ from core.backends import MemoryBackendRegistry
 from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
 from core.backends.hybrid import HybridMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
+from core.search import derived
 from core.search.embeddings import Embedder
 from gui.session import ProjectSession
-from gui.views.search_view import SearchView
+from gui.views.search_view import HighlightRole, SearchView
 
 
 class KeywordOnlyHybrid(HybridMemoryBackend):
@@ -36,6 +37,13 @@ def use(root: Path, backend: str) -> None:
     doc = json.loads(cfg.read_text())
     doc["settings"]["memoryBackend"] = backend
     cfg.write_text(json.dumps(doc))
+
+
+@pytest.fixture(autouse=True)
+def derived_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(derived.CACHE_DIR_ENV, str(tmp_path / "cache"))
+    yield
+    derived.close_all()
 
 
 @pytest.fixture
@@ -67,7 +75,10 @@ def test_results_show_file_line_section_and_explain(qtbot, view: SearchView):
     search(qtbot, view, "PgBouncer LISTEN")
     assert view.model.rowCount() >= 2
     assert cell(view, 0, 0) == ".fusion/memory-insights.md" and cell(view, 0, 1) == "27"
-    assert cell(view, 0, 2) == "Pitfalls" and "«PgBouncer»" in cell(view, 0, 3)
+    assert cell(view, 0, 2) == "Pitfalls" and "«" not in cell(view, 0, 3)
+    shown = cell(view, 0, 3)
+    words = {shown[s:e] for s, e in view.model.data(view.model.index(0, 3), HighlightRole)}
+    assert words == {"PgBouncer", "LISTEN"}
     assert cell(view, 0, 4).startswith("kw 1.00 · vec – · fused 1.00")
     assert view.status.text().endswith("results.")
     assert view.model.headerData(4, Qt.Orientation.Horizontal) == "Explain"
@@ -99,15 +110,19 @@ def test_no_results_and_empty_query(qtbot, view: SearchView):
     assert view.model.rowCount() == 0
 
 
-def test_backend_without_search_disables_the_view(qtbot, sample_project: Path):
+def test_a_backend_without_search_searches_with_memdesks_index(qtbot, sample_project: Path):
     session = ProjectSession(sample_project, registry())  # the sample uses the file backend
     v = SearchView(session)
     qtbot.addWidget(v)
-    assert not v.query.isEnabled() and "cannot search" in v.note.text()
-    session.switch_backend("sqlite")
-    assert v.query.isEnabled()
-    search(qtbot, v, "Kysely pinned")
+    assert v.query.isEnabled() and "memdesk's own index" in v.note.text()
+    search(qtbot, v, "Kysely pinned", mode="hybrid")
     assert {cell(v, r, 0) for r in range(2)} == {".fusion/memory.md", ".fusion/memory-insights.md"}
+    assert v.note.text().startswith("Ran: keyword search by memdesk's own index")
+    assert not session.backend.has_capability("search")  # the backend's capabilities are unchanged
+    assert not (sample_project / ".fusion" / "memdesk" / "search.db").exists()
+    session.switch_backend("sqlite")
+    search(qtbot, v, "Kysely pinned")
+    assert v.note.text().startswith("Ran: keyword search by the SQLite")
     session.close()
 
 

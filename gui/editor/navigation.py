@@ -1,0 +1,78 @@
+"""Moving around a long memory: the outline, Go to line, next/previous section.
+
+:class:`Navigator` connects the text field, the :class:`~gui.widgets.outline.OutlineView` and the
+:class:`~gui.editor.goto_bar.GoToLineBar`: the outline is refreshed from the headings when the text
+settles and marks the cursor's section as it moves; a click on a section, a line typed in the bar,
+or next/previous section move the cursor there (the outline and the preview then follow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from PySide6.QtCore import QObject
+
+from gui.editor.goto_bar import GoToLineBar
+from gui.editor.sections import Heading, find_headings, next_heading_line, previous_heading_line
+from gui.editor.text_edit import MemoryTextEdit
+from gui.widgets.outline import OutlineView
+
+SECTION_LEVEL = 2  # next/previous section steps over "#" and "##" headings, as the outline lists them
+
+
+class Navigator(QObject):
+    """Keeps the outline in step with the text and moves the cursor where the operator asks."""
+
+    def __init__(self, edit: MemoryTextEdit, outline: OutlineView, bar: GoToLineBar,
+                 text: Callable[[], str], parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._edit, self._outline, self._bar, self._text = edit, outline, bar, text
+        self.headings: list[Heading] = []
+        outline.lineActivated.connect(self.jump_to_line)
+        bar.lineRequested.connect(self._on_goto)
+        bar.closeRequested.connect(self.close_goto)
+        edit.cursorPositionChanged.connect(self._on_cursor_moved)
+
+    def refresh(self) -> None:
+        """Find the headings again (after a load, or when typing pauses) and show them."""
+        self.headings = find_headings(self._text(), max_level=SECTION_LEVEL)
+        self._outline.set_headings(self.headings)
+        self._outline.set_current_line(self._edit.current_line())
+
+    def jump_to_line(self, line: int) -> int:
+        """Put the cursor at the start of ``line`` (0-based), focus the text; return the line."""
+        line = self._edit.go_to_line(line)
+        self._edit.setFocus()
+        return line
+
+    def next_section(self) -> bool:
+        """Move to the next section's heading; False when there is none below."""
+        target = next_heading_line(self.headings, self._edit.current_line())
+        if target is None:
+            return False
+        self.jump_to_line(target)
+        return True
+
+    def previous_section(self) -> bool:
+        """Move to the heading above the cursor (the current section's, then the one before)."""
+        target = previous_heading_line(self.headings, self._edit.current_line())
+        if target is None:
+            return False
+        self.jump_to_line(target)
+        return True
+
+    def open_goto(self) -> None:
+        """Open the Go to line bar on the cursor's line."""
+        self._bar.open(self._edit.current_line(), self._edit.document().blockCount())
+
+    def close_goto(self) -> None:
+        """Close the bar and return to the text."""
+        self._bar.setVisible(False)
+        self._edit.setFocus()
+
+    def _on_goto(self, line: int) -> None:
+        self._bar.setVisible(False)
+        self.jump_to_line(line)
+
+    def _on_cursor_moved(self) -> None:
+        self._outline.set_current_line(self._edit.current_line())
