@@ -14,7 +14,7 @@ fi
 stamp="$venv/.memdesk-installed"
 if [ ! -f "$stamp" ] || [ "$here/pyproject.toml" -nt "$stamp" ]; then
     "$venv/bin/python" -m pip install --quiet --upgrade pip
-    "$venv/bin/python" -m pip install --quiet -e "$here[dev,semantic,servers]"
+    "$venv/bin/python" -m pip install --quiet -e "$here[dev,semantic,servers,postgres]"
     touch "$stamp"
 fi
 

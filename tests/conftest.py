@@ -17,8 +17,8 @@ REAL_MEMORY = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
 LAYERED = REPO / "tests" / "data" / "fusion-layered"
 
 # The chat-completions server and the user-config and sample-project fixtures (chat_server, user_config_dir,
-# tidepool), for every test that asks for them.
-pytest_plugins = ("tests.core.chat_server",)
+# tidepool), and the throwaway PostgreSQL cluster (pg_server, pg, pg_connection), for every test that asks.
+pytest_plugins = ("tests.core.chat_server", "tests.core.pg_server")
 
 
 @pytest.fixture

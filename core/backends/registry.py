@@ -153,6 +153,7 @@ class _LazyBackend:
 _OPTIONAL_BUILTINS: list[tuple[str, str, str]] = [
     ("sqlite", "core.backends.sqlite", "SqliteMemoryBackend"),
     ("hybrid", "core.backends.hybrid", "HybridMemoryBackend"),
+    ("postgres", "core.backends.postgres", "PostgresMemoryBackend"),
 ]
 
 

@@ -30,6 +30,7 @@ COMMAND_MODULES = (
     "core.cli.providers_cmds",
     "core.cli.budget_cmds",
     "core.cli.serve_cmds",
+    "core.cli.connections_cmds",
 )
 
 #: Which module registers each command.
@@ -42,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "providers": "core.cli.providers_cmds",
     "budget": "core.cli.budget_cmds",
     **dict.fromkeys(("serve", "mcp", "tokens"), "core.cli.serve_cmds"),
+    **dict.fromkeys(("connections", "backend"), "core.cli.connections_cmds"),
 }
 
 

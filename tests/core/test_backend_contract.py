@@ -1,8 +1,10 @@
-"""One contract suite run against every built-in backend: file, readonly, sqlite and hybrid.
+"""One contract suite run against every built-in backend: file, readonly, sqlite, hybrid and postgres.
 
 The readonly backend runs the write-refusal variant: every write is refused with ``READ_ONLY`` and
 nothing on disk changes. The hybrid backend runs twice: with the semantic model when the extra is
-installed, and keyword-only (as without the extra).
+installed, and keyword-only (as without the extra). The postgres backend runs against the session's
+throwaway PostgreSQL cluster (tests/core/pg_server.py), with and without its file mirror, each test under a
+project key of its own.
 """
 
 from __future__ import annotations
@@ -20,13 +22,16 @@ from core.backends import (
     require_capability,
 )
 from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
+from core.backends.postgres import PostgresMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
 from core.errors import MemoryBackendError
 from core.fileio import MAX_FILE_SIZE
 from tests.conftest import REAL_MEMORY
+from tests.core.pg_server import project_key
 from tests.core.searching import make_searching_backend
 
-KINDS = ["file", "readonly", "sqlite", "sqlite-nomirror", "hybrid", "hybrid-keyword-only"]
+KINDS = ["file", "readonly", "sqlite", "sqlite-nomirror", "hybrid", "hybrid-keyword-only", "postgres",
+         "postgres-nomirror"]
 EXPECTED_CAPS = {
     "file": {"read", "write"},
     "readonly": {"read"},
@@ -34,6 +39,8 @@ EXPECTED_CAPS = {
     "sqlite-nomirror": {"read", "write", "search", "transactions"},
     "hybrid": {"read", "write", "search"},
     "hybrid-keyword-only": {"read", "write", "search"},
+    "postgres": {"read", "write", "search", "transactions"},
+    "postgres-nomirror": {"read", "write", "search", "transactions"},
 }
 
 
@@ -45,12 +52,26 @@ def make(kind: str) -> tuple[MemoryBackend, dict]:
         return ReadOnlyMemoryBackend(), {}
     if kind == "sqlite-nomirror":
         return SqliteMemoryBackend(), {"mirror": False}
+    if kind.startswith("postgres"):
+        return PostgresMemoryBackend(), {"connection": "team", "projectKey": project_key(),
+                                         "mirror": kind == "postgres"}
     return make_searching_backend(kind), {}
 
 
 @pytest.fixture(params=KINDS)
 def kind(request: pytest.FixtureRequest) -> str:
+    if request.param.startswith("postgres"):
+        request.getfixturevalue("pg_connection")  # the cluster, and the connection "team" in the user config
     return request.param
+
+
+def versions(backend: MemoryBackend, project: Path) -> list[str]:
+    """The texts kept in history for the working memory (the database's history for postgres)."""
+    from core import history
+
+    if isinstance(backend, PostgresMemoryBackend):
+        return [backend.get_version(v.id)[1] for v in backend.list_versions(".fusion/memory.md")]
+    return [history.get_version(project, v.id)[1] for v in history.list_versions(project, ".fusion/memory.md")]
 
 
 @pytest.fixture
@@ -106,7 +127,7 @@ def test_round_trip_of_the_real_fusion_memory(kind: str, project: Path):
         if writable(kind):
             b.write(real.decode("utf-8"))
         assert b.read().encode("utf-8") == real
-        if kind in ("file", "sqlite", "hybrid", "hybrid-keyword-only"):
+        if kind in ("file", "sqlite", "hybrid", "hybrid-keyword-only", "postgres"):
             assert on_disk(project) == real  # the file (or the sqlite mirror) holds the same bytes
     finally:
         b.shutdown()
@@ -243,13 +264,10 @@ def test_shutdown_then_initialize_again(kind: str, project: Path):
 
 
 def test_every_replacing_write_keeps_the_previous_version(kind: str, backend: MemoryBackend, project: Path):
-    from core import history
 
     if not writable(kind):
         assert_refused(backend, project, source="editor")
         return
     backend.write("- v1\n", source="editor")
     backend.write("- v2\n", source="editor")
-    versions = history.list_versions(project, ".fusion/memory.md")
-    contents = [history.get_version(project, v.id)[1] for v in versions]
-    assert "- v1\n" in contents
+    assert "- v1\n" in versions(backend, project)

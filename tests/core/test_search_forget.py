@@ -90,3 +90,44 @@ def test_deleting_a_whole_searched_file_forgets_it(project: Path):
         assert rows_holding(backend.search_service.db.path, SECRET) == []  # type: ignore[union-attr]
     finally:
         backend.shutdown()
+
+
+def test_deleted_line_is_gone_from_postgres(project: Path, pg_connection: str, pg):
+    """The same on the postgres backend: no search mode, chunk row, tsvector lexeme, document row or mirror
+    keeps the deleted line; only the history does, by design."""
+    import psycopg
+
+    from core.backends.postgres import PostgresMemoryBackend
+    from tests.core.pg_server import project_key
+
+    key = project_key()
+    backend = PostgresMemoryBackend()
+    backend.initialize({"connection": "team", "projectKey": key}, project)
+
+    def holding(query: str) -> int:
+        with psycopg.connect(pg.dsn()) as conn:
+            return int(conn.execute(query, (key, f"%{SECRET}%")).fetchone()[0])
+
+    chunk_rows = "SELECT count(*) FROM memdesk_chunks WHERE project_key = %s AND body ILIKE %s"
+    lexemes = "SELECT count(*) FROM memdesk_chunks WHERE project_key = %s AND tsv::text ILIKE %s"
+    documents = "SELECT count(*) FROM memdesk_documents WHERE project_key = %s AND content ILIKE %s"
+    kept = "SELECT count(*) FROM memdesk_history WHERE project_key = %s AND content ILIKE %s"
+    try:
+        backend.write(WITH_SECRET)
+        for mode in ("keyword", "semantic", "hybrid"):
+            hits = backend.search(f"staging password {SECRET}", MemorySearchOptions(limit=10, mode=mode))
+            assert any(SECRET in r.content and r.line_number == 7 for r in hits), mode
+        assert holding(chunk_rows) == 1 and holding(lexemes) == 1
+
+        backend.write(BASE)  # the operator deletes the line
+
+        for mode in ("keyword", "semantic", "hybrid"):
+            for query in (SECRET, f"staging password {SECRET} rotate monthly", SECRET[2:8]):
+                hits = backend.search(query, MemorySearchOptions(limit=50, mode=mode))
+                assert all(SECRET not in r.content and r.line_number != 7 for r in hits), (mode, query)
+        assert holding(chunk_rows) == 0
+        assert holding(lexemes) == 0 and holding(documents) == 0
+        assert SECRET not in (project / ".fusion" / "memory.md").read_text(encoding="utf-8")
+        assert holding(kept) == 1  # history keeps replaced versions, by design
+    finally:
+        backend.shutdown()

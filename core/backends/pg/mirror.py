@@ -1,0 +1,163 @@
+"""The file mirror of a database-backed project: each document also written to its layout path, and edits
+made to those files by agents that only know files taken back into the database by content.
+
+What this host last mirrored is remembered per document as a content hash and length in
+``.fusion/memdesk/mirror/<project key>/<path>.sha256`` (untrusted: anything but 64 hex digits and a
+number is ignored). The length finds the mirrored text inside a file an agent appended to, by content:
+the file's first ``length`` characters must hash to the remembered hash.
+:func:`reconcile` decides, from the file's text alone, what to do with it:
+
+- the file holds the database's text, or what was last mirrored, or any version the document once had
+  → the file is merely behind: it is rewritten with the database's text (nothing in it is lost);
+- the file is what was last mirrored plus text at the end (an agent appended) → that text is appended
+  to the database's current text;
+- an emptied file → written again, like a deleted one (emptiness is never imported);
+- anything else → a three-way merge of last-mirrored / database / file; when both sides changed the
+  same lines, the database wins and the file's text is kept in history (``mirror-conflict``).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from core import fileio
+from core.errors import MemoryBackendError, PathOutsideRootError
+from core.textmerge import merge3
+
+log = logging.getLogger(__name__)
+
+STATE_DIR = f"{fileio.MEMDESK_DIR}/mirror"
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+
+
+@dataclass(frozen=True)
+class Mirrored:
+    """What was last mirrored: the text's hash and its length in characters."""
+
+    hash: str
+    length: int
+
+
+class MirrorFiles:
+    """The mirror files of one project key under one project root."""
+
+    def __init__(self, root: Path, project_key: str, backend_id: str = "postgres") -> None:
+        self.root = root
+        self.project_key = project_key
+        self.backend_id = backend_id
+
+    def path(self, relpath: str) -> Path:
+        """The absolute mirror path (confined to the root; ``INVALID_CONFIG`` otherwise)."""
+        try:
+            return fileio.resolve_in_root(self.root, relpath)
+        except PathOutsideRootError as exc:
+            raise MemoryBackendError(str(exc), "INVALID_CONFIG", self.backend_id, exc) from exc
+
+    def read(self, relpath: str) -> str | None:
+        """The mirror file's text (``None`` when absent); a folder, FIFO or device is refused, never opened."""
+        p = self.path(relpath)
+        if p.exists() and not p.is_file():
+            raise MemoryBackendError(f"{relpath} is not a regular file; it is not mirrored", "READ_FAILED",
+                                     self.backend_id)
+        return fileio.read_text(p, self.backend_id)
+
+    def stat(self, relpath: str) -> tuple[int, int] | None:
+        """``(mtime_ns, size)`` of the mirror file, ``None`` when it is missing."""
+        try:
+            st = os.stat(self.path(relpath))
+        except (OSError, MemoryBackendError):
+            return None
+        return st.st_mtime_ns, st.st_size
+
+    def write(self, relpath: str, content: str) -> None:
+        """Replace the mirror file atomically. No local history: every text it held is in the database."""
+        try:
+            fileio.atomic_write_bytes(self.path(relpath), content.encode("utf-8"))
+        except OSError as exc:
+            raise MemoryBackendError(f"cannot write the mirror {relpath}: {exc.strerror or exc}", "WRITE_FAILED",
+                                     self.backend_id, exc) from exc
+
+    def _state(self, relpath: str) -> Path:
+        name = relpath.replace("/", "__")
+        return self.root / STATE_DIR / self.project_key / f"{name}.sha256"
+
+    def last(self, relpath: str) -> Mirrored | None:
+        """What this host last mirrored for ``relpath`` (``None`` when unknown or unreadable)."""
+        p = self._state(relpath)
+        try:
+            if p.is_symlink() or not p.is_file() or p.stat().st_size > 200:
+                return None
+            parts = p.read_text(encoding="ascii").split()
+        except (OSError, UnicodeDecodeError):
+            return None
+        if len(parts) != 2 or not _HEX64.match(parts[0]) or not parts[1].isdigit():
+            return None
+        return Mirrored(parts[0], int(parts[1]))
+
+    def base_of(self, relpath: str, text: str) -> str | None:
+        """The text last mirrored, when ``text`` (the file now) still starts with it; else ``None``."""
+        last = self.last(relpath)
+        if last is None or len(text) < last.length:
+            return None
+        head = text[:last.length]
+        return head if fileio.content_hash(head) == last.hash else None
+
+    def remember(self, relpath: str, content: str) -> None:
+        """Note that the mirror of ``relpath`` now holds ``content`` (best effort: losing it only costs a merge)."""
+        p = self._state(relpath)
+        try:
+            fileio.resolve_in_root(self.root, p.relative_to(self.root))
+            p.parent.mkdir(parents=True, exist_ok=True)
+            tmp = p.with_name(p.name + ".tmp")
+            tmp.write_text(f"{fileio.content_hash(content)} {len(content)}\n", encoding="ascii")
+            os.replace(tmp, p)
+        except (OSError, PathOutsideRootError, ValueError) as exc:
+            log.warning("cannot remember the mirror state of %s: %s", relpath, exc)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What to do with a mirror file: ``keep`` the database's text, or store ``content`` (an import).
+
+    ``appended`` is the text an agent appended (stored by appending), ``conflict`` the file's text that
+    could not be merged (kept in history only).
+    """
+
+    action: str  # "keep" | "replace" | "append" | "conflict"
+    content: str | None = None
+    appended: str | None = None
+
+
+def reconcile(file_text: str, db_text: str | None, base: str | None, known_old: bool) -> Decision:
+    """Decide what the mirror file's text means (see the module docstring).
+
+    ``base`` is the text last mirrored by this host (``None`` when unknown); ``known_old`` says the file's
+    text is a version the document once had.
+    """
+    if db_text is None or db_text == "":
+        return Decision("keep") if file_text == (db_text or "") else Decision("replace", file_text)
+    if not file_text.strip():
+        # An emptied file is treated as a deleted one (a crash mid-save, ``> memory.md``): never imported
+        # as "the memory is now empty"; it is written again from the database.
+        return Decision("keep")
+    if file_text == db_text or (base is not None and file_text == base) or known_old:
+        return Decision("keep")
+    if base is not None:
+        if file_text.startswith(base):
+            return Decision("append", appended=file_text[len(base):])
+        if db_text == base:
+            return Decision("replace", file_text)
+        merged = merge3(base, db_text, file_text)
+        if merged.conflicts == 0:
+            return Decision("replace", merged.text)
+        return Decision("conflict", file_text)
+    # No record of what was mirrored here (a new host, a moved project): judge by prefixes only.
+    if file_text.startswith(db_text):
+        return Decision("append", appended=file_text[len(db_text):])
+    if db_text.startswith(file_text):
+        return Decision("keep")
+    return Decision("conflict", file_text)

@@ -1,0 +1,120 @@
+"""memdesk's tables in PostgreSQL, created and migrated by versioned steps recorded in ``memdesk_schema_version``.
+
+Steps only ever add (tables, columns, indexes); a step that would drop or rewrite data needs an explicit,
+announced migration of its own, never a silent one. A database whose schema is newer than this memdesk
+knows is refused, so an old client cannot write rows a newer one would misread.
+
+No ``pg_trgm`` index: measured here, a trigram GIN index on the entries doubled the cost of writing them
+(2,000 entries: 240 ms against 120 ms) and did not speed up the substring fallback (16 ms against 20 ms
+over 10,000 entries), which scans only the project's own rows.
+
+An entry's words (:data:`TSV`) are indexed from its first 200,000 characters: a ``tsvector`` holds at most 1 MB, which
+one 1 MiB paragraph of distinct words exceeds (the write would fail). Text past that point of a single
+huge entry is found by the substring fallback only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import psycopg
+
+from core.errors import MemoryBackendError
+
+#: How an entry's ``tsvector`` is made from its ``body`` and ``section`` (words weigh A, the section D).
+TSV = ("setweight(to_tsvector('english', left(body, 200000)), 'A') || "
+       "setweight(to_tsvector('english', coalesce(section, '')), 'D')")
+
+#: Key of the advisory lock that serializes migrations between clients starting at the same time.
+MIGRATION_LOCK = 0x6D656D64  # "memd"
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema step: its version, what it adds, and its SQL statements (or a callable)."""
+
+    version: int
+    description: str
+    steps: tuple[str | Callable[[psycopg.Connection], None], ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "documents, history and full-text chunks", (
+        """CREATE TABLE memdesk_documents (
+            project_key text NOT NULL,
+            path text NOT NULL,
+            content text NOT NULL,
+            hash text NOT NULL,
+            size integer NOT NULL,
+            revision bigint NOT NULL DEFAULT 1,
+            updated_at timestamptz NOT NULL DEFAULT now(),
+            updated_by text,
+            source text NOT NULL,
+            PRIMARY KEY (project_key, path))""",
+        """CREATE TABLE memdesk_history (
+            id bigserial PRIMARY KEY,
+            project_key text NOT NULL,
+            path text NOT NULL,
+            hash text NOT NULL,
+            size integer NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            source text NOT NULL,
+            author text,
+            content text NOT NULL,
+            UNIQUE (project_key, path, hash))""",
+        "CREATE INDEX memdesk_history_doc ON memdesk_history (project_key, path, created_at DESC, id DESC)",
+        # Rows are found by document (not by line), and tsv is a plain column: an edit that moves
+        # later entries down updates only their line numbers, in place (HOT), no re-indexing.
+        """CREATE TABLE memdesk_chunks (
+            id bigserial PRIMARY KEY,
+            project_key text NOT NULL,
+            path text NOT NULL,
+            line integer NOT NULL,
+            end_line integer NOT NULL,
+            section text,
+            body text NOT NULL,
+            hash text NOT NULL,
+            tsv tsvector NOT NULL,
+            FOREIGN KEY (project_key, path) REFERENCES memdesk_documents ON DELETE CASCADE)
+            WITH (fillfactor = 70)""",
+        "CREATE INDEX memdesk_chunks_doc ON memdesk_chunks (project_key, path)",
+        "CREATE INDEX memdesk_chunks_tsv ON memdesk_chunks USING gin (tsv)",
+    )),
+)
+LATEST = MIGRATIONS[-1].version
+
+
+def current_version(conn: psycopg.Connection) -> int:
+    """The schema version of the database (0 when memdesk never ran there)."""
+    row = conn.execute("SELECT to_regclass('memdesk_schema_version') IS NOT NULL").fetchone()
+    if not row or not row[0]:
+        return 0
+    found = conn.execute("SELECT coalesce(max(version), 0) FROM memdesk_schema_version").fetchone()
+    return int(found[0]) if found else 0
+
+
+def migrate(conn: psycopg.Connection, backend_id: str = "postgres") -> int:
+    """Bring the schema to :data:`LATEST` in one transaction; return the version. Newer schemas are refused."""
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK,))
+        conn.execute("""CREATE TABLE IF NOT EXISTS memdesk_schema_version (
+            version integer PRIMARY KEY, description text NOT NULL,
+            applied_at timestamptz NOT NULL DEFAULT now())""")
+        version = current_version(conn)
+        if version > LATEST:
+            raise MemoryBackendError(
+                f"the database's memdesk schema is version {version}, newer than this memdesk understands "
+                f"({LATEST}); upgrade memdesk on this machine. Nothing was changed.", "INVALID_CONFIG", backend_id)
+        for m in MIGRATIONS:
+            if m.version <= version:
+                continue
+            for step in m.steps:
+                if callable(step):
+                    step(conn)
+                else:
+                    conn.execute(step)
+            conn.execute("INSERT INTO memdesk_schema_version (version, description) VALUES (%s, %s)",
+                         (m.version, m.description))
+            version = m.version
+    return version
