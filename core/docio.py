@@ -92,6 +92,8 @@ def _check_readable(path: Path, relpath: str, backend_id: str, code: str = "READ
         st = path.stat()
     except FileNotFoundError:
         return False
+    except NotADirectoryError as exc:
+        raise MemoryBackendError(_not_a_folder(path, relpath), code, backend_id, exc) from exc
     except OSError as exc:
         raise MemoryBackendError(f"cannot read {relpath}: {exc.strerror or exc}", code, backend_id, exc) from exc
     if not stat.S_ISREG(st.st_mode):
@@ -102,6 +104,18 @@ def _check_readable(path: Path, relpath: str, backend_id: str, code: str = "READ
             f"{relpath} is {st.st_size:,} bytes ({fileio.format_size(st.st_size)}); memdesk reads documents "
             f"of at most {MAX_READ_SIZE:,} bytes. Move it aside or shorten it outside memdesk", code, backend_id)
     return True
+
+
+def _not_a_folder(path: Path, relpath: str) -> str:
+    """Name the part of ``relpath`` that is a file where a folder belongs (``.fusion`` itself, say)."""
+    parts = Path(relpath).parts
+    root = path.parents[len(parts) - 1]
+    for depth in range(1, len(parts)):
+        part = Path(*parts[:depth])
+        if (root / part).exists() and not (root / part).is_dir():
+            return (f"{part.as_posix()} is not a folder (a file stands where memdesk expects one, on the way to "
+                    f"{relpath}); move that file aside")
+    return f"a part of {relpath} is not a folder; move the file that stands in its place aside"
 
 
 def read_document(root: Path | str, relpath: str, backend_id: str = "file") -> str | None:
