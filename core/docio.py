@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from core import fileio
+from core import fileio, saving
 from core.errors import MemoryBackendError, PathOutsideRootError
 
 #: Largest document memdesk reads: above the 1 MiB write limit, so an over-full memory still opens to be pruned.
@@ -132,16 +132,9 @@ def replace_document(root: Path | str, relpath: str, content: str, *, expected_h
     # A FIFO would block the re-read under the lock; a folder cannot be replaced.
     _check_readable(_resolve(root, relpath, backend_id), relpath, backend_id, "WRITE_FAILED")
     _check_state_dir(root, backend_id)
-    kwargs = {"author": author} if author is not None and _replace_takes_author() else {}
-    result = fileio.replace_text(root, relpath, content, expected_hash=expected_hash, source=source,
-                                 backend_id=backend_id, **kwargs)
+    result = saving.replace_text(root, relpath, content, expected_hash=expected_hash, source=source,
+                                 backend_id=backend_id, author=author)
     return result.changed
-
-
-def _replace_takes_author() -> bool:
-    import inspect
-
-    return "author" in inspect.signature(fileio.replace_text).parameters
 
 
 def append_document(root: Path | str, relpath: str, build: Callable[[str], str | None], *,

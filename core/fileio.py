@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
-import sqlite3
 import stat
 import tempfile
 import threading
@@ -26,7 +25,6 @@ from core.safepath import (
     O_NOCTTY,
     O_NOFOLLOW,
     O_NONBLOCK,
-    database_reason,
     file_kind,
     os_reason,
     real_path_in_root,
@@ -231,6 +229,11 @@ def _rename(src: Path, dst: Path) -> None:
     os.replace(src, dst)
 
 
+#: Starts keeping the previous bytes of a file (``root, relpath, bytes, source, author, digest,
+#: backend_id``) and returns the wait the rename does first (it raises when they cannot be kept).
+KeepPrevious = Callable[[Path, str, bytes, str, "str | None", "str | None", str], Callable[[], object]]
+
+
 @dataclass(frozen=True)
 class ReplaceResult:
     """What :func:`replace_text` did: the path, whether bytes changed, and the new content hash.
@@ -294,6 +297,7 @@ def replace_text(
     source: str = "write",
     backend_id: str = "file",
     keep_history: bool = True,
+    keep_previous: KeepPrevious | None = None,
     author: str | None = None,
     max_size: int = MAX_FILE_SIZE,
     size_hint: str = "shorten or prune the memory first",
@@ -302,7 +306,8 @@ def replace_text(
 
     ``expected_hash`` is the :func:`content_hash` of the text the caller started from (hash of
     ``""`` for a file that did not exist); when the file changed since, ``CONFLICT`` is raised and
-    nothing is written. ``keep_history=False`` is for files memdesk generates itself (audit
+    nothing is written. The previous version is kept through ``keep_previous`` (given by
+    :func:`core.saving.replace_text`, which sits above the history). ``keep_history=False`` is for files memdesk generates itself (audit
     reports, schedule state), whose old versions are not worth keeping. ``max_size`` is the size
     limit (files that are not memory, such as proposals, have their own). A symlink that stays
     inside the root is written through (the link stays a link); a target outside the root, one
@@ -312,6 +317,9 @@ def replace_text(
         raise MemoryBackendError(
             f"content must be a string, not {type(content).__name__}", "WRITE_FAILED", backend_id
         )
+    if keep_history and keep_previous is None:
+        raise TypeError("fileio.replace_text keeps no history by itself: call core.saving.replace_text, "
+                        "or pass keep_history=False for a file memdesk generates")
     root_p = Path(root)
     _logical, target = _confined_target(root_p, relpath, backend_id)
     try:
@@ -340,7 +348,8 @@ def replace_text(
                 return ReplaceResult(target, False, digest, len(data), data)
             wait_for_history = None
             if raw and keep_history:
-                wait_for_history = _keep_previous(root_p, relpath, raw, source, author, digest, backend_id)
+                assert keep_previous is not None  # checked on entry
+                wait_for_history = keep_previous(root_p, relpath, raw, source, author, digest, backend_id)
             atomic_write_bytes(target, data, wait_for_history)
             _written.remember(target, data, None)
     except MemoryBackendError:
@@ -355,30 +364,6 @@ def replace_text(
     except OSError as exc:
         raise MemoryBackendError(os_reason(relpath, exc, "write"), "WRITE_FAILED", backend_id, exc) from exc
     return ReplaceResult(target, True, None, len(data), data)
-
-
-def _keep_previous(root: Path, relpath: str, raw: bytes, source: str, author: str | None, digest: str | None,
-                   backend_id: str) -> Callable[[], object]:
-    """Start recording the previous version on history's thread; return the wait the rename does first.
-
-    The new bytes are written and synced meanwhile, so the two ``fsync`` calls overlap. When the old
-    version cannot be kept (a damaged or read-only history database) the wait raises, and nothing is
-    written.
-    """
-    from core import history  # late import: history imports this module
-
-    pending = history.record_version_soon(root, relpath, raw, source, author=author, digest=digest)
-
-    def wait() -> object:
-        try:
-            return pending.result()
-        except sqlite3.Error as exc:
-            raise MemoryBackendError(
-                f"the previous version of {relpath} cannot be kept in history: "
-                f"{database_reason(exc, history.HISTORY_DB)}. Nothing was written",
-                "WRITE_FAILED", backend_id, exc) from exc
-
-    return wait
 
 
 # -- appends ----------------------------------------------------------------------------------------

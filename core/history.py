@@ -28,14 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from core import history_store
-from core.errors import MemoryBackendError
 from core.history_db import HISTORY_DB, HistoryUnavailable, connection, db_path, forget_connection, wrap_error
 
 log = logging.getLogger(__name__)
 
 __all__ = ["HISTORY_DB", "AppendEvent", "HistoryUnavailable", "RestoreResult", "RetentionPolicy", "Version",
            "get_version", "is_memory_document", "list_events", "list_versions", "prune_history", "record_append",
-           "record_version", "restore_version", "retention_policy", "source_label", "unified_diff"]
+           "record_version", "retention_policy", "source_label", "unified_diff"]
 
 DEFAULT_RETENTION_DAYS = 90
 DEFAULT_MIN_VERSIONS = 20
@@ -413,29 +412,3 @@ class RestoreResult:
     changed: bool
 
 
-def restore_version(root: Path | str, version_id: int, *, backend: Any = None,
-                    expected_hash: str | None = None) -> RestoreResult:
-    """Write version ``version_id`` back to its file with source ``restore`` (the replaced content is kept).
-
-    Only a memory document of the project is restored (a row naming any other path, planted or
-    damaged, is refused with ``INVALID_CONFIG``). A version of the working memory is written
-    through ``backend`` when one is given (so a database-backed memory is restored where it
-    lives); any other file through ``fileio.replace_text``. Raises ``NOT_FOUND`` for an unknown id
-    and whatever the write raises (``CONFLICT``...).
-    """
-    from core import fileio
-    from core.project_memory import MEMORY_FILE_PATH
-
-    found = get_version(root, version_id)
-    if found is None:
-        raise MemoryBackendError(f"no version {version_id} in the history", "NOT_FOUND", "history")
-    version, content = found
-    if not is_memory_document(root, version.path):
-        raise MemoryBackendError(f"version {version.id} is of {version.path!r}, which is not a memory document of "
-                                 "this project; nothing was restored", "INVALID_CONFIG", "history")
-    if backend is not None and version.path == MEMORY_FILE_PATH:
-        before = backend.read()
-        backend.write(content, expected_hash=expected_hash, source="restore")
-        return RestoreResult(version, version.path, before != content)
-    result = fileio.replace_text(root, version.path, content, expected_hash=expected_hash, source="restore")
-    return RestoreResult(version, version.path, result.changed)

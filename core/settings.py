@@ -24,7 +24,7 @@ from pydantic import (
     field_validator,
 )
 
-from core import fileio
+from core import fileio, saving
 from core.errors import MemoryBackendError, SettingsError
 
 log = logging.getLogger(__name__)
@@ -242,7 +242,7 @@ class ConfigFile:
             doc = settings
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         try:
-            fileio.replace_text(self.root, CONFIG_PATH, text, expected_hash=fileio.content_hash(self.text),
+            saving.replace_text(self.root, CONFIG_PATH, text, expected_hash=fileio.content_hash(self.text),
                                 source=source)
         except MemoryBackendError as exc:
             raise SettingsError(f"cannot save {CONFIG_PATH}: {exc}") from exc

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core import fileio
-from core.budget.rules import CONSUMER_ID_RE, UserConsumer
+from core.load_rules import CONSUMER_ID_RE, UserConsumer
 from core.errors import MemoryBackendError, SettingsError
 
 __all__ = [

@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import fileio, history
+from core import fileio, history, saving
 from core.backends.pg import documents as docs
 from core.backends.pg.documents import check_document_path
 from core.backends.pg.mirror import MirrorFiles
@@ -114,7 +114,7 @@ def move_to_postgres(root: Path, connection: str, project_key: str | None = None
     for path, text in files.items():
         # The files become the mirror: make each hold the moved text (a database-backed backend's file may
         # be behind; its text is kept in local history), then note it as mirrored.
-        fileio.replace_text(root, path, text, source="move", backend_id="postgres")
+        saving.replace_text(root, path, text, source="move", backend_id="postgres")
         mirror.remember(path, text)
     update_settings(root, {"memoryBackend": "postgres",
                            "memoryBackendConfig": {"connection": connection, "projectKey": key, "mirror": True}})
@@ -141,7 +141,7 @@ def move_to_files(root: Path) -> MoveReport:
                 texts[path] = text
         for path, text in texts.items():
             report.versions_copied += _copy_db_history(backend, root, path)
-            result = fileio.replace_text(root, path, text, source="move", backend_id="postgres")
+            result = saving.replace_text(root, path, text, source="move", backend_id="postgres")
             if not result.changed:
                 report.unchanged.append(path)
         for path, text in texts.items():

@@ -21,7 +21,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from core import fileio, history
+from core import fileio, history, saving
 from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptions, MemorySearchResult
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.layout import SEED_MEMORY as MEMORY_FILE_PATH
@@ -219,7 +219,7 @@ class SqliteMemoryBackend(MemoryBackend):
         assert self.root is not None
         self._mirror_seen = None
         try:
-            fileio.replace_text(self.root, MEMORY_FILE_PATH, content, source=source, backend_id=self.id)
+            saving.replace_text(self.root, MEMORY_FILE_PATH, content, source=source, backend_id=self.id)
         except MemoryBackendError as exc:
             raise MemoryBackendError(f"the memory was saved in the database, but the mirror {MEMORY_FILE_PATH} "
                                      f"could not be updated: {exc}", "WRITE_FAILED", self.id, exc) from exc

@@ -4,7 +4,7 @@ Validation is Fusion's ``validatePruneCandidate``: a candidate must be non-blank
 of ``## Architecture``, ``## Conventions`` and ``## Pitfalls`` (as real heading lines, see
 :func:`validate_prune_candidate`); :func:`unattended_prune_refusal` is the stricter test a prune
 applied without the operator must pass. Applying it writes through
-``core.fileio.replace_text`` so the previous memory stays in history.
+the project model, so the previous memory stays in history.
 
 Fixes over Fusion (memdesk design, section 3): the written file ends with exactly one newline (Fusion
 wrote the trimmed text with none), ``new_size`` is the length of what was written, and a write that

@@ -1,6 +1,6 @@
 """Where proposals live: one JSON file per proposal under ``.fusion/memdesk/proposals/``.
 
-Each file is written through ``core.fileio.replace_text`` (atomic, with history). This module stores,
+Each file is written through ``core.saving.replace_text`` (atomic, with history). This module stores,
 lists and loads proposals, turns a saved AI reply or a prune candidate file into a proposal, and
 records review outcomes in the audit.
 """
@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
-from core import fileio
+from core import fileio, saving
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.insights import (
     MemoryInsight,
@@ -96,7 +96,7 @@ def _read(root: Path | str, proposal_id: str) -> tuple[Proposal, str]:
 def _write(root: Path | str, proposal: Proposal, loaded_text: str | None) -> Proposal:
     text = json.dumps(proposal.to_json(), indent=2, ensure_ascii=False) + "\n"
     expected = fileio.content_hash(loaded_text or "")
-    fileio.replace_text(root, proposal_relpath(proposal.id), text, expected_hash=expected, source="proposal",
+    saving.replace_text(root, proposal_relpath(proposal.id), text, expected_hash=expected, source="proposal",
                         max_size=PROPOSAL_MAX_SIZE, size_hint="the proposal is too big to keep")
     return proposal
 

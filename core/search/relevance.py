@@ -10,9 +10,12 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.backends.base import MemoryBackend, MemorySearchOptions
+from core.search.types import MemorySearchOptions
+
+if TYPE_CHECKING:
+    from core.backends.base import MemoryBackend
 from core.search.chunking import chunk_markdown
 
 

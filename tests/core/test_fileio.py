@@ -6,39 +6,39 @@ import os
 
 import pytest
 
-from core import fileio, history
+from core import fileio, history, saving
 from core.errors import MemoryBackendError, PathOutsideRootError
 
 REL = ".fusion/memory.md"
 
 
 def test_replace_creates_folder_and_file(project):
-    result = fileio.replace_text(project, REL, "hello\n")
+    result = saving.replace_text(project, REL, "hello\n")
     assert (project / REL).read_bytes() == b"hello\n"
     assert result.changed and result.content_hash == fileio.content_hash("hello\n")
 
 
 def test_replace_keeps_previous_version_in_history(project):
-    fileio.replace_text(project, REL, "one\n")
-    fileio.replace_text(project, REL, "two\n", source="editor")
+    saving.replace_text(project, REL, "one\n")
+    saving.replace_text(project, REL, "two\n", source="editor")
     versions = history.list_versions(project, REL)
     assert [v.source for v in versions] == ["editor"]
     assert history.get_version(project, versions[0].id)[1] == "one\n"
 
 
 def test_identical_write_changes_nothing(project):
-    fileio.replace_text(project, REL, "same\n")
+    saving.replace_text(project, REL, "same\n")
     mtime = os.stat(project / REL).st_mtime_ns
-    assert not fileio.replace_text(project, REL, "same\n").changed
+    assert not saving.replace_text(project, REL, "same\n").changed
     assert os.stat(project / REL).st_mtime_ns == mtime
     assert history.list_versions(project, REL) == []
 
 
 def test_over_one_mib_is_refused_with_both_sizes(project):
-    fileio.replace_text(project, REL, "keep\n")
+    saving.replace_text(project, REL, "keep\n")
     big = "x" * (fileio.MAX_FILE_SIZE + 1)
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, REL, big)
+        saving.replace_text(project, REL, big)
     assert info.value.code == "QUOTA_EXCEEDED"
     assert "1,048,577 bytes" in info.value.message and "1,048,576 bytes" in info.value.message
     assert (project / REL).read_bytes() == b"keep\n"
@@ -46,9 +46,9 @@ def test_over_one_mib_is_refused_with_both_sizes(project):
 
 def test_exactly_one_mib_of_multibyte_text_counts_bytes(project):
     text = "é" * (fileio.MAX_FILE_SIZE // 2)  # 2 bytes each: exactly the limit
-    fileio.replace_text(project, REL, text)
+    saving.replace_text(project, REL, text)
     with pytest.raises(MemoryBackendError):
-        fileio.replace_text(project, REL, text + "é")
+        saving.replace_text(project, REL, text + "é")
 
 
 def test_non_utf8_file_gives_offset_and_is_never_rewritten(project):
@@ -59,35 +59,35 @@ def test_non_utf8_file_gives_offset_and_is_never_rewritten(project):
         fileio.read_text(path)
     assert info.value.code == "READ_FAILED" and "byte offset 3" in info.value.message
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, REL, "new")
+        saving.replace_text(project, REL, "new")
     assert info.value.code == "READ_FAILED"
     assert path.read_bytes() == b"ok\n\xff\xfe bad"
 
 
 def test_stale_expected_hash_is_a_conflict(project):
-    fileio.replace_text(project, REL, "base\n")
+    saving.replace_text(project, REL, "base\n")
     base_hash = fileio.content_hash("base\n")
     (project / REL).write_text("base\nagent line\n")
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, REL, "mine\n", expected_hash=base_hash)
+        saving.replace_text(project, REL, "mine\n", expected_hash=base_hash)
     assert info.value.code == "CONFLICT"
     assert (project / REL).read_text() == "base\nagent line\n"
 
 
 def test_expected_hash_of_empty_matches_missing_file(project):
-    fileio.replace_text(project, REL, "first\n", expected_hash=fileio.content_hash(""))
+    saving.replace_text(project, REL, "first\n", expected_hash=fileio.content_hash(""))
     assert (project / REL).read_text() == "first\n"
 
 
 def test_failure_between_temp_write_and_rename_leaves_original(project, monkeypatch):
-    fileio.replace_text(project, REL, "original\n")
+    saving.replace_text(project, REL, "original\n")
 
     def crash(src, dst):
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fileio, "_rename", crash)
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, REL, "half-written new content\n")
+        saving.replace_text(project, REL, "half-written new content\n")
     assert info.value.code == "WRITE_FAILED"
     assert (project / REL).read_text() == "original\n"
     leftovers = [p.name for p in (project / ".fusion").iterdir() if p.name.endswith(".tmp")]
@@ -99,7 +99,7 @@ def test_paths_are_confined_to_root(project, bad):
     with pytest.raises(PathOutsideRootError):
         fileio.resolve_in_root(project, bad)
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, bad, "x")
+        saving.replace_text(project, bad, "x")
     assert info.value.code == "INVALID_CONFIG"
 
 
@@ -116,7 +116,7 @@ def test_real_fixture_round_trips_byte_for_byte(real_project):
     path = real_project / REL
     before = path.read_bytes()
     text = fileio.read_text(path)
-    assert not fileio.replace_text(real_project, REL, text).changed
+    assert not saving.replace_text(real_project, REL, text).changed
     assert path.read_bytes() == before
 
 
@@ -126,11 +126,11 @@ def test_crlf_is_preserved(project):
     path.write_bytes(b"# Project Memory\r\n\r\n- a\r\n")
     text = fileio.read_text(path)
     assert "\r\n" in text
-    fileio.replace_text(project, REL, text)
+    saving.replace_text(project, REL, text)
     assert path.read_bytes() == b"# Project Memory\r\n\r\n- a\r\n"
 
 
 def test_generated_files_can_skip_history(project):
-    fileio.replace_text(project, ".fusion/memory-audit.md", "one\n", keep_history=False)
-    fileio.replace_text(project, ".fusion/memory-audit.md", "two\n", keep_history=False)
+    saving.replace_text(project, ".fusion/memory-audit.md", "one\n", keep_history=False)
+    saving.replace_text(project, ".fusion/memory-audit.md", "two\n", keep_history=False)
     assert history.list_versions(project) == []

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history
+from core import fileio, history, saving
 from core.backends.sqlite import SqliteMemoryBackend
 from core.errors import MemoryBackendError
 
@@ -25,10 +25,10 @@ def backdate(root: Path, days: int, path: str = MEMORY) -> None:
 
 
 def test_every_replacement_keeps_the_previous_version(project: Path):
-    fileio.replace_text(project, MEMORY, "v1\n", source="editor")
+    saving.replace_text(project, MEMORY, "v1\n", source="editor")
     assert history.list_versions(project) == []  # nothing was replaced yet
-    fileio.replace_text(project, MEMORY, "v2\n", source="prune")
-    fileio.replace_text(project, MEMORY, "v3\n", source="insights-merge")
+    saving.replace_text(project, MEMORY, "v2\n", source="prune")
+    saving.replace_text(project, MEMORY, "v3\n", source="insights-merge")
     versions = history.list_versions(project, MEMORY)
     assert [(v.source, v.size) for v in versions] == [("insights-merge", 3), ("prune", 3)]
     assert history.get_version(project, versions[-1].id)[1] == "v1\n"
@@ -37,7 +37,7 @@ def test_every_replacement_keeps_the_previous_version(project: Path):
 
 def test_same_content_is_stored_once_and_redated(project: Path):
     for text in ("a\n", "b\n", "a\n", "b\n", "a\n"):
-        fileio.replace_text(project, MEMORY, text)
+        saving.replace_text(project, MEMORY, text)
     versions = history.list_versions(project, MEMORY)
     assert sorted(history.get_version(project, v.id)[1] for v in versions) == ["a\n", "b\n"]
 
@@ -61,10 +61,10 @@ def test_retention_policy_from_settings_and_defaults():
 
 def test_prune_keeps_recent_and_the_minimum_number(project: Path):
     for i in range(8):
-        fileio.replace_text(project, MEMORY, f"v{i}\n")
+        saving.replace_text(project, MEMORY, f"v{i}\n")
     backdate(project, 100)
-    fileio.replace_text(project, "other.md", "o1\n")
-    fileio.replace_text(project, "other.md", "o2\n")
+    saving.replace_text(project, "other.md", "o1\n")
+    saving.replace_text(project, "other.md", "o2\n")
     backdate(project, 100, "other.md")
     assert history.prune_history(project, days=90, min_versions=3, relpath=MEMORY) == 4
     assert len(history.list_versions(project, MEMORY)) == 3
@@ -78,9 +78,9 @@ def test_recording_applies_the_project_policy(project: Path):
     (project / ".fusion" / "config.json").write_text(json.dumps({"historyRetentionDays": 10,
                                                                  "historyMinVersions": 2}))
     for i in range(5):
-        fileio.replace_text(project, MEMORY, f"v{i}\n")
+        saving.replace_text(project, MEMORY, f"v{i}\n")
     backdate(project, 30)
-    fileio.replace_text(project, MEMORY, "latest\n")
+    saving.replace_text(project, MEMORY, "latest\n")
     kept = [history.get_version(project, v.id)[1] for v in history.list_versions(project, MEMORY)]
     assert kept == ["v4\n", "v3\n"]
 
@@ -88,32 +88,32 @@ def test_recording_applies_the_project_policy(project: Path):
 def test_malformed_config_never_blocks_a_write(project: Path):
     (project / ".fusion").mkdir()
     (project / ".fusion" / "config.json").write_text("{not json")
-    fileio.replace_text(project, MEMORY, "a\n")
-    fileio.replace_text(project, MEMORY, "b\n")
+    saving.replace_text(project, MEMORY, "a\n")
+    saving.replace_text(project, MEMORY, "b\n")
     assert len(history.list_versions(project, MEMORY)) == 1
 
 
 def test_restore_writes_through_the_safe_path_and_is_recorded(project: Path):
-    fileio.replace_text(project, MEMORY, "original\n")
-    fileio.replace_text(project, MEMORY, "edited\n")
+    saving.replace_text(project, MEMORY, "original\n")
+    saving.replace_text(project, MEMORY, "edited\n")
     old = history.list_versions(project, MEMORY)[0]
-    result = history.restore_version(project, old.id)
+    result = saving.restore_version(project, old.id)
     assert result.changed and result.path == MEMORY
     assert (project / MEMORY).read_text() == "original\n"
     newest = history.list_versions(project, MEMORY)[0]
     assert newest.source == "restore" and history.get_version(project, newest.id)[1] == "edited\n"
-    assert not history.restore_version(project, old.id).changed
+    assert not saving.restore_version(project, old.id).changed
 
 
 def test_restore_refuses_unknown_and_stale(project: Path):
     with pytest.raises(MemoryBackendError) as err:
-        history.restore_version(project, 42)
+        saving.restore_version(project, 42)
     assert err.value.code == "NOT_FOUND"
-    fileio.replace_text(project, MEMORY, "a\n")
-    fileio.replace_text(project, MEMORY, "b\n")
+    saving.replace_text(project, MEMORY, "a\n")
+    saving.replace_text(project, MEMORY, "b\n")
     vid = history.list_versions(project)[0].id
     with pytest.raises(MemoryBackendError) as err:
-        history.restore_version(project, vid, expected_hash=fileio.content_hash("stale"))
+        saving.restore_version(project, vid, expected_hash=fileio.content_hash("stale"))
     assert err.value.code == "CONFLICT"
     assert (project / MEMORY).read_text() == "b\n"
 
@@ -125,7 +125,7 @@ def test_restore_through_a_database_backend(project: Path):
         b.write("first\n")
         b.write("second\n")
         vid = history.list_versions(project, MEMORY)[0].id
-        history.restore_version(project, vid, backend=b)
+        saving.restore_version(project, vid, backend=b)
         assert b.read() == "first\n"
         assert not (project / MEMORY).exists()
         assert history.list_versions(project, MEMORY)[0].source == "restore"

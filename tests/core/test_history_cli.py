@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history
+from core import history, saving
 from core.cli import main
 
 MEMORY = ".fusion/memory.md"
@@ -25,8 +25,8 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 def test_list_shows_label_and_author(capsys, sample_project: Path):
     before = (sample_project / MEMORY).read_text(encoding="utf-8")
-    fileio.replace_text(sample_project, MEMORY, before + "\n- one\n", source="http", author="agent-7")
-    fileio.replace_text(sample_project, MEMORY, before + "\n- two\n", source="prune")
+    saving.replace_text(sample_project, MEMORY, before + "\n- one\n", source="http", author="agent-7")
+    saving.replace_text(sample_project, MEMORY, before + "\n- two\n", source="prune")
     code, out, _err = run(capsys, "history", "list", "-p", str(sample_project))
     lines = out.splitlines()
     assert code == 0 and len(lines) == 2
@@ -73,7 +73,7 @@ def test_restore_refuses_planted_rows(capsys, sample_project: Path, planted: str
 
 def test_restore_goes_through_the_project(capsys, sample_project: Path):
     original = (sample_project / MEMORY).read_text(encoding="utf-8")
-    fileio.replace_text(sample_project, MEMORY, original + "\n- edited\n")
+    saving.replace_text(sample_project, MEMORY, original + "\n- edited\n")
     vid = history.list_versions(sample_project, MEMORY)[0].id
     code, out, _ = run(capsys, "history", "restore", str(vid), "-p", str(sample_project))
     assert code == 0 and out.startswith(f"Restored version {vid}")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history, history_store
+from core import fileio, history, history_store, saving
 from core.errors import MemoryBackendError
 from core.history_db import SCHEMA_VERSION, HistoryUnavailable
 
@@ -175,7 +175,7 @@ def test_ids_out_of_range_are_not_found(project: Path, bad: int):
     history.record_version(project, MEMORY, "a\n", "editor")
     assert history.get_version(project, bad) is None
     with pytest.raises(MemoryBackendError) as err:
-        history.restore_version(project, bad)
+        saving.restore_version(project, bad)
     assert err.value.code == "NOT_FOUND"
 
 
@@ -223,7 +223,7 @@ def test_a_first_release_history_is_migrated_without_losing_a_version(project: P
 
 
 def test_a_garbage_database_is_one_clear_line_and_blocks_no_byte(project: Path):
-    fileio.replace_text(project, MEMORY, "first\n")
+    saving.replace_text(project, MEMORY, "first\n")
     db = db_file(project)
     db.parent.mkdir(parents=True, exist_ok=True)
     db.write_bytes(b"this is not a database at all " * 100)
@@ -232,7 +232,7 @@ def test_a_garbage_database_is_one_clear_line_and_blocks_no_byte(project: Path):
     message = str(err.value)
     assert str(db) in message and "move it aside" in message and "\n" not in message
     with pytest.raises(MemoryBackendError):
-        fileio.replace_text(project, MEMORY, "second\n")
+        saving.replace_text(project, MEMORY, "second\n")
     assert (project / MEMORY).read_text() == "first\n"  # no write without its history
     assert db.read_bytes() == b"this is not a database at all " * 100
 
@@ -245,8 +245,8 @@ def test_a_folder_in_place_of_the_database(project: Path):
 
 
 def test_a_read_only_database_refuses_writes_with_one_line(project: Path):
-    fileio.replace_text(project, MEMORY, "one\n")
-    fileio.replace_text(project, MEMORY, "two\n")
+    saving.replace_text(project, MEMORY, "one\n")
+    saving.replace_text(project, MEMORY, "two\n")
     fresh_process(project)
     db = db_file(project)
     conn = sqlite3.connect(db)
@@ -261,7 +261,7 @@ def test_a_read_only_database_refuses_writes_with_one_line(project: Path):
         except HistoryUnavailable as exc:
             assert str(db) in str(exc)
         with pytest.raises(MemoryBackendError) as err:
-            fileio.replace_text(project, MEMORY, "three\n")
+            saving.replace_text(project, MEMORY, "three\n")
         assert str(db) in str(err.value) and "read-only" in str(err.value) and "\n" not in str(err.value)
         assert (project / MEMORY).read_text() == "two\n"
     finally:
@@ -282,7 +282,7 @@ def test_a_damaged_object_is_refused_not_restored_wrong(project: Path):
         history.get_version(project, newest.id)
     assert "damaged" in str(err.value)
     with pytest.raises(MemoryBackendError):
-        history.restore_version(project, newest.id)
+        saving.restore_version(project, newest.id)
     assert not (project / MEMORY).exists()
 
 
@@ -312,7 +312,7 @@ def test_restore_refuses_a_planted_row(project: Path, planted: str):
     history.record_version(project, planted, "#!/bin/sh\necho owned\n", "editor")
     vid = history.list_versions(project, planted)[0].id
     with pytest.raises(MemoryBackendError) as err:
-        history.restore_version(project, vid)
+        saving.restore_version(project, vid)
     assert err.value.code == "INVALID_CONFIG" and "not a memory document" in str(err.value)
     assert not (project / ".git").exists() and not (project.parent / "x").exists()
     assert not Path("/tmp/memdesk-planted-x").exists() and not (project / "notes.md").exists()
@@ -323,10 +323,10 @@ def test_restore_of_a_real_copy_in_another_process(tmp_path: Path):
     (root / ".fusion").mkdir(parents=True)
     shutil.copyfile(REAL, root / MEMORY)
     original = (root / MEMORY).read_bytes()
-    fileio.replace_text(root, MEMORY, original.decode() + "\nedit\n")
+    saving.replace_text(root, MEMORY, original.decode() + "\nedit\n")
     fresh_process(root)
     vid = history.list_versions(root, MEMORY)[0].id
-    assert history.restore_version(root, vid).changed
+    assert saving.restore_version(root, vid).changed
     assert (root / MEMORY).read_bytes() == original
 
 

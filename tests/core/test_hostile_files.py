@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history
+from core import fileio, history, saving
 from core.errors import MemoryBackendError
 from tests.core.hostile import one_line, run_cli, run_python, snapshot
 
@@ -64,7 +64,7 @@ def test_failed_replace_leaves_file_byte_identical(memory, project, monkeypatch,
     else:
         monkeypatch.setattr(fileio.os, failing, enospc)
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, REL, "x" * 5000, keep_history=False)
+        saving.replace_text(project, REL, "x" * 5000, keep_history=False)
     assert info.value.code == "WRITE_FAILED" and "No space left" in info.value.message
     assert memory.read_bytes() == OLD.encode()
     assert sorted(p.name for p in memory.parent.iterdir() if p.is_file()) == ["memory.md"]  # no temp left
@@ -74,12 +74,12 @@ def test_real_file_size_limit_mid_write_leaves_file_intact(memory, project):
     # RLIMIT_FSIZE makes the kernel refuse the write part-way (EFBIG), as a full disk does.
     result = run_python(textwrap.dedent(f"""
         import resource, signal
-        from core import fileio
+        from core import fileio, saving
         from core.errors import MemoryBackendError
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
         try:
-            fileio.replace_text({str(project)!r}, {REL!r}, "y" * 8000, keep_history=False)
+            saving.replace_text({str(project)!r}, {REL!r}, "y" * 8000, keep_history=False)
         except MemoryBackendError as exc:
             print("refused", exc.code)
     """))
@@ -90,7 +90,7 @@ def test_real_file_size_limit_mid_write_leaves_file_intact(memory, project):
 def test_append_that_hits_the_limit_rolls_back(memory, project):
     result = run_python(textwrap.dedent(f"""
         import resource, signal
-        from core import fileio
+        from core import fileio, saving
         from core.errors import MemoryBackendError
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
@@ -129,7 +129,7 @@ def test_in_root_symlink_is_written_through(memory, project, target):
     real.write_text(OLD)
     memory.unlink()
     memory.symlink_to(os.path.relpath(real, memory.parent))
-    fileio.replace_text(project, REL, "new\n")
+    saving.replace_text(project, REL, "new\n")
     assert memory.is_symlink() and memory.resolve() == real.resolve()
     assert real.read_text() == "new\n"
     assert history.get_version(project, history.list_versions(project, REL)[0].id)[1] == OLD
@@ -207,7 +207,7 @@ def test_replace_refuses_escapes_and_creates_nothing(project, outside, attack):
     ESCAPES[attack](project, outside)
     before_out, before_in = snapshot(outside), snapshot(project)
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, REL, "attacker-visible text\n")
+        saving.replace_text(project, REL, "attacker-visible text\n")
     assert info.value.code in {"INVALID_CONFIG", "WRITE_FAILED"}
     assert "\n" not in info.value.message
     assert snapshot(outside) == before_out and snapshot(project) == before_in
@@ -245,7 +245,7 @@ def test_show_refuses_a_memory_outside_the_root(project, outside, attack):
 def test_hard_linked_memory_names_the_links(project, outside):
     _hard_link(project, outside)
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, REL, "new\n")
+        saving.replace_text(project, REL, "new\n")
     assert "hard link" in info.value.message
     assert (outside / "id_rsa").read_text() == "-----BEGIN SECRET KEY-----\n"
 
@@ -256,10 +256,10 @@ def test_fifo_memory_is_refused_without_hanging(project):
     (project / ".fusion").mkdir()
     os.mkfifo(project / REL)
     result = run_python(textwrap.dedent(f"""
-        from core import fileio
+        from core import fileio, saving
         from core.errors import MemoryBackendError
         for op in (lambda: fileio.read_in_root({str(project)!r}, {REL!r}),
-                   lambda: fileio.replace_text({str(project)!r}, {REL!r}, "x"),
+                   lambda: saving.replace_text({str(project)!r}, {REL!r}, "x"),
                    lambda: fileio.append_bytes({str(project)!r}, {REL!r}, b"x")):
             try:
                 op()

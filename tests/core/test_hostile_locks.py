@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
+from core import fileio, saving
 from core.entries import append_memory_entry
 from core.errors import MemoryBackendError
 from tests.core.hostile import snapshot
@@ -41,7 +41,7 @@ def test_planted_lock_neither_truncates_nor_blocks(planted, how):
     else:
         lock.symlink_to("/dev/null")
     for i in range(3):  # writes keep working, not only the first
-        fileio.replace_text(project, REL, f"# Project Memory\n\nversion {i}\n")
+        saving.replace_text(project, REL, f"# Project Memory\n\nversion {i}\n")
     assert (project / REL).read_text() == "# Project Memory\n\nversion 2\n"
     assert victim.read_bytes() == VICTIM
     assert not (victim.parent / "created-by-lock").exists()
@@ -57,7 +57,7 @@ def test_lock_path_that_is_not_a_file_is_a_clear_error(planted, kind):
         os.mkfifo(lock)
     before = snapshot(project)
     with pytest.raises(MemoryBackendError) as info:
-        fileio.replace_text(project, REL, "new\n")
+        saving.replace_text(project, REL, "new\n")
     message = info.value.message
     assert str(lock) in message and "remove it" in message and "\n" not in message
     assert snapshot(project) == before
@@ -91,7 +91,7 @@ def test_forked_processes_append_concurrently(project, job):
     (project / ".fusion").mkdir()
     (project / REL).write_text("# Project Memory\n")
     # The parent uses (and caches) the lock before forking, as a pre-forking server does.
-    fileio.replace_text(project, REL, "# Project Memory\n\nstart\n")
+    saving.replace_text(project, REL, "# Project Memory\n\nstart\n")
     with fileio.file_lock(project, REL):
         pass
     ctx = multiprocessing.get_context("fork")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history
+from core import history, saving
 from core.errors import SettingsError
 from core.settings import CONFIG_PATH, ProjectSettings, update_settings
 from tests.core.hostile import one_line, run_cli
@@ -53,8 +53,8 @@ def test_every_numeric_setting_has_bounds():
 def test_config_already_out_of_range_still_writes_and_can_be_set_back(configured, key, value, good):
     (configured / CONFIG_PATH).write_text(json.dumps({"memoryEnabled": True, key: value}) + "\n")
     # Every replacing write keeps working (the old version still goes to history first).
-    fileio.replace_text(configured, ".fusion/memory.md", "# Project Memory\n\n- one\n")
-    fileio.replace_text(configured, ".fusion/memory.md", "# Project Memory\n\n- two\n")
+    saving.replace_text(configured, ".fusion/memory.md", "# Project Memory\n\n- one\n")
+    saving.replace_text(configured, ".fusion/memory.md", "# Project Memory\n\n- two\n")
     assert len(history.list_versions(configured, ".fusion/memory.md")) == 2
     result = run_cli("settings", "set", key, str(good), "--project", str(configured))
     assert result.returncode == 0, result.stderr

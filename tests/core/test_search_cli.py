@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
+from core import saving
 from core.cli import main
 
 MEMORY = ".fusion/memory.md"
@@ -78,8 +78,8 @@ def test_search_bad_input(capsys, sample_project: Path):
 
 
 def test_history_list_show_restore(capsys, project: Path):
-    fileio.replace_text(project, MEMORY, "- first\n")
-    fileio.replace_text(project, MEMORY, "- second\n", source="editor")
+    saving.replace_text(project, MEMORY, "- first\n")
+    saving.replace_text(project, MEMORY, "- second\n", source="editor")
     code, out, _ = run(capsys, "history", "list", "-p", str(project))
     assert code == 0 and "before save" in out and MEMORY in out  # the label of source "editor"
     vid = json.loads(run(capsys, "history", "list", "--json", "-p", str(project))[1])[0]["id"]
@@ -100,7 +100,7 @@ def test_history_list_show_restore(capsys, project: Path):
 
 
 def test_history_restore_refused_by_readonly(capsys, sample_project: Path):
-    fileio.replace_text(sample_project, MEMORY, "- changed\n")
+    saving.replace_text(sample_project, MEMORY, "- changed\n")
     use_backend(sample_project, "readonly")
     vid = json.loads(run(capsys, "history", "list", "--json", "-p", str(sample_project))[1])[0]["id"]
     code, _out, err = run(capsys, "history", "restore", str(vid), "-p", str(sample_project))

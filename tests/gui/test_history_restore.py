@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
 
-from core import fileio, history
+from core import history, saving
 from core.extraction import store_imported_reply
 from core.proposals import reject_insights
 from gui.session import ProjectSession
@@ -63,7 +63,7 @@ def test_internal_files_are_hidden_until_asked(qtbot, sample_project: Path) -> N
     reject_insights(sample_project, run.proposal_id, [1])  # the proposal file is replaced: a version of it
     assert any(v.path.startswith(".fusion/memdesk/proposals/") for v in history.list_versions(sample_project))
     view = make(qtbot, sample_project)
-    fileio.replace_text(sample_project, MEMORY, "- changed\n", source="prune")
+    saving.replace_text(sample_project, MEMORY, "- changed\n", source="prune")
     view.refresh()
     assert [v.path for v in view.model.rows] == [MEMORY]
     assert view.model.index(0, 1).data() == "before prune"
@@ -151,7 +151,7 @@ def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     _original, edited = two_edits(sample_project)
     view = make(qtbot, sample_project)
     save(view, edited)
-    fileio.replace_text(sample_project, MEMORY, edited.replace("single transaction", "single short transaction"),
+    saving.replace_text(sample_project, MEMORY, edited.replace("single transaction", "single short transaction"),
                         source="prune")
     view.refresh()
     view.table.selectRow(1)

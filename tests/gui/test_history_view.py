@@ -7,7 +7,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from core import fileio, history
+from core import history, saving
 from core.backends import MemoryBackendRegistry
 from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
@@ -73,7 +73,7 @@ def test_lists_versions_and_diffs_against_now(qtbot, sample_project: Path):
     assert changed.left.startswith("- Node 22 LTS") and changed.right.startswith("- Node 20 LTS")  # now | version
     assert [changed.right[a:b] for a, b in changed.right_spans] == ["20"]
     assert "before save" in view.diff.right_title.text() and "Now: .fusion/memory.md" in view.diff.left_title.text()
-    fileio.replace_text(sample_project, ".fusion/memory-insights.md", "# Memory Insights\n", source="insights-merge")
+    saving.replace_text(sample_project, ".fusion/memory-insights.md", "# Memory Insights\n", source="insights-merge")
     view.refresh()
     assert [view.files.itemText(i) for i in range(view.files.count())] == [
         ALL_DOCUMENTS, ".fusion/memory-insights.md", MEMORY]
