@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from core import fileio
-from core.load_rules import CONSUMER_ID_RE, UserConsumer
 from core.errors import MemoryBackendError, SettingsError
+from core.load_rules import CONSUMER_ID_RE, UserConsumer
 
 __all__ = [
     "CONFIG_DIR_ENV",
