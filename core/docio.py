@@ -15,7 +15,6 @@ is written while ``.fusion/memdesk`` (locks, history) leads out of the root.
 
 from __future__ import annotations
 
-import os
 import stat
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -158,7 +157,7 @@ def append_document(root: Path | str, relpath: str, build: Callable[[str], str |
                                          "WRITE_FAILED", backend_id, exc) from exc
         data = extra.encode("utf-8")
         _check_total(_size(path) + len(data), relpath, backend_id)
-        append_bytes(path, data, backend_id)
+        fileio.append_bytes(root, relpath, data, backend_id=backend_id)  # all of it, or nothing
         return extra
 
 
@@ -184,50 +183,3 @@ def _check_total(total: int, relpath: str, backend_id: str) -> None:
             f"{relpath} would be {total:,} bytes ({fileio.format_size(total)}); the limit is "
             f"{fileio.MAX_FILE_SIZE:,} bytes (1 MiB). Nothing was written; shorten or prune the memory first.",
             "QUOTA_EXCEEDED", backend_id)
-
-
-def append_bytes(path: Path, data: bytes, backend_id: str = "file") -> None:
-    """Append ``data`` with ``O_APPEND`` and fsync; on failure truncate back so the file is unchanged.
-
-    The truncation only happens when the file holds exactly what this call wrote past its start, so
-    an unlocked writer's bytes that landed meanwhile are never cut.
-    """
-    # O_NONBLOCK: a FIFO swapped in meanwhile fails to open instead of blocking under the lock.
-    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_NONBLOCK", 0)
-    if not path.is_symlink():  # an in-root link (checked by resolve_in_root) is written through
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    try:
-        fd = os.open(path, flags, 0o644)
-    except OSError as exc:
-        raise MemoryBackendError(f"cannot append to {path}: {exc.strerror or exc}", "WRITE_FAILED",
-                                 backend_id, exc) from exc
-    written = 0
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink > 1:  # swapped in after the checks: write nothing
-            what = "hard-linked to another file" if stat.S_ISREG(st.st_mode) else _kind(st.st_mode)
-            raise MemoryBackendError(f"{path} is {what}; nothing was appended", "WRITE_FAILED", backend_id)
-        start = st.st_size
-        try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                written += n
-                view = view[n:]
-            os.fsync(fd)
-        except OSError as exc:
-            _roll_back(fd, start, written)
-            raise MemoryBackendError(
-                f"cannot append to {path}: {exc.strerror or exc}; the file was left as it was",
-                "WRITE_FAILED", backend_id, exc) from exc
-    finally:
-        os.close(fd)
-
-
-def _roll_back(fd: int, start: int, written: int) -> None:
-    try:
-        if os.fstat(fd).st_size == start + written:
-            os.ftruncate(fd, start)
-            os.fsync(fd)
-    except OSError:
-        pass
