@@ -76,7 +76,7 @@ class BudgetTracker(QObject):
         self._timer.timeout.connect(self.start_recompute)
         self._op: Operation | None = None
         self._again = False
-        edit.document().contentsChanged.connect(self._timer.start)
+        edit.textChanged.connect(self._timer.start)  # the field's signal follows the document it shows
         self._active = True
         if session is not None:
             session.settingsChanged.connect(self.set_settings)
@@ -241,12 +241,11 @@ class BudgetTracker(QObject):
 
     def set_active(self, active: bool) -> None:
         """Follow the text (the default) or not at all: no timer, no cut line (for measuring the cost)."""
-        document = self.edit.document()
         if active and not self._active:
-            document.contentsChanged.connect(self._timer.start)
+            self.edit.textChanged.connect(self._timer.start)
             self.refresh()
         elif not active and self._active:
-            document.contentsChanged.disconnect(self._timer.start)
+            self.edit.textChanged.disconnect(self._timer.start)
             self._drop_running()
             self.overlay.set_cut(None)
         self._active = active
