@@ -36,7 +36,7 @@ from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
 from gui.session import ProjectSession
 from gui.widgets.colors import is_dark
-from gui.widgets.outline import OutlineView
+from gui.widgets.outline import OutlineCut, OutlineView
 
 MEMORY_OFF = ("Memory is switched off for this project — agents get no memory instructions. "
               "Switch it on in Settings to edit.")
@@ -112,6 +112,7 @@ class MemoryEditor(QWidget):
         self.budget = BudgetTracker(self.text_edit, self.buffer.text, session, self)
         self.preview.set_text_source(self.budget.marked(self.preview._source))  # the cut marked in the preview
         self.budget.previewChanged.connect(self.preview.schedule)
+        self.budget.budgetsChanged.connect(self._mark_cut_in_outline)
         self._connect_signals()
         self.load()
 
@@ -286,6 +287,7 @@ class MemoryEditor(QWidget):
             return
         previous = self.session.current_path
         self._pending_line = None
+        self.outline.set_cut(None)  # the budget of the document shown next is computed anew
         self.session.set_document(relpath)
         if self.buffer.show(relpath):  # open already: its text, undo and edits are all there
             self._shown_again()
@@ -310,6 +312,16 @@ class MemoryEditor(QWidget):
         self.preview.schedule()
         self.budget.schedule()
         self.external.on_disk_changed(quiet=True)
+
+    def _mark_cut_in_outline(self, *_args: object) -> None:
+        """Grey the outline's sections the tightest chosen agent never loads (hard cuts only)."""
+        tight = self.budget.tightest()
+        cut = tight.cut if tight is not None else None
+        if tight is None or cut is None or cut.kind == "window":  # the end of one read loses nothing
+            self.outline.set_cut(None)
+            return
+        resume = cut.resume_line - 1 if cut.resume_line is not None else None
+        self.outline.set_cut(OutlineCut(cut.first_line - 1, resume, tight.consumer_name))
 
     def unsaved_documents(self) -> list[str]:
         """Every document with unsaved edits, the one shown included."""
