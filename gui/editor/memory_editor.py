@@ -20,6 +20,7 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QV
 from core.fileio import format_size
 from core.textmerge import count_conflicts
 from gui.conflict_view import ConflictView
+from gui.editor.authorship import AuthorFooter
 from gui.editor.banner import Banner
 from gui.editor.buffer import EditorBuffer
 from gui.editor.documents import DocumentSlot
@@ -36,7 +37,7 @@ from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
 from gui.session import ProjectSession
 from gui.widgets.colors import is_dark
-from gui.widgets.outline import OutlineCut, OutlineView
+from gui.widgets.outline import OutlineView
 
 MEMORY_OFF = ("Memory is switched off for this project — agents get no memory instructions. "
               "Switch it on in Settings to edit.")
@@ -78,6 +79,9 @@ class MemoryEditor(QWidget):
         self.size_label = SizeLabel(self)
         self.path_label = QLabel(self)
         self.path_label.setObjectName("pathLabel")
+        # Who added the entry under the cursor (core.history's recorded appends), in the footer.
+        self.author_label = AuthorFooter(self.text_edit, session.root, lambda: self.session.current_path, self)
+        self.authors = self.author_label.authors
         self.conflict_view = ConflictView(self)
         self.external = ExternalChanges(self)
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
@@ -112,7 +116,7 @@ class MemoryEditor(QWidget):
         self.budget = BudgetTracker(self.text_edit, self.buffer.text, session, self)
         self.preview.set_text_source(self.budget.marked(self.preview._source))  # the cut marked in the preview
         self.budget.previewChanged.connect(self.preview.schedule)
-        self.budget.budgetsChanged.connect(self._mark_cut_in_outline)
+        self.budget.budgetsChanged.connect(lambda *_: self.outline.set_cut(self.budget.outline_cut()))
         self._connect_signals()
         self.load()
 
@@ -135,6 +139,8 @@ class MemoryEditor(QWidget):
         footer = QHBoxLayout()
         footer.setContentsMargins(8, 2, 8, 4)
         footer.addWidget(self.path_label)
+        footer.addSpacing(16)
+        footer.addWidget(self.author_label)
         footer.addStretch(1)
         footer.addWidget(self.size_label)
         layout = QVBoxLayout(page)
@@ -194,6 +200,7 @@ class MemoryEditor(QWidget):
         if not self.buffer.loading:  # else when it is full (_on_loaded)
             self.navigator.refresh()
             self.preview.schedule()
+            self.authors.refresh()
 
     def _show_state(self) -> None:
         """The footer, banners and read-only state of the document shown."""
@@ -215,6 +222,7 @@ class MemoryEditor(QWidget):
         self.navigator.refresh()
         self.preview.schedule()
         self.budget.schedule()
+        self.authors.refresh()
         if self._pending_line is not None:
             line, self._pending_line = self._pending_line, None
             self.navigator.jump_to_line(line)
@@ -312,16 +320,7 @@ class MemoryEditor(QWidget):
         self.preview.schedule()
         self.budget.schedule()
         self.external.on_disk_changed(quiet=True)
-
-    def _mark_cut_in_outline(self, *_args: object) -> None:
-        """Grey the outline's sections the tightest chosen agent never loads (hard cuts only)."""
-        tight = self.budget.tightest()
-        cut = tight.cut if tight is not None else None
-        if tight is None or cut is None or cut.kind == "window":  # the end of one read loses nothing
-            self.outline.set_cut(None)
-            return
-        resume = cut.resume_line - 1 if cut.resume_line is not None else None
-        self.outline.set_cut(OutlineCut(cut.first_line - 1, resume, tight.consumer_name))
+        self.authors.refresh()
 
     def unsaved_documents(self) -> list[str]:
         """Every document with unsaved edits, the one shown included."""
@@ -403,6 +402,7 @@ class MemoryEditor(QWidget):
     def on_disk_changed(self, *_args: object) -> None:
         """The memory may have changed on disk: reload, merge appended entries, or show a conflict."""
         self.external.on_disk_changed()
+        self.authors.refresh()  # an append arrives with its recorded author
 
     def _on_settings_changed(self, *_args: object) -> None:
         self.apply_read_only()
@@ -515,5 +515,6 @@ class MemoryEditor(QWidget):
         """Stop background work (preview render, conflict diff) before the editor goes away."""
         self._settle.stop()
         self.budget.shutdown()  # load budget (helper "budget")
+        self.authors.shutdown()
         self.preview.cancel()
         self.conflict_view.cancel()

@@ -10,6 +10,7 @@ from PySide6.QtCore import QSettings, QThreadPool
 from PySide6.QtGui import QPalette, QTextCursor
 
 from core.budget import set_document_consumers
+from core.project import Project
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
 from gui.resources import read_text
@@ -98,12 +99,16 @@ def test_screenshot_outline_with_the_cut(qtbot, qapp, open_window, real_project:
     qapp.setStyleSheet(read_text("style.qss"))
     try:
         set_document_consumers(real_project, MEMORY, ["claude-code"])
+        entry = "Lease renewals must carry the worker id, or the scheduler double-books (FN-2101)"
+        Project(real_project).append(entry, author="agent-7")
         win = open_window(real_project, size)
         if not win.editor.outline.isVisible():
             win.editor.toggle_outline()
-        win.editor.goto_line(172)
+        qtbot.waitUntil(lambda: not win.editor.authors.pending(), timeout=5000)
+        win.editor.goto_line(win.editor.text().split("\n").index(entry) + 1)
         qtbot.wait(100)
         assert win.editor.outline.isVisible() and win.editor.outline.past_the_cut()
+        assert win.editor.author_label.isVisible() and win.editor.author_label.text().startswith("added by agent-7, ")
         image = win.grab()
         assert not image.isNull() and image.height() == size[1]  # (the window is at least 850 px wide)
         folder = os.environ.get("MEMDESK_SCREENSHOTS")
