@@ -153,7 +153,7 @@ class EditorBuffer(QObject):
         slot.merged_with_markers = False
         text = to_editor_text(disk_text)
         if len(text) > CHUNKED_ABOVE:
-            slot.loader = ChunkLoader(slot, text, self._loaded, self)
+            slot.loader = ChunkLoader(slot, text, self._loaded, self.edit, self)
             slot.loader.start()
             return
         state = self._view_state()

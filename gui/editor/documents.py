@@ -88,9 +88,10 @@ class ChunkLoader(QObject):
     """Fills ``slot``'s document with ``text`` a chunk per zero-timer tick; ``done()`` at the end."""
 
     def __init__(self, slot: DocumentSlot, text: str, done: Callable[[DocumentSlot], None],
-                 parent: QObject | None = None) -> None:
+                 edit: QPlainTextEdit, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.slot, self._text, self._done, self._pos = slot, text, done, 0
+        self._edit = edit
         self._timer = QTimer(self)
         self._timer.setInterval(0)
         self._timer.timeout.connect(self._step)
@@ -115,10 +116,22 @@ class ChunkLoader(QObject):
         if end < len(self._text):  # end a chunk at a line end: each line is highlighted once
             newline = self._text.find("\n", end)
             end = len(self._text) if newline < 0 else newline + 1
-        cursor = QTextCursor(self.slot.document)
+        document = self.slot.document
+        cursor = QTextCursor(document)
         cursor.movePosition(QTextCursor.MoveOperation.End)
+        # The field's cursor sits at the end, where the chunk goes, and would ride along with it:
+        # put it back where it was (the top, on a first open), scroll bar too.
+        held = self._edit.textCursor() if self._edit.document() is document else None
+        position, anchor = (held.position(), held.anchor()) if held is not None else (-1, -1)
+        vscroll = self._edit.verticalScrollBar().value()
         with self.slot.highlighter.bulk():
             cursor.insertText(self._text[self._pos:end])
+        if held is not None and position == cursor.position() - (end - self._pos):
+            back = QTextCursor(document)
+            back.setPosition(anchor)
+            back.setPosition(position, QTextCursor.MoveMode.KeepAnchor)
+            self._edit.setTextCursor(back)
+            self._edit.verticalScrollBar().setValue(vscroll)
         self._pos = end
         if self._pos >= len(self._text):
             self._finish()
