@@ -24,6 +24,7 @@ from core.budget import tightest as tightest_budget
 from core.budget.sections import sections_past_cut
 from gui.editor.cut_line import CutLineOverlay, mark_cut_in_markdown
 from gui.tasks import Operation, run_in_background
+from gui.widgets.outline import OutlineCut
 
 if TYPE_CHECKING:
     from core.budget import Consumer
@@ -76,7 +77,7 @@ class BudgetTracker(QObject):
         self._timer.timeout.connect(self.start_recompute)
         self._op: Operation | None = None
         self._again = False
-        edit.document().contentsChanged.connect(self._timer.start)
+        edit.textChanged.connect(self._timer.start)  # the field's signal follows the document it shows
         self._active = True
         if session is not None:
             session.settingsChanged.connect(self.set_settings)
@@ -142,6 +143,15 @@ class BudgetTracker(QObject):
         if tight is None or tight.cut is None or tight.cut.kind == "window":
             return []
         return sections_past_cut(self.text_source(), tight.cut.first_line)
+
+    def outline_cut(self) -> OutlineCut | None:
+        """Where the tightest chosen agent stops loading, for the outline's marks (hard cuts only)."""
+        tight = self.tightest()
+        cut = tight.cut if tight is not None else None
+        if tight is None or cut is None or cut.kind == "window":  # the end of one read loses nothing
+            return None
+        resume = cut.resume_line - 1 if cut.resume_line is not None else None
+        return OutlineCut(cut.first_line - 1, resume, tight.consumer_name)
 
     def pending(self) -> bool:
         """True while a recompute waits for typing to pause or runs."""
@@ -241,12 +251,11 @@ class BudgetTracker(QObject):
 
     def set_active(self, active: bool) -> None:
         """Follow the text (the default) or not at all: no timer, no cut line (for measuring the cost)."""
-        document = self.edit.document()
         if active and not self._active:
-            document.contentsChanged.connect(self._timer.start)
+            self.edit.textChanged.connect(self._timer.start)
             self.refresh()
         elif not active and self._active:
-            document.contentsChanged.disconnect(self._timer.start)
+            self.edit.textChanged.disconnect(self._timer.start)
             self._drop_running()
             self.overlay.set_cut(None)
         self._active = active

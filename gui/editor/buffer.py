@@ -4,44 +4,72 @@ The base is the exact text read from disk (line ends, BOM and all) with its hash
 hash so a change on disk the operator has not seen is never overwritten. Text that was not edited
 is written back byte for byte. Replacing or extending the text keeps the operator's cursor and
 scroll position; merges are single undo steps. Whole-text loads highlight only the lines in view.
+
+Every opened document keeps its own ``QTextDocument`` (:mod:`gui.editor.documents`): showing
+another one is :meth:`EditorBuffer.show`, a ``setDocument`` that keeps the text, undo stack and
+unsaved edits of the one left. The base, hash and style are those of the document shown.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
 
+from PySide6.QtCore import QObject
 from PySide6.QtGui import QTextCursor, QTextDocument
 
-from core.fileio import content_hash
-from core.textmerge import TextStyle, detect_style, from_editor_text, to_editor_text
+from core.textmerge import TextStyle, from_editor_text, to_editor_text
+from gui.editor.documents import CHUNKED_ABOVE, ChunkLoader, DocumentSlot, ViewState, new_slot
 from gui.editor.highlighter import MarkdownHighlighter
 from gui.editor.text_edit import MemoryTextEdit
 
-
-@dataclass
-class _ViewState:
-    position: int
-    anchor: int
-    vscroll: int
-    hscroll: int
+#: Clean documents kept open besides the one shown (dirty ones are always kept).
+KEEP_CLEAN = 6
 
 
-class EditorBuffer:
-    """Wraps the text field's document with the base text, its hash and the file's text style."""
+class EditorBuffer(QObject):
+    """The text field's documents, one per opened path; the shown one with its base text, hash and style."""
 
-    def __init__(self, edit: MemoryTextEdit, highlighter: MarkdownHighlighter) -> None:
+    def __init__(self, edit: MemoryTextEdit, relpath: str, dark: bool = False,
+                 parent: QObject | None = None) -> None:
+        super().__init__(parent)
         self.edit = edit
-        self.highlighter = highlighter
-        self._text: str | None = None  # cached: size, preview and find all ask after one edit
-        edit.document().contentsChanged.connect(self._forget_text)
-        self.base_text = ""
-        self.base_hash = content_hash("")
-        self.style = TextStyle()
+        self.dark = dark
+        self.slots: dict[str, DocumentSlot] = {}  # in order of last shown, the shown one last
+        #: Called when a chunked load has filled the shown document (the editor refreshes then).
+        self.on_loaded: Callable[[DocumentSlot], None] = lambda slot: None
+        self.slot = self._slot_for(relpath)
+        edit.setDocument(self.slot.document)
 
+    # -- the shown document ---------------------------------------------------------------------
     @property
     def document(self) -> QTextDocument:
         """The text field's document."""
-        return self.edit.document()
+        return self.slot.document
+
+    @property
+    def highlighter(self) -> MarkdownHighlighter:
+        """The shown document's highlighter."""
+        return self.slot.highlighter
+
+    @property
+    def base_text(self) -> str:
+        """The disk text the shown document's edits are based on."""
+        return self.slot.base_text
+
+    @property
+    def base_hash(self) -> str:
+        """The hash of :attr:`base_text` (saves pass it)."""
+        return self.slot.base_hash
+
+    @property
+    def style(self) -> TextStyle:
+        """The shown file's line ends and BOM."""
+        return self.slot.style
+
+    @property
+    def loading(self) -> bool:
+        """Whether the shown document is still being filled (it is read-only meanwhile)."""
+        return self.slot.loader is not None
 
     @property
     def dirty(self) -> bool:
@@ -50,12 +78,55 @@ class EditorBuffer:
 
     def text(self) -> str:
         """The text as typed, exactly (no-break spaces kept), with ``\\n`` line ends."""
-        if self._text is None:
-            self._text = self.document.toRawText().replace("\u2029", "\n")
-        return self._text
+        slot = self.slot
+        if slot.text_cache is None:
+            slot.text_cache = slot.document.toRawText().replace("\u2029", "\n")
+        return slot.text_cache
 
-    def _forget_text(self) -> None:
-        self._text = None
+    # -- documents --------------------------------------------------------------------------------
+    def has(self, relpath: str) -> bool:
+        """Whether ``relpath`` has its document open already."""
+        return relpath in self.slots
+
+    def dirty_paths(self) -> list[str]:
+        """The opened documents with unsaved edits."""
+        return [path for path, slot in self.slots.items() if slot.document.isModified()]
+
+    def show(self, relpath: str) -> bool:
+        """Put ``relpath``'s document in the text field (a new, empty one if it was not open);
+        return whether it was open (its text, undo and edits are all still there)."""
+        if relpath == self.slot.relpath:
+            return True
+        self.slot.view = self._view_state()
+        existed = relpath in self.slots
+        self.slot = self._slot_for(relpath)
+        self.edit.setDocument(self.slot.document)
+        self._restore(self.slot.view)
+        self.format_visible()
+        self._evict()
+        return existed
+
+    def _slot_for(self, relpath: str) -> DocumentSlot:
+        slot = self.slots.pop(relpath, None) or new_slot(relpath, self.edit, self.dark, self)
+        self.slots[relpath] = slot  # last: most recently shown
+        return slot
+
+    def _evict(self) -> None:
+        clean = [p for p, s in self.slots.items() if s is not self.slot and not s.document.isModified()]
+        for path in clean[:max(len(clean) - KEEP_CLEAN, 0)]:
+            self.slots.pop(path).dispose()
+
+    def forget_others(self) -> None:
+        """Close every document but the shown one that has no unsaved edits (their disk may have moved)."""
+        for path in [p for p, s in self.slots.items() if s is not self.slot and not s.document.isModified()]:
+            self.slots.pop(path).dispose()
+
+    def set_dark(self, dark: bool) -> None:
+        """Recolour every opened document."""
+        self.dark = dark
+        for slot in self.slots.values():
+            slot.highlighter.set_dark(dark)
+        self.format_visible()
 
     def disk_text(self) -> str:
         """The text to write: the base itself when nothing differs, else the text in the file's style."""
@@ -66,20 +137,36 @@ class EditorBuffer:
 
     def set_base(self, disk_text: str, digest: str | None = None) -> None:
         """Make ``disk_text`` the version edits are based on."""
-        self.base_text = disk_text
-        self.base_hash = digest or content_hash(disk_text)
-        if disk_text:
-            self.style = detect_style(disk_text)
+        self.slot.set_base(disk_text, digest)
 
     def load(self, disk_text: str, digest: str | None = None) -> None:
-        """Show ``disk_text`` as saved, clearing undo (opening a project, reloading)."""
-        self.set_base(disk_text, digest)
+        """Show ``disk_text`` as saved, clearing undo (opening a project, reloading).
+
+        A big text is filled in chunks (:class:`~gui.editor.documents.ChunkLoader`); until
+        :attr:`loading` is False the document is partial and read-only, then ``on_loaded`` runs.
+        """
+        slot = self.slot
+        if slot.loader is not None:
+            slot.loader.stop()
+            slot.loader = None
+        slot.set_base(disk_text, digest)
+        slot.merged_with_markers = False
+        text = to_editor_text(disk_text)
+        if len(text) > CHUNKED_ABOVE:
+            slot.loader = ChunkLoader(slot, text, self._loaded, self.edit, self)
+            slot.loader.start()
+            return
         state = self._view_state()
-        with self.highlighter.bulk():
-            self.edit.setPlainText(to_editor_text(disk_text))
+        with slot.highlighter.bulk():
+            slot.document.setPlainText(text)
         self._restore(state)
-        self.document.setModified(False)
+        slot.document.setModified(False)
         self.format_visible()
+
+    def _loaded(self, slot: DocumentSlot) -> None:
+        if slot is self.slot:
+            self.format_visible()
+            self.on_loaded(slot)
 
     def append_from_disk(self, disk_text: str, digest: str | None = None) -> str:
         """Append what ``disk_text`` adds to the base at the end of the text; return that suffix.
@@ -122,12 +209,12 @@ class EditorBuffer:
         self.set_base(written)
         self.document.setModified(False)
 
-    def _view_state(self) -> _ViewState:
+    def _view_state(self) -> ViewState:
         cursor = self.edit.textCursor()
-        return _ViewState(cursor.position(), cursor.anchor(), self.edit.verticalScrollBar().value(),
+        return ViewState(cursor.position(), cursor.anchor(), self.edit.verticalScrollBar().value(),
                           self.edit.horizontalScrollBar().value())
 
-    def _restore(self, state: _ViewState) -> None:
+    def _restore(self, state: ViewState) -> None:
         last = max(self.document.characterCount() - 1, 0)
         cursor = self.edit.textCursor()
         cursor.setPosition(min(state.anchor, last))

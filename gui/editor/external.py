@@ -49,17 +49,29 @@ class ExternalChanges(QObject):
         self._editor = editor
         self._disk: tuple[str, str] | None = None
         self._read_failed = False  # the last change could not be read (a writer mid-way, say)
-        #: A hand merge left conflict markers in the text (saves are refused while any remain).
-        self.merged_with_markers = False
+
+    @property
+    def merged_with_markers(self) -> bool:
+        """A hand merge left conflict markers in the shown document (saves are refused while any remain)."""
+        return self._editor.buffer.slot.merged_with_markers
+
+    @merged_with_markers.setter
+    def merged_with_markers(self, value: bool) -> None:
+        self._editor.buffer.slot.merged_with_markers = value
 
     @property
     def in_conflict(self) -> bool:
         """Whether the conflict view waits for a choice."""
         return self._disk is not None
 
-    def on_disk_changed(self) -> None:
-        """Compare the disk with the base and reload, merge the appended text, or open a conflict."""
+    def on_disk_changed(self, *, quiet: bool = False) -> None:
+        """Compare the disk with the base and reload, merge the appended text, or open a conflict.
+
+        ``quiet``: a document without edits catches up without a notice (it is just being shown again).
+        """
         ed = self._editor
+        if ed.buffer.loading:
+            return  # the editor checks again once the document is full
         disk, digest = ed.session.read_memory()
         error = ed.session.adapter.last_read_error
         if error is not None:
@@ -88,11 +100,13 @@ class ExternalChanges(QObject):
         if kind == "appended":
             was_dirty = ed.buffer.dirty
             suffix = ed.buffer.append_from_disk(disk, digest)
-            ed.notify(describe_append(suffix) + _first_words(suffix) if was_dirty
-                      else f"Reloaded {_name(ed)} (changed on disk)" + _first_words(suffix))
+            if was_dirty or not quiet:
+                ed.notify(describe_append(suffix) + _first_words(suffix) if was_dirty
+                          else f"Reloaded {_name(ed)} (changed on disk)" + _first_words(suffix))
         elif not ed.buffer.dirty:
             ed.buffer.load(disk, digest)
-            ed.notify(f"Reloaded {_name(ed)} (changed on disk)")
+            if not quiet:
+                ed.notify(f"Reloaded {_name(ed)} (changed on disk)")
         else:
             self._open(disk, digest, CHANGED_HEADLINE)
 

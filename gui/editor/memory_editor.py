@@ -20,8 +20,10 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QV
 from core.fileio import format_size
 from core.textmerge import count_conflicts
 from gui.conflict_view import ConflictView
+from gui.editor.authorship import AuthorFooter
 from gui.editor.banner import Banner
 from gui.editor.buffer import EditorBuffer
+from gui.editor.documents import DocumentSlot
 from gui.editor.external import ExternalChanges
 from gui.editor.file_state import Undecodable, undecodable, write_block_reason
 from gui.editor.find_bar import FindBar
@@ -62,13 +64,14 @@ class MemoryEditor(QWidget):
         self.backend_banner = Banner(parent=self)
         self.notice = Banner(parent=self)
         self.missing_banner = MissingDocumentBanner(self)
-        #: Unsaved edits of documents not shown now: relpath → (text, base text, base hash).
-        self._stash: dict[str, tuple[str, str, str]] = {}
         self.find_bar = FindBar(self)
         self.goto_bar = GoToLineBar(self)
         self.text_edit = MemoryTextEdit(self)
         dark = is_dark()
-        self.highlighter = MarkdownHighlighter(self.text_edit.document(), dark=dark)
+        # One QTextDocument per opened document: switching is a setDocument (gui.editor.documents).
+        self.buffer = EditorBuffer(self.text_edit, session.current_path, dark, self)
+        self.buffer.on_loaded = self._on_loaded
+        self._pending_line: int | None = None  # a go-to-line asked while the document was loading
         self.outline = OutlineView(self)
         self.preview = PreviewPane(self)
         if dark:
@@ -76,8 +79,10 @@ class MemoryEditor(QWidget):
         self.size_label = SizeLabel(self)
         self.path_label = QLabel(self)
         self.path_label.setObjectName("pathLabel")
+        # Who added the entry under the cursor (core.history's recorded appends), in the footer.
+        self.author_label = AuthorFooter(self.text_edit, session.root, lambda: self.session.current_path, self)
+        self.authors = self.author_label.authors
         self.conflict_view = ConflictView(self)
-        self.buffer = EditorBuffer(self.text_edit, self.highlighter)
         self.external = ExternalChanges(self)
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
         self.navigator = Navigator(self.text_edit, self.outline, self.goto_bar, self.buffer.text, self)
@@ -111,6 +116,7 @@ class MemoryEditor(QWidget):
         self.budget = BudgetTracker(self.text_edit, self.buffer.text, session, self)
         self.preview.set_text_source(self.budget.marked(self.preview._source))  # the cut marked in the preview
         self.budget.previewChanged.connect(self.preview.schedule)
+        self.budget.budgetsChanged.connect(lambda *_: self.outline.set_cut(self.budget.outline_cut()))
         self._connect_signals()
         self.load()
 
@@ -133,6 +139,8 @@ class MemoryEditor(QWidget):
         footer = QHBoxLayout()
         footer.setContentsMargins(8, 2, 8, 4)
         footer.addWidget(self.path_label)
+        footer.addSpacing(16)
+        footer.addWidget(self.author_label)
         footer.addStretch(1)
         footer.addWidget(self.size_label)
         layout = QVBoxLayout(page)
@@ -145,13 +153,19 @@ class MemoryEditor(QWidget):
         layout.addLayout(footer)
         return page
 
+    @property
+    def highlighter(self) -> MarkdownHighlighter:
+        """The shown document's highlighter."""
+        return self.buffer.highlighter
+
     def _connect_signals(self) -> None:
-        doc = self.text_edit.document()
-        doc.modificationChanged.connect(self.dirtyChanged)
-        doc.modificationChanged.connect(lambda dirty: self.titleChanged.emit(self.title()))
-        doc.modificationChanged.connect(lambda dirty: self.documentDirtyChanged.emit(self.session.current_path, dirty))
+        # The text field's own signals: they follow whichever document it shows.
+        edit = self.text_edit
+        edit.modificationChanged.connect(self.dirtyChanged)
+        edit.modificationChanged.connect(lambda dirty: self.titleChanged.emit(self.title()))
+        edit.modificationChanged.connect(lambda dirty: self.documentDirtyChanged.emit(self.session.current_path, dirty))
         self.missing_banner.createRequested.connect(self.create_document)
-        doc.contentsChanged.connect(self._on_text_changed)
+        edit.textChanged.connect(self._on_text_changed)
         self.text_edit.cursorPositionChanged.connect(self._on_cursor_moved)
         self.text_edit.verticalScrollBar().valueChanged.connect(self._follow_in_preview)
         self.preview.rendered.connect(self._follow_in_preview)
@@ -179,6 +193,17 @@ class MemoryEditor(QWidget):
             text, digest = self.undecodable.text, None
         self.external.close_conflict()
         self.buffer.load(text, digest)
+        self._show_state()
+        self._settle.stop()
+        size = self.undecodable.size if self.undecodable else len(text.encode("utf-8"))
+        self._show_size(size)  # the bytes on disk: no need to ask the document
+        if not self.buffer.loading:  # else when it is full (_on_loaded)
+            self.navigator.refresh()
+            self.preview.schedule()
+            self.authors.refresh()
+
+    def _show_state(self) -> None:
+        """The footer, banners and read-only state of the document shown."""
         path = self.session.memory_path
         self.path_label.setText(self.session.current_path if path else
                                 f"{self.session.current_path} (kept by {self.session.backend.name})")
@@ -190,11 +215,18 @@ class MemoryEditor(QWidget):
                                      "warning")
         self.show_backend_state()
         self.apply_read_only()
-        self._settle.stop()
-        size = self.undecodable.size if self.undecodable else len(text.encode("utf-8"))
-        self._show_size(size)  # the bytes on disk: no need to ask the document
+
+    def _on_loaded(self, _slot: DocumentSlot) -> None:
+        """A big document is full now: editable, outlined, previewed, and checked against the disk."""
+        self.apply_read_only()
         self.navigator.refresh()
         self.preview.schedule()
+        self.budget.schedule()
+        self.authors.refresh()
+        if self._pending_line is not None:
+            line, self._pending_line = self._pending_line, None
+            self.navigator.jump_to_line(line)
+        self.external.on_disk_changed(quiet=True)  # it may have changed while it loaded
 
     def _undecodable_reason(self, info: Undecodable) -> str:
         return (f"{self._memory_name()} is not valid UTF-8: byte 0x{info.byte:02x} at line {info.line:,}, "
@@ -223,7 +255,7 @@ class MemoryEditor(QWidget):
         """Make the text read-only, with the reason in a banner, when it must not be edited."""
         reason = self._compute_read_only_reason()
         self.read_only_reason = reason
-        self.text_edit.setReadOnly(reason is not None)
+        self.text_edit.setReadOnly(reason is not None or self.buffer.loading)  # no banner for a short load
         if reason is None:
             self.read_only_banner.clear()
         else:
@@ -262,28 +294,44 @@ class MemoryEditor(QWidget):
             self.statusMessage.emit("Resolve the change on disk first; then switch documents.")
             return
         previous = self.session.current_path
-        if self.buffer.dirty:
-            self._stash[previous] = (self.buffer.text(), self.buffer.base_text, self.buffer.base_hash)
+        self._pending_line = None
+        self.outline.set_cut(None)  # the budget of the document shown next is computed anew
         self.session.set_document(relpath)
-        self.load()
-        stashed = self._stash.pop(relpath, None)
-        if stashed is not None:
-            text, base, digest = stashed
-            self.buffer.set_base(base, digest)
-            self.buffer.replace_undoable(text)
-            self.buffer.document.setModified(True)
-            self.on_disk_changed()  # the disk may have moved on meanwhile: merge appends or show a conflict
-        self.documentDirtyChanged.emit(previous, previous in self._stash)
+        if self.buffer.show(relpath):  # open already: its text, undo and edits are all there
+            self._shown_again()
+        else:
+            self.load()
+        self.documentDirtyChanged.emit(previous, previous in self.buffer.dirty_paths())
         self.documentDirtyChanged.emit(relpath, self.buffer.dirty)
+        self.dirtyChanged.emit(self.buffer.dirty)
         self.titleChanged.emit(self.title())
+
+    def _shown_again(self) -> None:
+        """A document opened before is shown again: refresh what is around it, then catch up with the disk
+        (reloaded quietly when it has no edits; appends merged, or the conflict view, when it has)."""
+        self._read_error, self.undecodable = None, None
+        self._show_state()
+        self._settle.stop()
+        self.finder.invalidate()
+        if self.buffer.loading:
+            return  # _on_loaded finishes the job
+        self._measure()
+        self.navigator.refresh()
+        self.preview.schedule()
+        self.budget.schedule()
+        self.external.on_disk_changed(quiet=True)
+        self.authors.refresh()
 
     def unsaved_documents(self) -> list[str]:
         """Every document with unsaved edits, the one shown included."""
         shown = [self.session.current_path] if self.buffer.dirty else []
-        return shown + [p for p in self._stash if p not in shown]
+        return shown + [p for p in self.buffer.dirty_paths() if p not in shown]
 
     def goto_line(self, line: int) -> None:
         """Put the cursor at the start of 1-based ``line`` (a search hit, an insight's source)."""
+        if self.buffer.loading:
+            self._pending_line = max(line - 1, 0)
+            return
         self.navigator.jump_to_line(max(line - 1, 0))
 
     def create_document(self) -> None:
@@ -320,6 +368,9 @@ class MemoryEditor(QWidget):
         if self.read_only_reason is not None:
             self.notice.show_message(f"Not saved: {self.read_only_reason}", "error")
             return False
+        if self.buffer.loading:
+            self.statusMessage.emit(f"Not saved: {self.session.current_path} is still loading")
+            return False
         text = self.buffer.disk_text()
         if not self.buffer.dirty and text is self.buffer.base_text:
             self.statusMessage.emit("No changes to save")
@@ -351,6 +402,7 @@ class MemoryEditor(QWidget):
     def on_disk_changed(self, *_args: object) -> None:
         """The memory may have changed on disk: reload, merge appended entries, or show a conflict."""
         self.external.on_disk_changed()
+        self.authors.refresh()  # an append arrives with its recorded author
 
     def _on_settings_changed(self, *_args: object) -> None:
         self.apply_read_only()
@@ -416,8 +468,7 @@ class MemoryEditor(QWidget):
 
     def set_dark(self, dark: bool) -> None:
         """Recolour the text and the preview for the dark (or light) theme."""
-        self.highlighter.set_dark(dark)
-        self.buffer.format_visible()
+        self.buffer.set_dark(dark)
         self.preview.set_dark(dark)
 
     # -- preview, size -------------------------------------------------------------------------
@@ -427,6 +478,8 @@ class MemoryEditor(QWidget):
         return not self.preview.isHidden()
 
     def _on_text_changed(self) -> None:
+        if self.buffer.loading:  # a chunk of a big load: all is refreshed once it is full
+            return
         self.finder.invalidate()
         self._settle.start()
         self.preview.schedule()
@@ -439,6 +492,13 @@ class MemoryEditor(QWidget):
         self.preview.follow_line(self.text_edit.first_visible_line())
 
     def _on_settled(self) -> None:
+        self._measure()
+        self.navigator.refresh()
+        if self.find_bar.isVisible():
+            self.finder.refresh_count()
+
+    def _measure(self) -> None:
+        """Show the size the text would have on disk."""
         text = self.buffer.text()
         size = len(text.encode("utf-8"))
         if self.buffer.style.newline == "\r\n":
@@ -446,9 +506,6 @@ class MemoryEditor(QWidget):
         if self.buffer.style.bom:
             size += 3
         self._show_size(size)
-        self.navigator.refresh()
-        if self.find_bar.isVisible():
-            self.finder.refresh_count()
 
     def _show_size(self, size: int) -> None:
         self.size_label.set_size(size)
@@ -458,5 +515,6 @@ class MemoryEditor(QWidget):
         """Stop background work (preview render, conflict diff) before the editor goes away."""
         self._settle.stop()
         self.budget.shutdown()  # load budget (helper "budget")
+        self.authors.shutdown()
         self.preview.cancel()
         self.conflict_view.cancel()

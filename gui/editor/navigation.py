@@ -17,6 +17,7 @@ from gui.editor.sections import Heading, find_headings, next_heading_line, previ
 from gui.editor.text_edit import MemoryTextEdit
 from gui.widgets.outline import OutlineView
 
+SEEN = 8  # texts whose headings are remembered (one per document the editor keeps open)
 SECTION_LEVEL = 2  # next/previous section steps over "#" and "##" headings, as the outline lists them
 
 
@@ -28,6 +29,8 @@ class Navigator(QObject):
         super().__init__(parent)
         self._edit, self._outline, self._bar, self._text = edit, outline, bar, text
         self.headings: list[Heading] = []
+        #: Headings of the last texts seen, by identity: a document shown again is not parsed again.
+        self._seen: list[tuple[str, list[Heading]]] = []
         outline.lineActivated.connect(self.jump_to_line)
         bar.lineRequested.connect(self._on_goto)
         bar.closeRequested.connect(self.close_goto)
@@ -35,7 +38,12 @@ class Navigator(QObject):
 
     def refresh(self) -> None:
         """Find the headings again (after a load, or when typing pauses) and show them."""
-        self.headings = find_headings(self._text(), max_level=SECTION_LEVEL)
+        text = self._text()
+        cached = next((h for seen, h in self._seen if seen is text), None)
+        if cached is None:
+            cached = find_headings(text, max_level=SECTION_LEVEL)
+            self._seen = [(text, cached), *self._seen[:SEEN - 1]]
+        self.headings = cached
         self._outline.set_headings(self.headings)
         self._outline.set_current_line(self._edit.current_line())
 

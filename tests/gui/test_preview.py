@@ -205,6 +205,8 @@ def _one_mib(project: Path) -> str:
 def test_a_one_mib_file_previews_the_section_around_the_cursor(qtbot, open_editor, project: Path) -> None:
     text = _one_mib(project)
     editor = open_editor(project)
+    assert editor.text_edit.textCursor().blockNumber() == 0  # it loads in chunks; the cursor stays at the top
+    qtbot.waitUntil(lambda: not editor.buffer.loading, timeout=10_000)
     editor.preview.render_now()
     note = editor.preview.note.text()
     assert "# Project Memory" in note and "lines 1–2 " not in note
