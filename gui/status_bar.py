@@ -9,14 +9,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
 
 from gui.editor.size_label import SizeLabel
 from gui.widgets.budget_meter import BudgetMeter
+from gui.widgets.elided_label import ElidedLabel
 from gui.widgets.notifications import NotificationButton
 
 MESSAGE_MS = 6000
 _CAPABILITIES = ("read", "write", "search", "insights", "transactions")
+
+
+#: Below this width the capability badges are hidden, so the window still fits 800 px.
+NARROW_STATUS_PX = 1100
 
 
 class StatusBar(QStatusBar):
@@ -26,7 +32,7 @@ class StatusBar(QStatusBar):
         super().__init__(parent)
         self.setObjectName("statusBar")
         self.setSizeGripEnabled(False)  # the grip asks the platform for size hints (offscreen warns)
-        self.backend_label = QLabel("", self)
+        self.backend_label = ElidedLabel("", self)
         self.backend_label.setObjectName("statusBackend")
         self._badges = QWidget(self)
         self._badge_layout = QHBoxLayout(self._badges)
@@ -41,12 +47,18 @@ class StatusBar(QStatusBar):
                        self.size_label):
             self.addPermanentWidget(widget)
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """At narrow widths the capability badges step aside (the backend's tooltip names them)."""
+        super().resizeEvent(event)
+        self._badges.setVisible(event.size().width() >= NARROW_STATUS_PX)
+
     def set_backend(self, name: str, backend_id: str, capabilities: Iterable[str],
                     fallback_reason: str | None = None) -> None:
         """Show the backend, one badge per capability, and a warning mark when it is a fallback."""
         mark = "⚠ " if fallback_reason else ""
         self.backend_label.setText(f"{mark}{name} ({backend_id})")
-        self.backend_label.setToolTip(fallback_reason or f"Memory backend: {name} ({backend_id})")
+        caps_text = ", ".join(c for c in _CAPABILITIES if c in set(capabilities))
+        self.backend_label.setToolTip(fallback_reason or f"Memory backend: {name} ({backend_id}); can {caps_text}")
         caps = set(capabilities)
         while self._badge_layout.count():
             item = self._badge_layout.takeAt(0)

@@ -13,7 +13,9 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QMenu, QProgressBar, QToolButton, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QMenu, QProgressBar, QToolButton, QWidget
+
+from gui.widgets.elided_label import ElidedLabel
 
 if TYPE_CHECKING:  # the status bar is built before any core code is loaded (fast start-up)
     from core.budget import ConsumerBudget
@@ -57,7 +59,7 @@ class BudgetMeter(QWidget):
         self.bar.setRange(0, 1000)
         self.bar.setTextVisible(False)
         self.bar.setFixedSize(40, 9)
-        self.label = QLabel(self)
+        self.label = ElidedLabel("", self)
         self.label.setObjectName("budgetLabel")
         self.chooser = QToolButton(self)
         self.chooser.setObjectName("budgetChooser")

@@ -172,3 +172,13 @@ def test_migrate_from_the_gui_shows_the_diff_first(qtbot, window, layered_projec
     assert not (layered_project / ".fusion/memory.md").exists()
     assert "- Legacy decision about leases" in window.editor.text_edit.toPlainText()
     assert ".fusion/memory.md" not in window.picker.paths()
+
+
+def test_the_window_fits_800_px_with_a_long_backend_name(qtbot, window, layered_project):
+    """The qmd backend's long name and the load-budget meter give up width instead of widening the window."""
+    window.open_project(layered_project)
+    window.resize(800, 600)
+    qtbot.wait(50)
+    assert window.minimumSizeHint().width() <= 800 and window.width() == 800
+    label = window.status.backend_label
+    assert label.text() == "QMD (Quantized Memory Distillation) (qmd)"
