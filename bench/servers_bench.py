@@ -184,7 +184,7 @@ def bench_mcp(base: Path, text: str, env: dict[str, str], what: str) -> None:
 def main() -> None:
     """Print the server figures."""
     sys.path.insert(0, str(REPO))
-    from bench.core_bench import one_mib_text
+    from bench.core_bench import REAL
     from core import fileio
 
     base = Path(tempfile.mkdtemp(prefix="memdesk-bench-servers-"))
@@ -196,7 +196,10 @@ def main() -> None:
         token = TokenStore().create("bench")
         env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
         # Room for the appends of the run: the memory starts just under 1 MiB and stays under the limit.
-        text = one_mib_text(fileio.MAX_FILE_SIZE - 64 * 1024)
+        # The real agent-written memory repeated (its entries are undated, so the line budget never
+        # rotates them out): just under 1 MiB, with room for the run's appends.
+        real = REAL.read_text(encoding="utf-8")
+        text = real * ((fileio.MAX_FILE_SIZE - 64 * 1024) // len(real.encode("utf-8")))
         bench_http(base, text, token, env)
         bench_mcp(base, (REPO / "resources/sample/.fusion/memory.md").read_text(encoding="utf-8"), env,
                   "sample memory")
