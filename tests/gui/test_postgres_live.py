@@ -132,3 +132,37 @@ def test_own_saves_do_not_come_back_as_changes(qtbot, live):
     qtbot.wait(400)  # the notification of our own commit arrives and must be dropped (own flag)
     assert editor.text_edit.toPlainText().count("SAVED ") == 1 and not editor.buffer.dirty
     assert fileio.content_hash(win.session.project.read()) == editor.buffer.base_hash
+
+
+def test_after_a_server_restart_the_editor_still_learns_of_another_hosts_append(qtbot, live, pg: PgServer):
+    win, other, _root = live
+    pg.stop("fast")  # every connection of this window is cut: the feed reconnects and re-reads (resync)
+    pg.start()
+    other.append("Entry written just after the restart (from host B)")
+    qtbot.waitUntil(lambda: "just after the restart (from host B)" in win.editor.text_edit.toPlainText(),
+                    timeout=WAIT_MS)
+    assert win.editor.text_edit.toPlainText().startswith(START) and not win.editor.buffer.dirty
+
+
+def test_a_change_made_while_the_feed_was_cut_is_re_read_on_resync(qtbot, live, pg: PgServer, tmp_path: Path):
+    import psycopg
+
+    from core.backends.postgres import PostgresMemoryBackend
+
+    win, _other, _root = live
+    settings = win.session.backend.settings
+    host_c = tmp_path / "host-c"
+    host_c.mkdir()
+    c = PostgresMemoryBackend()
+    c.initialize({"connection": "team", "projectKey": settings.project_key, "mirror": False}, host_c)
+    try:
+        pid = win.backend_watcher._handle.feed._conn.info.backend_pid
+        with psycopg.connect(pg.dsn(), autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (pid,))
+        # Committed while this window's LISTEN connection is gone: its notification never reaches it.
+        c.append_document(c.primary, lambda cur: "\n- written while the feed was cut (from host C)\n")
+        qtbot.waitUntil(lambda: "while the feed was cut (from host C)" in win.editor.text_edit.toPlainText(),
+                        timeout=WAIT_MS)
+        assert win.editor.text_edit.toPlainText().startswith(START)
+    finally:
+        c.shutdown()
