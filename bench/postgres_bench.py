@@ -12,7 +12,11 @@ same run on the same machine, and beside its floor:
   rewritten); the text is made by the timed call;
 - keyword search p95 at 10,000 and 100,000 entries (queries of 2-3 words from random entries);
 - NOTIFY-to-callback delay: another host appends, this host's watcher has refreshed its mirror and
-  called back (sqlite has no notifications: its figure is the file watcher's delay after a write).
+  called back (sqlite has no notifications: its figure is the file watcher's delay after a write);
+- NOTIFY-to-editor delay: another host appends to the real 100 KB memory while this host's main window
+  has it open; timed from the append's start to the entry being in the editor's text (the window's
+  subscription, the relay to the GUI thread, the re-read and the merge), with the mirror on and off
+  (sqlite: another writer's append through its own project, seen by the window's file watcher).
 
 Floors: a ``SELECT 1`` round trip and a one-row committed insert (the WAL flush) on the same server;
 for sqlite, a one-row committed insert into a WAL database on the same disk; for searches, a fixed CPU
@@ -38,6 +42,7 @@ from core.backends.postgres import PostgresMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
 from core.connections import set_connection
 from core.fileio import MAX_FILE_SIZE
+from gui.watcher import COALESCE_MS
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
@@ -45,6 +50,7 @@ APPENDS = 200
 WRITES = 30
 QUERIES = 300
 NOTIFIES = 50
+EDITOR_APPENDS = 40
 PER_DOC = 2_000  # entries per document: about 500 KB, under the 1 MiB limit
 
 
@@ -311,6 +317,102 @@ def bench_file_watch(tmp: Path) -> list[float] | None:
     return times
 
 
+def _editor_delays(tmp: Path, name: str, config: dict, other_append: Callable[[Path, str], None]) -> list[float]:
+    """Open ``config``'s project (the real memory) in a main window; time ``other_append`` to the editor's text."""
+    import json
+    import os
+
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
+    from PySide6.QtCore import QEventLoop, QSettings, QTimer
+    from PySide6.QtWidgets import QApplication
+
+    from core.project import Project
+    from gui.main_window import MainWindow
+    from gui.recent import RecentProjects
+
+    app = QApplication.instance() or QApplication([])
+    root = tmp / f"editor-{name}"
+    (root / ".fusion").mkdir(parents=True)
+    (root / ".fusion" / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    seed = Project(root)
+    seed.write(None, REAL.read_text(encoding="utf-8"))
+    seed.close()
+    win = MainWindow(root, recent=RecentProjects(QSettings(str(tmp / f"{name}.ini"), QSettings.Format.IniFormat)))
+    win.confirm_discard = lambda: "discard"
+    win.show()
+    app.processEvents()
+    text_edit = win.editor.text_edit  # type: ignore[union-attr]
+    times: list[float] = []
+    try:
+        for i in range(-3, EDITOR_APPENDS):  # three warm-up appends
+            marker = f"entry {i} for the editor {random.random()}"
+            loop = QEventLoop()
+            seen: list[float] = []
+            started: list[float] = []
+
+            def check(marker: str = marker, loop: QEventLoop = loop, seen: list[float] = seen) -> None:
+                if not seen and marker in text_edit.toPlainText():
+                    seen.append(time.perf_counter())
+                    loop.quit()
+
+            text_edit.textChanged.connect(check)
+            QTimer.singleShot(10_000, loop.quit)
+
+            def append(marker: str = marker, started: list[float] = started) -> None:
+                started.append(time.perf_counter())
+                other_append(root, marker)
+
+            worker = threading.Thread(target=append)  # the GUI thread keeps running its event loop
+            worker.start()
+            loop.exec()
+            worker.join()
+            text_edit.textChanged.disconnect(check)
+            if not seen:
+                raise RuntimeError(f"{name}: the entry did not reach the editor within 10 s")
+            if i >= 0:
+                times.append((seen[0] - started[0]) * 1000)
+            time.sleep(0.05)  # apart, so the file watcher's debounce does not merge two appends
+            app.processEvents()
+    finally:
+        win.close()
+        app.processEvents()
+    return times
+
+
+def bench_editor(tmp: Path) -> tuple[list[float], list[float], list[float] | None]:
+    """Another host's append to the entry in this host's open editor: postgres mirror on, off; sqlite."""
+    out: list[list[float]] = []
+    for mirror in (True, False):
+        key = f"bench-editor-{mirror}"
+        host_b = tmp / f"editor-host-b-{mirror}"
+        host_b.mkdir()
+        b = open_pg(host_b, key, mirror)
+        try:
+            out.append(_editor_delays(
+                tmp, f"pg-{mirror}", {"memoryBackend": "postgres",
+                                      "memoryBackendConfig": {"connection": "bench", "projectKey": key,
+                                                              "mirror": mirror}},
+                lambda _root, text, b=b: b.append_document(b.primary, lambda cur: f"\n\n<!-- 2026-12-01 -->\n{text}")))
+        finally:
+            b.shutdown()
+
+    def lite_append(root: Path, text: str) -> None:
+        from core.project import Project
+
+        other = Project(root)  # another writer: its own project and backend over the same files
+        try:
+            other.append(text)
+        finally:
+            other.close()
+
+    try:
+        lite: list[float] | None = _editor_delays(tmp, "sqlite", {"memoryBackend": "sqlite"}, lite_append)
+    except RuntimeError:
+        lite = None
+    return out[0], out[1], lite
+
+
 def main() -> None:
     """Start a cluster, run every figure, stop the cluster."""
     import os
@@ -345,6 +447,12 @@ def main() -> None:
         row("another host's append -> callback", pg_t, watch_t,
             "from the append's start (commit included) to the watcher's callback, its mirror refreshed; "
             "sqlite: write to a watchdog event on the mirror file")
+        on_t, off_t, lite_t = bench_editor(tmp)
+        for label, t in (("mirror on", on_t), ("mirror off", off_t)):
+            row(f"NOTIFY -> editor text, {label}", t, lite_t,
+                f"the append -> callback p95 above ({p95(pg_t):.2f} ms) plus the window's {COALESCE_MS} ms "
+                "coalescing; timed from the append's start (commit included) to the entry in the open editor's "
+                "text; sqlite: another writer's append, the window's file watcher (150 ms debounce)", target=300)
     finally:
         stop_server(server)
         shutil.rmtree(tmp, ignore_errors=True)

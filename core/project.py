@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from core import fileio
 from core.backends.base import MemoryBackend, MemorySearchOptions, MemorySearchResult
@@ -26,10 +26,14 @@ from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.layout import SEED_MEMORY, DocumentInfo, Layout
 from core.settings import CONFIG_PATH, ProjectSettings
 
+if TYPE_CHECKING:
+    from core.history import Version
+
 log = logging.getLogger(__name__)
 
 AppendStatus = Literal["written", "skipped_empty", "skipped_duplicate"]
 AppendLayer = Literal["long-term", "daily"]
+_MAX_VERSION_ID = 2**63 - 1  # history ids are 64-bit in SQLite and PostgreSQL
 
 
 @dataclass(frozen=True)
@@ -434,15 +438,46 @@ class Project:
         return changes
 
     # -- history -----------------------------------------------------------------------------------
-    def restore(self, version_id: int, *, author: str | None = None) -> WriteResult:
-        """Restore a stored version of a memory document to its own path, through the backend."""
+    @property
+    def backend_history(self) -> bool:
+        """Whether the backend keeps the history itself (``postgres``: in its database) instead of ``core.history``."""
+        return callable(getattr(self.backend, "list_versions", None)) and \
+            callable(getattr(self.backend, "get_version", None))
+
+    def list_versions(self, path: str | None = None, limit: int | None = None) -> list[Version]:
+        """Stored versions, newest first (of one document when ``path`` is given), from where the backend keeps them."""
+        if self.backend_history:
+            return list(self.backend.list_versions(path, limit))  # type: ignore[attr-defined]
         from core import history
 
-        found = history.get_version(self.root, version_id)
+        return history.list_versions(self.root, path, limit)
+
+    def get_version(self, version_id: int) -> tuple[Version, str] | None:
+        """One stored version and its text, or ``None`` (an id that cannot be one is ``None`` too, never an error)."""
+        if isinstance(version_id, bool) or not isinstance(version_id, int) or not 0 < version_id <= _MAX_VERSION_ID:
+            return None
+        if self.backend_history:
+            found = self.backend.get_version(version_id)  # type: ignore[attr-defined]
+            if found is not None and not isinstance(found[1], str):
+                raise MemoryBackendError(f'backend "{self.backend.id}" returned {type(found[1]).__name__} as the '
+                                         f"text of version {version_id}", "READ_FAILED", self.backend.id)
+            return found
+        from core import history
+
+        return history.get_version(self.root, version_id)
+
+    def restore(self, version_id: int, *, author: str | None = None) -> WriteResult:
+        """Restore a stored version of a memory document to its own path, through the backend.
+
+        The write keeps the content it replaces (source ``restore``) where the backend keeps history.
+        History rows are untrusted (a shared database, a copied ``history.db``): only a memory document
+        of this project's layout is ever written.
+        """
+        found = self.get_version(version_id)
         if found is None:
             raise MemoryBackendError(f"no version {version_id} in history", "NOT_FOUND", self.backend.id)
         version, content = found
-        if not self.layout.is_document(version.path):
+        if not isinstance(version.path, str) or not self.layout.is_document(version.path):
             raise MemoryBackendError(
                 f"version {version_id} is of {version.path!r}, which is not a memory document of this project; "
                 "memdesk restores memory documents only", "INVALID_CONFIG", self.backend.id)

@@ -30,7 +30,7 @@ from gui.recent import RecentProjects
 from gui.status_bar import StatusBar
 from gui.theme import MODES, ThemeManager
 from gui.view_tabs import ViewFactory, ViewTabs
-from gui.watcher import MemoryFileWatcher
+from gui.watcher import BackendChangeWatcher, MemoryFileWatcher
 
 if TYPE_CHECKING:  # imported when a project is opened, to keep core off the start-up path
     from gui.dialog_host import DialogHost
@@ -65,6 +65,7 @@ class MainWindow(QMainWindow):
         self.show_error: Callable[[str], None] = lambda text: QMessageBox.warning(self, "memdesk", text)
         self.session: ProjectSession | None = None
         self.editor: MemoryEditor | None = None
+        self._watched_backend: object | None = None
         self._dialogs: DialogHost | None = None
         self.tabs = ViewTabs(self)
         self.placeholder = QLabel("No project open.\n\nFile ▸ Open project folder… (Ctrl+O), or drop a folder here.")
@@ -83,6 +84,8 @@ class MainWindow(QMainWindow):
         self.status = StatusBar(self)
         self.setStatusBar(self.status)
         self.watcher = MemoryFileWatcher(parent=self)
+        #: Another host's committed changes, when the backend announces them (postgres LISTEN/NOTIFY).
+        self.backend_watcher = BackendChangeWatcher(parent=self)
         self.actions_by_name: dict[str, QAction] = {}
         self._build_menus()
         self._connect_signals()
@@ -180,6 +183,7 @@ class MainWindow(QMainWindow):
         self.recent_menu.aboutToShow.connect(self._rebuild_recent_menu)
         self.tabs.viewBuilt.connect(self._connect_view)
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
+        self.backend_watcher.changed.connect(self._on_backend_change)
 
     def _connect_project(self, session: ProjectSession, editor: MemoryEditor) -> None:
         picker = self._ensure_picker()
@@ -345,6 +349,7 @@ class MainWindow(QMainWindow):
 
     def _close_project(self) -> None:
         self.watcher.stop()
+        self.backend_watcher.stop()
         self.status.budget_meter.clear()  # load budget (helper "budget")
         if self.editor is not None:
             self.status.budget_meter.consumersChosen.disconnect(self.editor.budget.choose_consumers)
@@ -451,6 +456,20 @@ class MainWindow(QMainWindow):
 
     def _watch_memory(self, *_args: object) -> None:
         self.watcher.watch(self.session.memory_path if self.session else None)
+        backend = self.session.backend if self.session else None
+        if self.backend_watcher.active and backend is self._watched_backend:
+            return  # a settings change with the same backend: keep the subscription
+        self._watched_backend = backend
+        if not self.backend_watcher.watch(backend) and self.backend_watcher.error and self.session is not None:
+            self.status.show_message(self.backend_watcher.error)
+
+    def _on_backend_change(self, relpath: str) -> None:
+        """Another host committed ``relpath`` (``""``: anything): the editor takes it as any external change."""
+        if self.session is None:
+            return
+        self.session.changed_elsewhere(relpath)
+        if self.editor is not None and relpath in ("", self.session.current_path):
+            self.editor.on_disk_changed()  # reload, merge an append into a dirty editor, or the conflict view
 
     # -- window events -------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:

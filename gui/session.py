@@ -82,6 +82,7 @@ class ProjectSession(QObject):
 
     documentChanged = Signal(str)  # the editor's current document changed; arg: its relpath
     documentsChanged = Signal()  # documents were created, removed or resized: the picker refreshes
+    changedElsewhere = Signal(str)  # another host committed a change to this relpath ("": re-read everything)
 
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
@@ -153,6 +154,13 @@ class ProjectSession(QObject):
             self.auditChanged.emit()
         if changes.settings:
             self.settingsChanged.emit(self.settings)
+
+    def changed_elsewhere(self, relpath: str) -> None:
+        """Another host changed ``relpath`` (``""`` after a lost connection: anything may have changed)."""
+        self.documentsChanged.emit()
+        if relpath == self.project.insights_path or not relpath:
+            self.insightsChanged.emit()
+        self.changedElsewhere.emit(relpath)
 
     # -- proposals -----------------------------------------------------------------------------
     def set_proposal(self, proposal: Proposal | None) -> None:

@@ -1,15 +1,23 @@
-"""Watches the memory file for changes made by other programs (agents, Fusion, an editor).
+"""Watches the memory for changes made by other programs (agents, Fusion, an editor, another host).
 
-A watchdog observer watches the file's folder (not recursively); events for that one file are
-relayed to the GUI thread and debounced, so a burst of writes gives one ``changed`` signal. The
-receiver compares the disk content with what it has, which is how our own saves are told apart.
+:class:`MemoryFileWatcher`: a watchdog observer watches the file's folder (not recursively); events for
+that one file are relayed to the GUI thread and debounced, so a burst of writes gives one ``changed``
+signal. The receiver compares the disk content with what it has, which is how our own saves are told apart.
+
+:class:`BackendChangeWatcher`: a backend that announces committed changes itself (``postgres``:
+``LISTEN``/``NOTIFY``, through its ``watch(callback)``) is subscribed to instead of polled. The callback
+runs on the backend's feed thread; the change is relayed to the GUI thread by a queued Qt signal,
+changes this backend made itself (``own``) are dropped, and a burst is coalesced briefly so an
+append storm re-reads a document once. After a lost connection (``resync``) everything is re-read.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import threading
 from pathlib import Path
+from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
@@ -88,3 +96,93 @@ class MemoryFileWatcher(QObject):
     def active(self) -> bool:
         """Whether a file is being watched."""
         return self._observer is not None
+
+
+#: How long changes announced by the backend are gathered before the GUI re-reads (well under the 300 ms
+#: an operator would notice; an append storm from many hosts still costs one read per document).
+COALESCE_MS = 20
+RESYNC = ""  # the path ``changed`` carries after a resync: anything may have changed
+
+
+class _ChangeRelay(QObject):
+    """Lives on the GUI thread; emitting it from the feed thread queues the call there."""
+
+    arrived = Signal(str, bool)  # path (RESYNC when resync), resync
+
+
+class BackendChangeWatcher(QObject):
+    """Emits ``changed(path)`` on the GUI thread for another host's committed change (``""``: re-read all)."""
+
+    changed = Signal(str)
+
+    def __init__(self, coalesce_ms: int = COALESCE_MS, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._relay = _ChangeRelay(self)
+        self._relay.arrived.connect(self._on_arrived)
+        self._timer = QTimer(self)
+        self._timer.setSingleShot(True)
+        self._timer.setInterval(coalesce_ms)
+        self._timer.timeout.connect(self._flush)
+        self._pending: set[str] = set()
+        self._handle: Any = None
+        self._live = threading.Event()  # cleared before the handle stops: a late callback emits nothing
+        self.error: str | None = None
+
+    def watch(self, backend: object | None) -> bool:
+        """Subscribe to ``backend``'s changes (replacing the previous subscription); False when it has none."""
+        self.stop()
+        subscribe = getattr(backend, "watch", None)
+        if backend is None or not callable(subscribe):
+            return False
+        self._live.set()
+        try:
+            self._handle = subscribe(self._on_change)
+        except Exception as exc:  # server gone since the project opened: editing still works, the file watcher too
+            self._live.clear()
+            self.error = f"live changes from other hosts are off: {exc}"
+            log.warning("%s", self.error)
+            return False
+        self.error = None
+        return True
+
+    def _on_change(self, change: Any) -> None:
+        """On the feed thread: relay what another host committed (own writes are already on screen)."""
+        if not self._live.is_set() or getattr(change, "own", False):
+            return
+        resync = bool(getattr(change, "resync", False))
+        path = getattr(change, "path", None)
+        if not resync and not isinstance(path, str):
+            return
+        self._relay.arrived.emit(RESYNC if resync else path, resync)
+
+    def _on_arrived(self, path: str, resync: bool) -> None:
+        if not self._live.is_set():
+            return
+        self._pending.add(RESYNC if resync else path)
+        if not self._timer.isActive():
+            self._timer.start()
+
+    def _flush(self) -> None:
+        pending, self._pending = self._pending, set()
+        if RESYNC in pending:
+            self.changed.emit(RESYNC)
+            return
+        for path in sorted(pending):
+            self.changed.emit(path)
+
+    def stop(self) -> None:
+        """Unsubscribe (waits for the feed thread) and drop what was not yet delivered."""
+        self._live.clear()
+        self._timer.stop()
+        self._pending.clear()
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            try:
+                handle.stop()
+            except Exception as exc:
+                log.warning("stopping the change feed failed: %s", exc)
+
+    @property
+    def active(self) -> bool:
+        """Whether a backend's changes are being listened to."""
+        return self._handle is not None

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -127,18 +129,50 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 
 # -- history --------------------------------------------------------------------------------------
+class _LocalHistory:
+    """``core.history`` of a project whose backend keeps its documents as files (no settings model needed)."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def list_versions(self, path: str | None = None) -> list[history.Version]:
+        from core import history
+
+        return history.list_versions(self.root, path)
+
+    def get_version(self, version_id: int) -> tuple[history.Version, str] | None:
+        from core import history
+
+        return history.get_version(self.root, version_id)
+
+
+@contextmanager
+def _history_of(args: argparse.Namespace) -> Iterator[Any]:
+    """Where the project's history is: the backend's own (``postgres``) through the project model, else
+    ``core.history`` (for the file backends without building the project at all)."""
+    root = project_root(args)
+    if file_backend(root) is not None:
+        yield _LocalHistory(root)
+        return
+    from core.cli.common import cli_project
+
+    project = cli_project(args)
+    try:
+        yield project
+    finally:
+        project.close()
+
+
 def _history_call(fn: Any, *args: Any) -> Any:
-    """Call a history function; a damaged or unreadable database is one line (exit 1)."""
+    """Call a history function; a damaged or unreadable database (or an unreachable server) is one line (exit 1)."""
     try:
         return fn(*args)
     except Exception as exc:
         raise fail_from(exc) from exc
 
 
-def _version_or_fail(root: Path, version_id: int, path: str | None) -> tuple[history.Version, str]:
-    from core import history
-
-    found = _history_call(history.get_version, root, version_id)
+def _version_or_fail(source: Any, version_id: int, path: str | None) -> tuple[history.Version, str]:
+    found = _history_call(source.get_version, version_id)
     if found is None:
         raise CliError(f"no version {version_id} in the history (see 'memdesk history list')", 2)
     if path is not None and found[0].path != path:
@@ -162,7 +196,8 @@ def cmd_history_list(args: argparse.Namespace) -> int:
             first = " ".join(e.text.split())[:60]
             print(f"{e.id:>6}  {e.created_at}  {e.label:<22} {e.author or '-':<16} {e.path}  {first}")
         return 0
-    versions = _history_call(history.list_versions, root, args.path)
+    with _history_of(args) as source:
+        versions = _history_call(source.list_versions, args.path)
     if not args.all and args.path is None:
         versions = [v for v in versions if history.is_memory_document(root, v.path)]
     if args.json:
@@ -175,14 +210,15 @@ def cmd_history_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def _current(root: Path, path: str) -> str:
+def _current(source: Any, root: Path, path: str) -> str:
+    """The document's text now, through the project model (the one at hand, or one opened for it)."""
+    if hasattr(source, "read"):
+        return _history_call(source.read, path)
     from core.cli.common import cli_project
 
     project = cli_project(argparse.Namespace(project=str(root)))
     try:
-        return project.read(path)
-    except Exception as exc:
-        raise fail_from(exc) from exc
+        return _history_call(project.read, path)
     finally:
         project.close()
 
@@ -192,13 +228,15 @@ def cmd_history_show(args: argparse.Namespace) -> int:
     from core import history
 
     root = project_root(args)
-    version, content = _version_or_fail(root, args.id, args.path)
-    diff = None
-    if args.diff:
-        if not history.is_memory_document(root, version.path):
-            raise CliError(f"version {version.id} is of {version.path!r}, which is not a memory document; "
-                           "show it without --diff", 2)
-        diff = history.unified_diff(content, _current(root, version.path), version.path, f"version {version.id}")
+    with _history_of(args) as source:
+        version, content = _version_or_fail(source, args.id, args.path)
+        diff = None
+        if args.diff:
+            if not history.is_memory_document(root, version.path):
+                raise CliError(f"version {version.id} is of {version.path!r}, which is not a memory document; "
+                               "show it without --diff", 2)
+            diff = history.unified_diff(content, _current(source, root, version.path), version.path,
+                                        f"version {version.id}")
     if args.json:
         emit_json({**version.__dict__, "label": version.label, "content": content,
                    **({"diff": diff} if diff is not None else {})})
@@ -215,23 +253,21 @@ def cmd_history_restore(args: argparse.Namespace) -> int:
     from core.cli.common import cli_project
 
     root = project_root(args)
-    version, content = _version_or_fail(root, args.id, args.path)
-    if not history.is_memory_document(root, version.path):
-        raise CliError(f"version {version.id} is of {version.path!r}, which is not a memory document of this "
-                       "project; nothing was restored", 2)
     project = cli_project(args)
     try:
-        before = project.read(version.path)
-        project.restore(version.id)
-    except Exception as exc:
-        raise fail_from(exc) from exc
+        version, content = _version_or_fail(project, args.id, args.path)
+        if not history.is_memory_document(root, version.path):
+            raise CliError(f"version {version.id} is of {version.path!r}, which is not a memory document of this "
+                           "project; nothing was restored", 2)
+        before = _history_call(project.read, version.path)
+        _history_call(project.restore, version.id)
     finally:
         project.close()
     changed = before != content
     if args.json:
         emit_json({"restored": version.id, "path": version.path, "changed": changed})
     elif changed:
-        print(f"Restored version {version.id} of {version.path} (the content it replaced is in the history).")
+        print(f"Restored version {version.id} of {version.path} (the content it replaces is in the history).")
     else:
         print(f"{version.path} already has the content of version {version.id}; nothing changed.")
     return 0

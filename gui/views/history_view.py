@@ -1,7 +1,8 @@
 """History view: the stored versions of the memory documents, each diffed side by side against now, and
 restoring a whole version or only one of its changes.
 
-The list comes from ``core.history``; by default it holds the memory documents only (internal files
+The list comes from the project model (the backend's own history, e.g. ``postgres``'s shared database, else
+``core.history``); by default it holds the memory documents only (internal files
 such as stored proposals are shown on request). Each version is labelled by what replaced it
 ("before prune", "agent append", …). The diff of the selected version against the current content
 (left: now, right: the version) is computed on a worker thread. Restoring a memory document goes
@@ -185,6 +186,7 @@ class HistoryView(QWidget):
         self.diff.currentHunkChanged.connect(lambda _i: self._update_buttons())
         session.memoryReplaced.connect(lambda _s: self.refresh())
         session.backendChanged.connect(lambda _b: self.refresh())
+        session.changedElsewhere.connect(lambda _path: self.refresh())  # another host wrote (live changes)
         self.refresh()
 
     # -- listing --------------------------------------------------------------------------------
@@ -194,11 +196,22 @@ class HistoryView(QWidget):
     def _listed(self, path: str) -> bool:
         return self.show_all.isChecked() or self._is_document(path)
 
+    def _versions(self, path: str | None) -> list[history.Version]:
+        """The project's versions (from the backend's own history when it keeps one); [] with the reason shown."""
+        try:
+            versions = self.session.project.list_versions(path)
+        except Exception as exc:  # a damaged history.db, an unreachable server: say so, keep the view usable
+            self.status.setText(f"The history cannot be read: {exc}")
+            return []
+        if self.status.text().startswith("The history cannot be read"):
+            self.status.clear()
+        return versions
+
     def refresh(self) -> None:
         """Reload the file list and the versions (keeping the file filter and selection when possible)."""
         everything = self.show_all.isChecked()
         chosen = self.files.currentText()
-        paths = sorted({v.path for v in history.list_versions(self.session.root) if self._listed(v.path)})
+        paths = sorted({v.path for v in self._versions(None) if self._listed(v.path)})
         first = ALL_FILES if everything else ALL_DOCUMENTS
         self.files.blockSignals(True)
         self.files.clear()
@@ -210,7 +223,7 @@ class HistoryView(QWidget):
     def _load_versions(self) -> None:
         selected = self.selected_version()
         path = None if self.files.currentIndex() <= 0 else self.files.currentText()
-        versions = [v for v in history.list_versions(self.session.root, path) if self._listed(v.path)]
+        versions = [v for v in self._versions(path) if self._listed(v.path)]
         self.model.set_rows(versions)
         row = next((i for i, v in enumerate(versions) if selected and v.id == selected.id), 0 if versions else -1)
         if row >= 0:
@@ -246,14 +259,14 @@ class HistoryView(QWidget):
             self.diff.set_busy(f"Cannot read the current {version.path}: {exc}")
             self._update_buttons()
             return
-        root = self.session.root
+        project = self.session.project
         self.diff.set_busy("Computing the diff…")
         self.diff.set_titles(f"Now: {version.path}",
                              f"Version {version.id} · {source_label(version.source)} · {format_when(version.created_at)}")
         self._update_buttons()
 
         def work(_token: object) -> VersionDiff | str:
-            found = history.get_version(root, version.id)
+            found = project.get_version(version.id)  # the backend's own history when it keeps one
             if found is None:
                 return "This version is no longer in the history."
             return VersionDiff(version, current, found[1], diff_texts(current, found[1]))
