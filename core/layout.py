@@ -315,6 +315,40 @@ class Layout:
             return
         out.append(DocumentInfo(rel, label, layer, agent, st.st_size, _iso(st.st_mtime), legacy))
 
+    def describe(self, relpath: str, size: int | None = None, updated_at: str | None = None) -> DocumentInfo:
+        """The listing entry of ``relpath`` (a document of this layout) without looking at the disk.
+
+        For backends that keep documents themselves (``postgres``, ``sqlite`` without its mirror).
+        """
+        parts = relpath.split("/")
+        agent = parts[2] if relpath.startswith(AGENT_DIR + "/") and len(parts) == 4 else None
+        prefix = f"{agent}: " if agent else ""
+        name = parts[-1]
+        if relpath == self.insights_path:
+            label, layer = "Insights", "insights"
+        elif relpath == ARCHIVE:
+            label, layer = "Archive", "archive"
+        elif relpath == SEED_MEMORY:
+            label, layer = (("Legacy memory.md (not read by Fusion)", "legacy") if self.layered
+                            else ("Working memory", "working"))
+        elif name == LONG_TERM_NAME:
+            label, layer = f"{prefix}Long-term memory", "long-term"
+        elif name == DREAMS_NAME:
+            label, layer = f"{prefix}Dreams", "dreams"
+        else:
+            label, layer = f"{prefix}Daily notes {name[:-3]}", "daily"
+        return DocumentInfo(relpath, label, layer, agent, size, updated_at, layer == "legacy")  # type: ignore[arg-type]
+
+    @staticmethod
+    def order_key(doc: DocumentInfo) -> tuple[object, ...]:
+        """Design §2a order: the project's files, then each agent's; long-term, daily (newest first), dreams."""
+        rank = {"working": 0, "long-term": 0, "daily": 1, "dreams": 2, "insights": 3, "archive": 4, "legacy": 5}
+        day = doc.path.rsplit("/", 1)[-1] if doc.layer == "daily" else ""
+        inverted = "".join(chr(0x7F - ord(c)) for c in day)  # newest first
+        agent_group = (1, doc.agent) if doc.agent and doc.layer in {"long-term", "daily", "dreams"} else (0, "")
+        project_tail = doc.layer in {"insights", "archive", "legacy"}
+        return (project_tail, agent_group, rank.get(doc.layer, 9), inverted)
+
     def info(self, relpath: str) -> DocumentInfo | None:
         """The listing entry of one document, ``None`` when it does not exist."""
         return next((d for d in self.documents() if d.path == relpath), None)

@@ -171,15 +171,24 @@ class Project:
     def documents(self) -> list[DocumentInfo]:
         """Every memory document of the project, in design §2a order."""
         docs = self.layout.documents()
-        if self.backend.memory_path and not self.backend.file_canonical and \
-                all(d.path != self.backend.memory_path for d in docs):
-            label = "Long-term memory" if self.layout.layered else "Working memory"
-            layer = "long-term" if self.layout.layered else "working"
-            text = self._read_or_none(self.backend.memory_path)
-            if text is not None:
-                docs.insert(0, DocumentInfo(self.backend.memory_path, label, layer, None,
-                                            len(text.encode("utf-8")), None, False))
-        return docs
+        if self.backend.file_canonical:
+            return docs
+        # A backend that keeps documents itself: what it holds is listed even without a mirror file.
+        known = {d.path: d for d in docs}
+        listing = getattr(self.backend, "list_documents", None)
+        if callable(listing):
+            for path, size, updated, _by in listing():
+                if isinstance(path, str) and self.layout.is_document(path):
+                    stamp = updated.isoformat(timespec="seconds").replace("+00:00", "Z") \
+                        if hasattr(updated, "isoformat") else updated
+                    known[path] = self.layout.describe(path, size, stamp)
+        else:
+            primary = getattr(self.backend, "primary_path", self.memory_path)
+            if primary not in known:
+                text = self._read_or_none(primary)
+                if text is not None:
+                    known[primary] = self.layout.describe(primary, len(text.encode("utf-8")))
+        return sorted(known.values(), key=self.layout.order_key)
 
     def resolve_path(self, user_path: str | None) -> str:
         """Normalise a user's or client's document path (design §2a); ``None`` gives the long-term file."""

@@ -390,3 +390,23 @@ def test_an_undated_head_over_budget_rotates_in_batches_not_on_every_append(proj
     assert len(rewrites) <= 30 // 3 and min(rewrites) >= 3  # each rewrite moves a batch
     text = (project / ".fusion/memory.md").read_text()
     assert "entry 29" in text and text.count("- fact ") == 300
+
+
+def test_order_key_keeps_design_order(layered_project):
+    docs = Layout(layered_project).documents()
+    assert [d.path for d in sorted(reversed(docs), key=Layout.order_key)] == LAYERED_ORDER
+    described = [Layout(layered_project).describe(d.path, d.size) for d in docs]
+    assert [(d.label, d.layer, d.agent) for d in described] == [(d.label, d.layer, d.agent) for d in docs]
+
+
+def test_a_backend_without_a_mirror_still_lists_its_document(project):
+    (project / ".fusion").mkdir()
+    (project / ".fusion" / "config.json").write_text(json.dumps({"memoryBackend": "sqlite",
+                                                                 "memoryBackendConfig": {"mirror": False}}))
+    p = Project(project)
+    body = "# Project Memory\n\n- kept in the database\n"
+    p.write(None, body)
+    docs = p.documents()
+    assert [d.path for d in docs] == [".fusion/memory.md"] and docs[0].layer == "working"
+    assert docs[0].size == len(body.encode())
+    assert not (project / ".fusion" / "memory.md").exists()
