@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.budget.rules import Consumer
 from core.budget.table import BUILTIN_CONSUMERS, DEFAULT_CONSUMER
 from core.errors import SettingsError
-from core.settings import ProjectSettings, load_settings, update_settings
+
+if TYPE_CHECKING:
+    from core.settings import ProjectSettings
 
 __all__ = ["SETTING_KEY", "all_consumers", "chosen_consumer_ids", "chosen_consumers", "consumers_patch",
            "default_consumer_ids", "get_consumer", "resolve_consumers", "set_document_consumers"]
@@ -111,4 +114,6 @@ def set_document_consumers(root: Path | str, relpath: str, ids: Iterable[str] | 
 
     Unknown ids raise :class:`SettingsError` and nothing is written.
     """
+    from core.settings import load_settings, update_settings  # here: an append's budget check only reads
+
     return update_settings(root, consumers_patch(load_settings(root), relpath, ids))
