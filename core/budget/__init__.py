@@ -52,7 +52,16 @@ def project_append_warnings(project: object, relpath: str, before: str, after: s
     (:func:`core.budget.registry.plain_table`): the same rules and measures, without importing pydantic.
     """
     from core.budget.registry import chosen_consumers, plain_table
+
+    consumers = chosen_consumers(relpath, getattr(project, "settings", None), plain_table())
+    if not any(_may_cut(consumer, relpath) for consumer in consumers):
+        return []  # no limit and no read window: every consumer loads it whole (the measures are not needed)
     from core.budget.report import append_warnings
 
-    settings = getattr(project, "settings", None)
-    return append_warnings(relpath, before, after, chosen_consumers(relpath, settings, plain_table()))
+    return append_warnings(relpath, before, after, consumers)
+
+
+def _may_cut(consumer: Any, relpath: str) -> bool:
+    """Whether the rule ``consumer`` reads ``relpath`` by has a limit or a read window (else it loads it whole)."""
+    rule, _ = consumer.rule_for(relpath)
+    return bool(rule.limits()) or rule.read_window is not None

@@ -104,7 +104,9 @@ def run_cli(root: Path, tmp_path: Path, *args: str, modules: tuple[str, ...] = A
 
 
 def test_append_on_the_seed_layout_imports_no_model_and_writes_the_entry(sample_project: Path, tmp_path: Path):
-    out = run_cli(sample_project, tmp_path, "append", "a light entry 4711", "-p", str(sample_project))
+    # Fusion loads the seed file whole: the budget check needs no measures either.
+    out = run_cli(sample_project, tmp_path, "append", "a light entry 4711", "-p", str(sample_project),
+                  modules=(*APPEND_FREE, "core.budget.report", "core.budget.measure"))
     assert (out["rc"], out["mods"]) == (0, [])
     assert out["out"].startswith("Memory written to project scope")
     text = (sample_project / ".fusion" / "memory.md").read_text(encoding="utf-8")
@@ -150,6 +152,24 @@ def test_append_warnings_without_the_models_are_those_of_the_models(layered_proj
     before = after[: after.index("\npast the first read")]
     table = {c.id: c for c in BUILTIN_CONSUMERS}
     assert append_warnings(rel, before, after, chosen_consumers(rel, None, table)) == doc["warnings"]
+
+
+def test_consumers_chosen_for_the_seed_file_warn_as_the_models_do(real_project: Path, tmp_path: Path):
+    rel = ".fusion/memory.md"
+    (real_project / ".fusion" / "config.json").write_text(json.dumps(
+        {"settings": {"memdeskBudgetConsumers": {rel: ["claude-code", "fusion", "codex"]}}}), encoding="utf-8")
+    before = (real_project / rel).read_text(encoding="utf-8")
+    out = run_cli(real_project, tmp_path, "append", "an entry past claude-code's cut", "-p", str(real_project),
+                  "--json")
+    doc = json.loads(out["out"])
+    assert (out["rc"], out["mods"]) == (0, [])
+    assert [w.split("'s ")[0] for w in doc["warnings"]] == ["entry falls past claude-code", "entry falls past codex"]
+    from core.budget import BUILTIN_CONSUMERS, append_warnings
+
+    table = {c.id: c for c in BUILTIN_CONSUMERS}
+    after = (real_project / rel).read_text(encoding="utf-8")
+    assert append_warnings(rel, before, after, [table["claude-code"], table["fusion"], table["codex"]]) \
+        == doc["warnings"]
 
 
 def test_a_user_who_defines_consumers_gets_them_in_append_warnings(sample_project: Path, tmp_path: Path):
