@@ -12,7 +12,6 @@ import hashlib
 import logging
 import os
 import stat
-import tempfile
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -206,6 +205,8 @@ def atomic_write_bytes(path: Path, data: bytes, before_rename: Callable[[], obje
         mode = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else None
     except FileNotFoundError:
         mode = None
+    import tempfile  # here: it imports random and shutil, and an append never writes a temporary file
+
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     tmp = Path(tmp_name)
     try:

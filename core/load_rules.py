@@ -13,10 +13,11 @@ User-defined consumers (``consumers: {id: rule}`` in the user's config) are :cla
 from __future__ import annotations
 
 import re
-from functools import lru_cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from core.globs import glob_match
 
 __all__ = ["CONSUMER_ID_RE", "Consumer", "LoadRule", "UserConsumer", "glob_match"]
 
@@ -143,30 +144,3 @@ class UserConsumer(LoadRule):
     def to_json(self) -> dict[str, object]:
         """The camelCase JSON of this rule, without unset fields."""
         return self.model_dump(mode="json", by_alias=True, exclude_none=True, exclude_defaults=True)
-
-
-@lru_cache(maxsize=256)
-def _glob_regex(glob: str) -> re.Pattern[str]:
-    out, i = [], 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:[^/]+/)*")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        elif glob[i] == "*":
-            out.append("[^/]*")
-            i += 1
-        elif glob[i] == "?":
-            out.append("[^/]")
-            i += 1
-        else:
-            out.append(re.escape(glob[i]))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
-
-
-def glob_match(glob: str, relpath: str) -> bool:
-    """Match a project-relative POSIX path against a glob ('**/' spans folders, '*' one segment)."""
-    return _glob_regex(glob).match(relpath.replace("\\", "/")) is not None

@@ -24,7 +24,11 @@ from core.backends.base import MemoryBackend, MemorySearchOptions, MemorySearchR
 from core.backends.registry import MemoryBackendRegistry, default_registry, resolve_memory_backend
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.layout import SEED_MEMORY, DocumentInfo, Layout
-from core.settings import CONFIG_PATH, ProjectSettings
+
+if TYPE_CHECKING:  # core.settings imports pydantic: a project given its settings never needs it
+    from core.settings import ProjectSettings
+
+CONFIG_PATH = ".fusion/config.json"  # core.settings.CONFIG_PATH (a test keeps the two in step)
 
 if TYPE_CHECKING:
     from core.history import Version
@@ -116,6 +120,8 @@ class Project:
             self.settings_error = None
             return load_settings(self.root)
         except SettingsError as exc:
+            from core.settings import ProjectSettings
+
             self.settings_error = exc
             log.warning("settings unreadable, using defaults: %s", exc)
             return ProjectSettings()

@@ -3,7 +3,6 @@
 from core.backends.base import (
     CAPABILITIES,
     BackendInfo,
-    BackendSettings,
     MemoryBackend,
     MemoryCapability,
     MemorySearchOptions,
@@ -20,6 +19,15 @@ from core.backends.registry import (
     resolve_memory_backend,
 )
 from core.errors import MemoryBackendError
+
+
+def __getattr__(name: str) -> object:
+    # BackendSettings is a pydantic model, made on first use (see core.backends.base).
+    if name == "BackendSettings":
+        from core.backends import base
+
+        return base.BackendSettings
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "CAPABILITIES",

@@ -7,9 +7,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
-
-from pydantic import BaseModel, ConfigDict, ValidationError
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from core.errors import MemoryBackendError
 from core.fileio import content_hash
@@ -18,14 +16,49 @@ from core.layout import SEED_MEMORY, Layout
 # The search types live in a light module (a keyword search needs them, not pydantic); re-exported here.
 from core.search.types import MemorySearchOptions, MemorySearchResult, SearchMode  # noqa: F401
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
 MemoryCapability = Literal["read", "write", "search", "insights", "transactions"]
 CAPABILITIES: tuple[str, ...] = ("read", "write", "search", "insights", "transactions")
 
+# pydantic is imported when a settings model is first needed, not with this module: importing it
+# costs more than a whole ``memdesk append`` on the file backend, whose settings have no fields.
+_backend_settings: type | None = None
 
-class BackendSettings(BaseModel):
-    """Base of every backend's settings model; the picker generates its form from the JSON schema."""
 
-    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+def _base_settings_model() -> type[BaseModel]:
+    """:class:`BackendSettings`, defined (and pydantic imported) on first use."""
+    global _backend_settings
+    if _backend_settings is None:
+        from pydantic import BaseModel, ConfigDict
+
+        class BackendSettings(BaseModel):
+            """Base of every backend's settings model; the picker generates its form from the JSON schema."""
+
+            model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+        BackendSettings.__module__ = __name__
+        _backend_settings = BackendSettings
+    return _backend_settings
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BackendSettings":
+        return _base_settings_model()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class _DefaultSettingsModel:
+    """``MemoryBackend.settings_model`` until a subclass sets its own: :class:`BackendSettings`, made on first use."""
+
+    def __get__(self, obj: object, owner: type | None = None) -> type[BaseModel]:
+        return _base_settings_model()
+
+
+def _own_settings_model(cls: type) -> bool:
+    """Whether ``cls`` (or a base below :class:`MemoryBackend`) sets a settings model of its own."""
+    return any("settings_model" in vars(c) for c in cls.__mro__ if c is not MemoryBackend)
 
 
 @dataclass(frozen=True)
@@ -49,7 +82,7 @@ class MemoryBackend(ABC):
     version: ClassVar[str] = "1.0.0"
     description: ClassVar[str] = ""
     capabilities: ClassVar[frozenset[str]] = frozenset({"read", "write"})
-    settings_model: ClassVar[type[BaseModel]] = BackendSettings
+    settings_model: ClassVar[type[BaseModel]] = _DefaultSettingsModel()  # type: ignore[assignment]
     #: Project-relative path of the file agents and the editor see for this backend (None: no file).
     #: :meth:`initialize` replaces the seed path by the layout's long-term file in a layered project.
     memory_path: str | None = ".fusion/memory.md"
@@ -60,26 +93,30 @@ class MemoryBackend(ABC):
     def __init__(self, config: Mapping[str, Any] | None = None) -> None:
         self.config: dict[str, Any] = dict(config or {})
         self.root: Path | None = None
-        self.settings: BaseModel = self.settings_model()
+        self._settings: BaseModel | None = None
         self._initialized = False
         #: Set by :func:`resolve_memory_backend` when this backend replaced the configured one.
         self.fallback_reason: str | None = None
+
+    @property
+    def settings(self) -> BaseModel:
+        """The validated settings (an empty :class:`BackendSettings`, made on first use, for a backend without any)."""
+        if self._settings is None:
+            self._settings = self.settings_model()
+        return self._settings
+
+    @settings.setter
+    def settings(self, value: BaseModel) -> None:
+        self._settings = value
 
     # -- lifecycle -------------------------------------------------------------------------------
     def initialize(self, config: Mapping[str, Any] | None, root: str | Path) -> None:
         """Validate ``config`` against :attr:`settings_model` and bind the backend to ``root``."""
         raw = {k: v for k, v in dict(config or {}).items() if k != "id"}
-        try:
-            self.settings = self.settings_model.model_validate(raw)
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            where = ".".join(str(p) for p in err.get("loc", ())) or "config"
-            raise MemoryBackendError(
-                f'invalid setting "{where}" for backend "{self.id}": {err.get("msg")}',
-                "INVALID_CONFIG",
-                self.id,
-                exc,
-            ) from exc
+        if _own_settings_model(type(self)):
+            self._validate_settings(raw)
+        else:  # BackendSettings has no fields and ignores extra keys: nothing can fail, nothing to keep
+            self._settings = None
         root_p = Path(root)
         if not root_p.is_dir():
             raise MemoryBackendError(f"project root {root_p} is not a folder", "BACKEND_UNAVAILABLE", self.id)
@@ -92,6 +129,21 @@ class MemoryBackend(ABC):
             self.memory_path = layout_path
         self.on_initialize()
         self._initialized = True
+
+    def _validate_settings(self, raw: dict[str, Any]) -> None:
+        from pydantic import ValidationError
+
+        try:
+            self.settings = self.settings_model.model_validate(raw)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err.get("loc", ())) or "config"
+            raise MemoryBackendError(
+                f'invalid setting "{where}" for backend "{self.id}": {err.get("msg")}',
+                "INVALID_CONFIG",
+                self.id,
+                exc,
+            ) from exc
 
     def on_initialize(self) -> None:
         """Hook for subclasses: open resources after settings are validated and root is set."""

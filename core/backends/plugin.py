@@ -16,7 +16,6 @@ from typing import Any
 from core.backends.base import (
     CAPABILITIES,
     BackendInfo,
-    BackendSettings,
     MemoryBackend,
     MemorySearchOptions,
     call_write,
@@ -120,6 +119,8 @@ class _PluginFactory:
 
     def describe(self) -> BackendInfo:
         """The picker's view, without initializing the plugin."""
+        from core.backends.base import BackendSettings  # here: it imports pydantic
+
         caps = PluginBackend(_construct(self.cls, {})).capabilities
         model = getattr(self.cls, "settings_model", BackendSettings)
         return BackendInfo(self.id, str(getattr(self.cls, "name", self.id)), str(getattr(self.cls, "version", "0")),

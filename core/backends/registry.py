@@ -6,15 +6,16 @@ import importlib
 import importlib.util
 import logging
 from collections.abc import Callable, Mapping
-from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from core.backends.base import BackendInfo, MemoryBackend
 from core.backends.plugin import PluginBackend, make_factory, safe_text
 from core.errors import MemoryBackendError
 from core.layout import detect_layout
-from core.settings import ProjectSettings, coerce_settings
+
+if TYPE_CHECKING:
+    from core.settings import ProjectSettings
 
 log = logging.getLogger(__name__)
 
@@ -32,6 +33,15 @@ class MemoryBackendRegistry:
 
     def __init__(self) -> None:
         self._factories: dict[str, MemoryBackendFactory] = {}
+        #: Registers the plugins when first needed: scanning the installed packages' entry points
+        #: costs more than an append on a built-in backend, which never needs them.
+        self._deferred: Callable[[MemoryBackendRegistry], object] | None = None
+        self._builtin_ids: frozenset[str] = frozenset()
+
+    def _load_deferred(self) -> None:
+        loader, self._deferred = self._deferred, None
+        if loader is not None:
+            loader(self)
 
     def register(self, factory: MemoryBackendFactory | type, *, replace: bool = True) -> str:
         """Register ``factory`` under its backend's id and return the id.
@@ -50,6 +60,8 @@ class MemoryBackendRegistry:
             if not isinstance(backend_id, str):
                 raise MemoryBackendError(f"backend factory {factory!r} made a backend without a text id",
                                          "INVALID_CONFIG", "")
+        if not replace or backend_id not in self._builtin_ids:
+            self._load_deferred()
         if not replace and backend_id in self._factories:
             raise MemoryBackendError(f'backend "{backend_id}" is already registered', "INVALID_CONFIG", backend_id)
         self._factories[backend_id] = factory
@@ -57,14 +69,18 @@ class MemoryBackendRegistry:
 
     def unregister(self, backend_id: str) -> bool:
         """Remove a backend; True when it was registered."""
+        self._load_deferred()
         return self._factories.pop(backend_id, None) is not None
 
     def has(self, backend_id: str) -> bool:
         """Return whether ``backend_id`` is registered."""
+        if backend_id not in self._builtin_ids:
+            self._load_deferred()
         return backend_id in self._factories
 
     def list(self) -> list[str]:
         """Return registered backend ids in registration order."""
+        self._load_deferred()
         return list(self._factories)
 
     def info(self, backend_id: str) -> BackendInfo:
@@ -77,6 +93,7 @@ class MemoryBackendRegistry:
 
     def infos(self) -> list[BackendInfo]:
         """Return :meth:`info` for every registered backend that can describe itself."""
+        self._load_deferred()
         out = []
         for backend_id in self._factories:
             try:
@@ -106,6 +123,8 @@ class MemoryBackendRegistry:
         return backend
 
     def _factory(self, backend_id: str) -> MemoryBackendFactory:
+        if backend_id not in self._builtin_ids:
+            self._load_deferred()
         try:
             return self._factories[backend_id]
         except KeyError:
@@ -157,12 +176,29 @@ _OPTIONAL_BUILTINS: list[tuple[str, str, str]] = [
 ]
 
 
+def entry_points(*, group: str) -> Any:
+    """The installed entry points of ``group`` (``importlib.metadata`` imported only when asked)."""
+    from importlib.metadata import entry_points as installed
+
+    return installed(group=group)
+
+
 def load_entry_point_backends(registry: MemoryBackendRegistry) -> list[str]:
-    """Register third-party backends from the ``memdesk.backends`` entry-point group."""
+    """Register third-party backends from the ``memdesk.backends`` entry-point group.
+
+    A plugin cannot replace a built-in backend of a registry made by :func:`default_registry`: those
+    are created without scanning the plugins, so a replacement would apply only some of the time.
+    """
     loaded = []
     for ep in entry_points(group=ENTRY_POINT_GROUP):
         try:
-            loaded.append(registry.register(ep.load()))
+            factory = ep.load()
+            backend_id = getattr(factory, "id", None)
+            if backend_id in registry._builtin_ids:
+                log.warning("memory backend plugin %s (%s) is ignored: %r is a built-in backend", ep.name,
+                            ep.value, backend_id)
+                continue
+            loaded.append(registry.register(factory))
         except Exception as exc:
             log.warning("cannot load memory backend plugin %s (%s): %s", ep.name, ep.value, exc)
     return loaded
@@ -172,7 +208,8 @@ def default_registry() -> MemoryBackendRegistry:
     """Return a registry with the built-in backends and every installed plugin."""
     registry = MemoryBackendRegistry()
     register_builtin_backends(registry)
-    load_entry_point_backends(registry)
+    registry._builtin_ids = frozenset(registry._factories)
+    registry._deferred = load_entry_point_backends
     return registry
 
 
@@ -184,7 +221,14 @@ def resolve_memory_backend(
     """Create the configured backend, or fall back to ``file`` keeping the reason on ``fallback_reason``."""
     registry = registry or default_registry()
     try:
-        s = coerce_settings(settings)
+        # Settings already read (a ProjectSettings, or the light settings of core.cli.light) are used
+        # as they are: validating them again would import pydantic for nothing.
+        if settings is None or isinstance(settings, Mapping):
+            from core.settings import coerce_settings
+
+            s: Any = coerce_settings(settings)
+        else:
+            s = settings
         configured, config = s.memory_backend, s.memory_backend_config
         if "memory_backend" not in s.model_fields_set and detect_layout(root) == "layered":
             configured = LAYERED_DEFAULT_BACKEND_ID  # current Fusion's default; the key is never rewritten

@@ -8,29 +8,33 @@ before and after. Nothing here writes, except :func:`set_document_consumers` (th
 
 from __future__ import annotations
 
-from core.budget.measure import Cut, Measure, line_count, line_of, measure_rule
-from core.budget.registry import (
-    SETTING_KEY,
-    all_consumers,
-    chosen_consumer_ids,
-    chosen_consumers,
-    consumers_patch,
-    default_consumer_ids,
-    get_consumer,
-    set_document_consumers,
-)
-from core.budget.report import (
-    ConsumerBudget,
-    PruneBudget,
-    append_warnings,
-    budget_for,
-    document_budget,
-    prune_budget,
-    tightest,
-)
-from core.budget.rules import Consumer, LoadRule, UserConsumer
-from core.budget.sections import headings, sections_past_cut
-from core.budget.table import BUILTIN_CONSUMERS
+import importlib
+from typing import Any
+
+# Exported lazily (PEP 562): the shipped consumers and the load-rule models import pydantic, and an
+# append's budget check on the shipped consumers needs neither (see project_append_warnings).
+_EXPORTS = {
+    "Cut": "measure", "Measure": "measure", "line_count": "measure", "line_of": "measure",
+    "measure_rule": "measure",
+    "SETTING_KEY": "registry", "all_consumers": "registry", "chosen_consumer_ids": "registry",
+    "chosen_consumers": "registry", "consumers_patch": "registry", "default_consumer_ids": "registry",
+    "get_consumer": "registry", "set_document_consumers": "registry",
+    "ConsumerBudget": "report", "PruneBudget": "report", "append_warnings": "report", "budget_for": "report",
+    "document_budget": "report", "prune_budget": "report", "tightest": "report",
+    "Consumer": "rules", "LoadRule": "rules", "UserConsumer": "rules",
+    "headings": "sections", "sections_past_cut": "sections",
+    "BUILTIN_CONSUMERS": "table",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "BUILTIN_CONSUMERS", "SETTING_KEY", "Consumer", "ConsumerBudget", "Cut", "LoadRule", "Measure", "PruneBudget",
@@ -42,5 +46,22 @@ __all__ = [
 
 
 def project_append_warnings(project: object, relpath: str, before: str, after: str) -> list[str]:
-    """:func:`append_warnings` for the consumers the project chose for ``relpath`` (``project.settings``)."""
-    return append_warnings(relpath, before, after, chosen_consumers(relpath, getattr(project, "settings", None)))
+    """:func:`append_warnings` for the consumers the project chose for ``relpath`` (``project.settings``).
+
+    When the user's config defines no consumers of its own, the table is the shipped one as plain data
+    (:func:`core.budget.registry.plain_table`): the same rules and measures, without importing pydantic.
+    """
+    from core.budget.registry import chosen_consumers, plain_table
+
+    consumers = chosen_consumers(relpath, getattr(project, "settings", None), plain_table())
+    if not any(_may_cut(consumer, relpath) for consumer in consumers):
+        return []  # no limit and no read window: every consumer loads it whole (the measures are not needed)
+    from core.budget.report import append_warnings
+
+    return append_warnings(relpath, before, after, consumers)
+
+
+def _may_cut(consumer: Any, relpath: str) -> bool:
+    """Whether the rule ``consumer`` reads ``relpath`` by has a limit or a read window (else it loads it whole)."""
+    rule, _ = consumer.rule_for(relpath)
+    return bool(rule.limits()) or rule.read_window is not None

@@ -9,9 +9,12 @@ JavaScript ``length`` counts) or tokens (see :mod:`core.budget.tokens`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from core.budget.rules import LoadRule, Unit
 from core.budget.tokens import TokenCounter, token_counter
+
+if TYPE_CHECKING:  # pydantic models; a rule is read by its attributes (core.budget.plain has the same)
+    from core.budget.rules import LoadRule, Unit
 
 __all__ = ["Cut", "Measure", "RuleResult", "line_count", "line_of", "measure_rule"]
 

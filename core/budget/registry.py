@@ -7,18 +7,26 @@ files (everything under ``.fusion/``), else the consumers whose globs match it.
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from core.budget.rules import Consumer
-from core.budget.table import BUILTIN_CONSUMERS, DEFAULT_CONSUMER
+from core.budget import table as _table
+from core.budget.table import DEFAULT_CONSUMER
 from core.errors import SettingsError
-from core.settings import ProjectSettings, load_settings, update_settings
+
+if TYPE_CHECKING:  # both import pydantic; an append's budget check on the shipped consumers needs neither
+    from core.budget.plain import PlainConsumer
+    from core.budget.rules import Consumer
+    from core.settings import ProjectSettings
 
 __all__ = ["SETTING_KEY", "all_consumers", "chosen_consumer_ids", "chosen_consumers", "consumers_patch",
-           "default_consumer_ids", "get_consumer", "resolve_consumers", "set_document_consumers"]
+           "default_consumer_ids", "get_consumer", "plain_table", "resolve_consumers", "set_document_consumers"]
 
 SETTING_KEY = "memdeskBudgetConsumers"
+CONFIG_DIR_ENV = "MEMDESK_CONFIG_DIR"  # core.user_config.CONFIG_DIR_ENV (a test keeps the two in step)
 
 
 def all_consumers(user_consumers: Mapping[str, object] | None = None) -> dict[str, Consumer]:
@@ -27,7 +35,7 @@ def all_consumers(user_consumers: Mapping[str, object] | None = None) -> dict[st
     ``user_consumers`` defaults to the ``consumers`` of the user's config; an unreadable user config
     leaves only the shipped consumers (the budget is advice; it must not stop a write).
     """
-    out = {c.id: c for c in BUILTIN_CONSUMERS}
+    out = {c.id: c for c in _table.BUILTIN_CONSUMERS}
     if user_consumers is None:
         try:
             from core.user_config import load_user_config  # here: user_config imports core.budget.rules
@@ -55,7 +63,7 @@ def resolve_consumers(items: Iterable[str | Consumer], consumers: Mapping[str, C
     table: Mapping[str, Consumer] | None = consumers
     out = []
     for item in items:
-        if isinstance(item, Consumer):
+        if not isinstance(item, str):  # a Consumer (or the same data as a core.budget.plain.PlainConsumer)
             out.append(item)
             continue
         if table is None:
@@ -75,17 +83,18 @@ def default_consumer_ids(relpath: str, consumers: Mapping[str, Consumer] | None 
     return matching or [DEFAULT_CONSUMER]
 
 
-def chosen_consumer_ids(relpath: str, settings: ProjectSettings | None) -> list[str]:
+def chosen_consumer_ids(relpath: str, settings: ProjectSettings | None,
+                        consumers: Mapping[str, Consumer] | None = None) -> list[str]:
     """The consumer ids chosen for ``relpath`` in the project's settings, else its defaults."""
     chosen = (settings.memdesk_budget_consumers if settings is not None else {}).get(relpath)
-    return list(chosen) if chosen else default_consumer_ids(relpath)
+    return list(chosen) if chosen else default_consumer_ids(relpath, consumers)
 
 
 def chosen_consumers(relpath: str, settings: ProjectSettings | None,
                      consumers: Mapping[str, Consumer] | None = None) -> list[Consumer]:
     """The consumers that read ``relpath`` (unknown ids in the settings are skipped, not fatal)."""
     table = consumers if consumers is not None else all_consumers()
-    return [table[cid] for cid in chosen_consumer_ids(relpath, settings) if cid in table]
+    return [table[cid] for cid in chosen_consumer_ids(relpath, settings, table) if cid in table]
 
 
 def consumers_patch(settings: ProjectSettings | None, relpath: str, ids: Iterable[str] | None,
@@ -111,4 +120,38 @@ def set_document_consumers(root: Path | str, relpath: str, ids: Iterable[str] | 
 
     Unknown ids raise :class:`SettingsError` and nothing is written.
     """
+    from core.settings import load_settings, update_settings  # here: an append's budget check only reads
+
     return update_settings(root, consumers_patch(load_settings(root), relpath, ids))
+
+
+def user_config_path() -> Path:
+    """The user's ``config.json`` (as :func:`core.user_config.user_config_path`, without its models)."""
+    override = os.environ.get(CONFIG_DIR_ENV)
+    if override:
+        return Path(override).expanduser() / "config.json"
+    from platformdirs import user_config_dir
+
+    return Path(user_config_dir("memdesk", appauthor=False)) / "config.json"
+
+
+def user_defines_consumers() -> bool:
+    """Whether the user's config may add consumers: it names a non-empty ``consumers``.
+
+    A config that cannot be read or parsed gives none (``all_consumers`` then uses the shipped ones too).
+    """
+    from core import fileio
+
+    try:
+        text = fileio.read_text(user_config_path())
+        doc = json.loads(text) if text and text.strip() else {}
+    except Exception:  # unreadable or broken: load_user_config raises, and all_consumers keeps the shipped ones
+        return False
+    return isinstance(doc, dict) and bool(doc.get("consumers"))
+
+
+def plain_table() -> dict[str, PlainConsumer] | None:
+    """The shipped consumers by id as plain data, or ``None`` when the user's config may define more."""
+    if user_defines_consumers():
+        return None
+    return {c.id: c for c in _table.PLAIN_CONSUMERS}

@@ -7,11 +7,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING
 
 from core.budget.measure import Cut, Measure, line_of, measure_rule
 from core.budget.registry import resolve_consumers
-from core.budget.rules import Consumer
 from core.budget.sections import SectionCut, headings, sections_cut
+
+if TYPE_CHECKING:  # pydantic models; rules are read by their attributes (core.budget.plain has the same)
+    from core.budget.rules import Consumer
 
 __all__ = ["ConsumerBudget", "PruneBudget", "append_warnings", "budget_for", "document_budget", "prune_budget",
            "tightest", "unit_label", "with_sections"]

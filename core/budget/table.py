@@ -8,7 +8,13 @@ added by :func:`core.budget.registry.all_consumers`.
 
 from __future__ import annotations
 
-from core.budget.rules import Consumer, LoadRule
+from typing import TYPE_CHECKING, Any
+
+from core.budget.plain import PlainConsumer as Consumer
+from core.budget.plain import PlainRule as LoadRule
+
+if TYPE_CHECKING:
+    from core.load_rules import Consumer as ConsumerModel
 
 FUSION = Consumer(id="fusion", name="Fusion", builtin=True, rules=(
     LoadRule(
@@ -68,5 +74,19 @@ WINDSURF = Consumer(id="windsurf", name="Windsurf", builtin=True, rules=(
                "global and workspace rules together (override with a user rule if yours is older)"),
 ))
 
-BUILTIN_CONSUMERS: tuple[Consumer, ...] = (FUSION, CLAUDE_CODE, CODEX, GEMINI_CLI, WINDSURF)
+#: The shipped consumers as plain data (an append's budget check reads them without pydantic).
+PLAIN_CONSUMERS: tuple[Consumer, ...] = (FUSION, CLAUDE_CODE, CODEX, GEMINI_CLI, WINDSURF)
 DEFAULT_CONSUMER = FUSION.id
+_models: tuple[ConsumerModel, ...] | None = None
+
+
+def __getattr__(name: str) -> Any:
+    # BUILTIN_CONSUMERS: the same table validated into Consumer models, made (pydantic imported) on first use.
+    global _models
+    if name != "BUILTIN_CONSUMERS":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if _models is None:
+        from core.load_rules import Consumer as Model
+
+        _models = tuple(Model.model_validate(c.data()) for c in PLAIN_CONSUMERS)
+    return _models

@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import math
 import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
@@ -73,6 +72,8 @@ def _cache_file(name: str) -> Path | None:
     blob = _BLOBS.get(name)
     if blob is None:
         return None
+    import tempfile  # here: only a tiktoken count needs the cache folder
+
     folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") or str(
         Path(tempfile.gettempdir()) / "data-gym-cache")
     return Path(folder) / hashlib.sha1(blob.encode()).hexdigest()

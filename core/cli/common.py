@@ -7,7 +7,6 @@ import argparse
 import errno
 import json
 import os
-import sqlite3
 import sys
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
@@ -77,14 +76,23 @@ def project_backend(root: Path) -> MemoryBackend:
     return backend
 
 
-def cli_project(args: argparse.Namespace) -> Project:
+def cli_project(args: argparse.Namespace, *, light: bool = False) -> Project:
     """The ``--project`` folder as a :class:`~core.project.Project` (creating nothing), with a warning on
-    stderr when its backend fell back to ``file``."""
+    stderr when its backend fell back to ``file``.
+
+    ``light``: on a file backend with plainly valid settings, read them without the settings model
+    (:func:`core.cli.light.light_settings`), so a command that only appends never imports pydantic.
+    """
     from core.project import Project
 
     root = project_root(args)
     try:
-        project = Project(root)
+        settings = None
+        if light:
+            from core.cli.light import light_settings
+
+            settings = light_settings(root)
+        project = Project(root, settings=settings)  # type: ignore[arg-type]
     except Exception as exc:
         raise fail_from(exc) from exc
     if project.settings_error is not None:
@@ -142,7 +150,8 @@ def fail_from(exc: BaseException) -> CliError:
         return CliError(str(exc), 2)
     if isinstance(exc, MemoryBackendError):
         return CliError(f"{exc.message} [{exc.code}]", 2 if exc.code in BAD_INPUT_CODES else 1)
-    if isinstance(exc, sqlite3.Error):
+    sqlite3 = sys.modules.get("sqlite3")  # a SQLite error comes only from a process that imported it
+    if sqlite3 is not None and isinstance(exc, sqlite3.Error):
         return CliError(database_reason(exc, _database_of(exc)), 1)
     if isinstance(exc, OSError):
         return CliError(_os_line(exc), 1)

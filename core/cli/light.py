@@ -57,3 +57,103 @@ def read_document(root: Path, relpath: str, backend_id: str) -> str:
     except PathOutsideRootError as exc:
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
     return fileio.read_text(path, backend_id) or ""
+
+
+# -- the settings of an append, without the settings model ---------------------------------------------
+# Bounds and default of core.settings (tests/core/test_cli_imports.py keeps the two in step).
+DEFAULT_INSIGHT_SCHEDULE = "0 2 * * *"
+_INT_BOUNDS = {"insightExtractionMinIntervalMs": (0, 3650 * 86_400_000), "historyRetentionDays": (0, 36_500),
+               "historyMinVersions": (1, 10_000)}
+_BOOLS = ("memoryEnabled", "insightExtractionEnabled")
+_FIELDS = {"memoryEnabled": "memory_enabled", "memoryBackend": "memory_backend",
+           "memoryBackendConfig": "memory_backend_config", "insightExtractionEnabled": "insight_extraction_enabled",
+           "insightExtractionSchedule": "insight_extraction_schedule",
+           "insightExtractionMinIntervalMs": "insight_extraction_min_interval_ms",
+           "historyRetentionDays": "history_retention_days", "historyMinVersions": "history_min_versions",
+           "memdeskBudgetConsumers": "memdesk_budget_consumers"}
+
+
+class LightSettings:
+    """A project's settings read as plain JSON, for a command on a file backend (``memdesk append``).
+
+    It answers what :class:`core.project.Project` and the budget check ask (``memory_enabled``, the
+    backend, ``memdesk_budget_consumers``) and builds the full :class:`core.settings.ProjectSettings`
+    for anything else. Made only from settings :func:`light_settings` found valid as the model would.
+    """
+
+    def __init__(self, data: dict[str, object]) -> None:
+        self._data = data
+        self.memory_enabled = data.get("memoryEnabled", True)
+        self.memory_backend = data.get("memoryBackend", "file")
+        self.memory_backend_config = data.get("memoryBackendConfig", {})
+        self.memdesk_budget_consumers = data.get("memdeskBudgetConsumers", {})
+        self.model_fields_set = {_FIELDS[key] for key in data}
+        self._full: object = None
+
+    def __getattr__(self, name: str) -> object:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._full is None:
+            from core.settings import coerce_settings
+
+            self._full = coerce_settings(self._data)
+        return getattr(self._full, name)
+
+
+def light_settings(root: Path) -> LightSettings | None:
+    """The project's settings when its backend is one of :data:`FILE_BACKENDS` and every setting given is
+    plainly valid; ``None`` otherwise (the full settings code then reads them, and names any problem)."""
+    from core import fileio
+
+    try:
+        text = fileio.read_in_root(root, ".fusion/config.json")
+        doc = json.loads(text) if text and text.strip() else {}
+    except Exception:  # unreadable, not JSON, nested too deep …: the settings code says why
+        return None
+    if not isinstance(doc, dict):
+        return None
+    if isinstance(doc.get("settings"), dict) and ("nextId" in doc or len(doc) <= 2):
+        raw = doc["settings"]
+    elif "settings" in doc and "nextId" in doc:
+        return None
+    else:
+        raw = doc
+    data = _plain_settings(raw)
+    if data is None:
+        return None
+    settings = LightSettings(data)
+    backend = settings.memory_backend
+    if "memoryBackend" not in data:
+        from core.layout import detect_layout
+
+        backend = "qmd" if detect_layout(root) == "layered" else "file"
+    return settings if backend in FILE_BACKENDS else None
+
+
+def _plain_settings(raw: dict[str, object]) -> dict[str, object] | None:
+    """``raw``'s known settings (camelCase, ``None`` dropped, the legacy backend key read) when each is
+    valid the way :class:`core.settings.ProjectSettings` checks it; ``None`` when any needs the model."""
+    data = {k: v for k, v in raw.items() if v is not None}
+    if "memoryBackend" not in data and data.get("memoryBackendType"):
+        data["memoryBackend"] = data["memoryBackendType"]
+    if any(key in _FIELDS.values() for key in data):  # snake_case keys: the model's business
+        return None
+    data = {k: v for k, v in data.items() if k in _FIELDS}
+    for key, value in data.items():
+        if key in _BOOLS:
+            ok = type(value) is bool
+        elif key in _INT_BOUNDS:
+            low, high = _INT_BOUNDS[key]
+            ok = type(value) is int and low <= value <= high
+        elif key == "memoryBackend":
+            ok = isinstance(value, str) and bool(value.strip())
+        elif key == "memoryBackendConfig":
+            ok = isinstance(value, dict)
+        elif key == "insightExtractionSchedule":
+            ok = value == DEFAULT_INSIGHT_SCHEDULE  # another schedule needs croniter to check
+        else:  # memdeskBudgetConsumers: {path: [consumer ids]}
+            ok = isinstance(value, dict) and all(
+                type(k) is str and isinstance(v, list) and all(type(i) is str for i in v) for k, v in value.items())
+        if not ok:
+            return None
+    return data

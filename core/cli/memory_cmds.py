@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from core import fileio
 from core.cli.common import (
     CliError,
     add_common,
@@ -79,6 +78,8 @@ def cmd_show(args: argparse.Namespace) -> int:
             raise fail_from(exc) from exc
         backend_id, fallback = project.backend.id, project.fallback_reason
     if args.json:
+        from core import fileio
+
         emit_json({"path": rel, "content": content, "backend": backend_id,
                    "hash": fileio.content_hash(content), "size": len(content.encode("utf-8")),
                    "fallbackReason": fallback})
@@ -114,7 +115,7 @@ def cmd_append(args: argparse.Namespace) -> int:
     """Append an entry with seed 002's guards and print the tool's message."""
     from core.project import MemoryDisabledError
 
-    project = cli_project(args)
+    project = cli_project(args, light=True)
     text = args.text if args.text is not None else read_stdin_text()
     path = cli_path(project, args) if args.file is not None else None
     try:
