@@ -14,7 +14,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.search.chunking import Entry, chunk_markdown
 from core.search.db import Database
@@ -62,9 +62,9 @@ class DocState:
     checked_ns: int
 
 
-@dataclass(frozen=True)
-class IndexedEntry:
-    """An entry row of the index."""
+class IndexedEntry(NamedTuple):
+    """An entry row of the index (a named tuple: a search makes dozens, and a frozen dataclass costs
+    three times as much to make)."""
 
     id: int
     path: str
@@ -76,8 +76,7 @@ class IndexedEntry:
     text: str
 
 
-@dataclass(frozen=True)
-class KeywordHit:
+class KeywordHit(NamedTuple):
     """One FTS5 match: entry id and raw ``bm25()`` (lower is better), with its row when it was read along."""
 
     id: int

@@ -34,7 +34,7 @@ from core.search.embeddings import Embedder
 from core.search.fts import query_terms
 from core.search.index import DocState, IndexedEntry, KeywordHit, SearchIndex
 from core.search.snippet import exact_matcher, highlight_maker
-from core.search.types import MemorySearchOptions, MemorySearchResult
+from core.search.types import MemorySearchOptions, MemorySearchResult, make_result
 
 log = logging.getLogger(__name__)
 
@@ -268,8 +268,7 @@ class SearchService:
 
     def _result(self, e: IndexedEntry, content: str, score: float, scores: dict[str, float],
                 highlights: tuple[tuple[int, int], ...] = ()) -> MemorySearchResult:
-        return MemorySearchResult(content=content, score=round(min(1.0, max(0.0, score)), 6), section=e.section,
-                                  line_number=e.line, file=e.path, scores=scores, highlights=highlights)
+        return make_result(content, round(min(1.0, max(0.0, score)), 6), e.section, e.line, e.path, scores, highlights)
 
     def _keyword(self, query: str, opts: MemorySearchOptions) -> list[MemorySearchResult]:
         terms = query_terms(query, self.index.tokenizer)
