@@ -303,14 +303,30 @@ class SearchIndex:
         with self.db.lock:
             return list(self.db.conn.execute(sql, args).fetchone())
 
-    def keyword_rows(self, match: str, limit: int, exact: Callable[[str, str | None], bool] | None = None
-                     ) -> list[KeywordHit]:
-        """The best ``limit`` matches of ``match`` with their entry rows, best first (``exact`` marks them)."""
+    def keyword_rows(self, match: str, limit: int) -> list[KeywordHit]:
+        """The best ``limit`` matches of ``match`` with their entry rows, best first."""
         with self.db.lock:
             rows = self.db.conn.execute(_ROWS_SQL, (match, limit)).fetchall()
-        if exact is None:
-            return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
-        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), exact(r[8], r[5])) for r in rows]
+        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
+
+    def exact_first(self, match: str, limit: int, exact: Callable[[str, str | None], bool]) -> list[KeywordHit]:
+        """The best ``limit`` all-words matches, those ``exact`` holds for first, each group by BM25.
+
+        Read from the best :data:`EXACT_WINDOW`; the test stops at the ``limit``-th exact match, since
+        no later row can come before it (the page is then the exact ones alone).
+        """
+        with self.db.lock:
+            rows = self.db.conn.execute(_ROWS_SQL, (match, max(limit, EXACT_WINDOW))).fetchall()
+        exact_hits: list[KeywordHit] = []
+        stemmed: list[KeywordHit] = []
+        for r in rows:
+            if exact(r[8], r[5]):
+                exact_hits.append(KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), True))
+                if len(exact_hits) == limit:
+                    return exact_hits
+            elif len(stemmed) < limit:
+                stemmed.append(KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), False))
+        return (exact_hits + stemmed)[:limit]
 
     def ranked(self, terms: list[str], limit: int, exact: Callable[[str, str | None], bool] | None = None
                ) -> tuple[list[KeywordHit], int]:
@@ -334,8 +350,7 @@ class SearchIndex:
         if exact is None:
             hits = self.keyword_rows(match, limit)
         else:
-            found = self.keyword_rows(match, max(limit, EXACT_WINDOW), exact)
-            hits = ([h for h in found if h.exact] + [h for h in found if not h.exact])[:limit]
+            hits = self.exact_first(match, limit, exact)
         all_words = len(hits)
         if all_words >= limit or len(terms) == 1:
             return hits, all_words
