@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core import fileio, history, history_store
+from core import fileio, history, history_store, saving
 from core.entries import DEFAULT_MAX_LINES, append_memory_entry
 
 REPO = Path(__file__).resolve().parent.parent
@@ -149,7 +149,7 @@ def cli_append(root: Path, rng: random.Random, pool: list[str], runs: int = 15) 
 
 def bench_saves(root: Path, rng: random.Random, pool: list[str]) -> None:
     text = one_mib_memory(rng, pool, limit=1_040_000)  # back to 1 MiB (rotation shrank it)
-    fileio.replace_text(root, REL, text, source="editor")
+    saving.replace_text(root, REL, text, source="editor")
     print(f"saves: {SAVES} of a {len(text.encode()) / 1_048_576:.2f} MiB memory, a different edit each time")
     floor_file = root / "floor-save.md"
     times, floors = [], []
@@ -160,7 +160,7 @@ def bench_saves(root: Path, rng: random.Random, pool: list[str]) -> None:
         if len(text.encode("utf-8")) > fileio.MAX_FILE_SIZE:
             text = text[len(text) // 50:]
         data = text.encode("utf-8")
-        times.append(ms(lambda t=text: fileio.replace_text(root, REL, t, source="editor")))
+        times.append(ms(lambda t=text: saving.replace_text(root, REL, t, source="editor")))
         floors.append(ms(lambda d=data: save_floor(floor_file, d)))
     f_med = statistics.median(floors)
     line("atomic 1 MiB save with history, median", statistics.median(times), "ms", f_med, "tmp+fsync+rename+dirfsync")
