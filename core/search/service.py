@@ -304,11 +304,13 @@ class SearchService:
         highlight = highlight_maker(terms, self.index.tokenizer)
         out = []
         for n, h in enumerate(page, start=opts.offset):
-            k = scores[h.id]
-            content, marks = highlight(rows[h.id].text)
-            out.append(self._result(rows[h.id], content, k,
-                                    {"keyword": k, "fused": k, "bm25": h.bm25, "all_words": float(n < all_words),
-                                     "exact": float(h.exact or exact is None and n < all_words)}, marks))
+            e = rows[h.id]
+            k = scores[h.id]  # in 0..1 already (see keyword_scores): no clamp
+            content, marks = highlight(e.text)
+            whole = 1.0 if n < all_words else 0.0
+            out.append(make_result(content, round(k, 6), e.section, e.line, e.path,
+                                   {"keyword": k, "fused": k, "bm25": h.bm25, "all_words": whole,
+                                    "exact": 1.0 if h.exact or (exact is None and whole) else 0.0}, marks))
         return out
 
     def _query_vector(self, provider: Any, query: str) -> Any:
