@@ -230,13 +230,13 @@ class SearchService:
         was a tenth of a rebuild.
         """
         paths = searched_files(self.root, include_working=True)
-        kept = self.working is not None
-        states = stat_files(self.root, [p for p in paths if not (kept and p == MEMORY_FILE_PATH)])
+        working = self.working
+        states = stat_files(self.root, [p for p in paths if not (working is not None and p == MEMORY_FILE_PATH)])
         prefix = os.path.realpath(self.root)
         docs: dict[str, str] = {}
         for path in paths:
-            if kept and path == MEMORY_FILE_PATH:
-                docs[path] = self.working()  # type: ignore[misc]  # kept: working is set
+            if working is not None and path == MEMORY_FILE_PATH:
+                docs[path] = working()
                 continue
             st = states.get(path)
             try:
