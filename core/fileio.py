@@ -28,6 +28,7 @@ from core.safepath import (
     os_reason,
     real_path_in_root,
     resolve_in_root,
+    resolve_real,
 )
 
 log = logging.getLogger(__name__)
@@ -260,7 +261,8 @@ class ReplaceResult:
 def _confined_target(root: Path, relpath: str, backend_id: str) -> tuple[Path, Path]:
     """The logical path and the real target of ``relpath``, both inside ``root`` (``INVALID_CONFIG``)."""
     try:
-        return resolve_in_root(root, relpath), real_path_in_root(root, relpath)
+        logical = resolve_in_root(root, relpath)  # checked inside the root: its real path is the target
+        return logical, resolve_real(logical, str(relpath))
     except PathOutsideRootError as exc:
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
 
@@ -348,11 +350,19 @@ def replace_text(
             if raw == data:
                 return ReplaceResult(target, False, digest, len(data), data)
             wait_for_history = None
+            new_digest: list[str] = []
             if raw and keep_history:
                 assert keep_previous is not None  # checked on entry
-                wait_for_history = keep_previous(root_p, relpath, raw, source, author, digest, backend_id)
+                keep_wait = keep_previous(root_p, relpath, raw, source, author, digest, backend_id)
+
+                def wait_for_history() -> object:
+                    # While history commits on its thread, hash the new bytes (hashlib lets go of the
+                    # GIL): the next save then hands history the hash instead of history working it out
+                    # on the path the rename waits for.
+                    new_digest.append(hashlib.sha256(data).hexdigest())
+                    return keep_wait()
             atomic_write_bytes(target, data, wait_for_history)
-            _written.remember(target, data, None)
+            _written.remember(target, data, new_digest[0] if new_digest else None)
     except MemoryBackendError:
         raise
     except TimeoutError as exc:
@@ -364,7 +374,7 @@ def replace_text(
         ) from exc
     except OSError as exc:
         raise MemoryBackendError(os_reason(relpath, exc, "write"), "WRITE_FAILED", backend_id, exc) from exc
-    return ReplaceResult(target, True, None, len(data), data)
+    return ReplaceResult(target, True, new_digest[0] if new_digest else None, len(data), data)
 
 
 # -- appends ----------------------------------------------------------------------------------------

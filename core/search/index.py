@@ -14,7 +14,7 @@ import time
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from core.search.chunking import Entry, chunk_markdown
 from core.search.db import Database
@@ -45,6 +45,10 @@ _SAMPLE_SQL = "SELECT rowid, bm25(search_fts, 1.0, 0.4) FROM search_fts WHERE se
 EXACT_WINDOW = 40
 #: How many entries the selective words of a query may hold together (see :meth:`SearchIndex.ranked`).
 FILL_BUDGET = 300
+#: The fewest matches of a query's common words the last fill scores (see :meth:`SearchIndex.keyword_sample`).
+SAMPLE_MIN = 40
+#: FTS5's default ``automerge`` (restored after a bulk load).
+AUTOMERGE = 4
 _FTS = ("CREATE VIRTUAL TABLE search_fts USING fts5(text, section, content='search_entries', "
         "content_rowid='id', tokenize='{tok}')")
 
@@ -60,9 +64,9 @@ class DocState:
     checked_ns: int
 
 
-@dataclass(frozen=True)
-class IndexedEntry:
-    """An entry row of the index."""
+class IndexedEntry(NamedTuple):
+    """An entry row of the index (a named tuple: a search makes dozens, and a frozen dataclass costs
+    three times as much to make)."""
 
     id: int
     path: str
@@ -74,8 +78,7 @@ class IndexedEntry:
     text: str
 
 
-@dataclass(frozen=True)
-class KeywordHit:
+class KeywordHit(NamedTuple):
     """One FTS5 match: entry id and raw ``bm25()`` (lower is better), with its row when it was read along."""
 
     id: int
@@ -255,8 +258,12 @@ class SearchIndex:
             for sql in _TABLES:
                 if sql.startswith("CREATE INDEX"):
                     c.execute(sql)
+            # No merging while the rows go in: the optimize after the commit merges every segment once
+            # (incremental merges were a sixth of the FTS insert, all of it redone by the optimize).
+            c.execute("INSERT INTO search_fts(search_fts, rank) VALUES('automerge', 0)")
             c.execute("INSERT INTO search_fts(rowid, text, section) SELECT id, text, coalesce(section, '') "
                       "FROM search_entries")
+            c.execute(f"INSERT INTO search_fts(search_fts, rank) VALUES('automerge', {AUTOMERGE})")
             now = time.time_ns()
             c.executemany("INSERT OR REPLACE INTO search_docs VALUES (?,?,?,?,?)",
                           [(path, digest, mtime, size, now) for path, _t, digest, mtime, size in docs])
@@ -302,14 +309,30 @@ class SearchIndex:
         with self.db.lock:
             return list(self.db.conn.execute(sql, args).fetchone())
 
-    def keyword_rows(self, match: str, limit: int, exact: Callable[[str, str | None], bool] | None = None
-                     ) -> list[KeywordHit]:
-        """The best ``limit`` matches of ``match`` with their entry rows, best first (``exact`` marks them)."""
+    def keyword_rows(self, match: str, limit: int) -> list[KeywordHit]:
+        """The best ``limit`` matches of ``match`` with their entry rows, best first."""
         with self.db.lock:
             rows = self.db.conn.execute(_ROWS_SQL, (match, limit)).fetchall()
-        if exact is None:
-            return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
-        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), exact(r[8], r[5])) for r in rows]
+        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
+
+    def exact_first(self, match: str, limit: int, exact: Callable[[str, str | None], bool]) -> list[KeywordHit]:
+        """The best ``limit`` all-words matches, those ``exact`` holds for first, each group by BM25.
+
+        Read from the best :data:`EXACT_WINDOW`; the test stops at the ``limit``-th exact match, since
+        no later row can come before it (the page is then the exact ones alone).
+        """
+        with self.db.lock:
+            rows = self.db.conn.execute(_ROWS_SQL, (match, max(limit, EXACT_WINDOW))).fetchall()
+        exact_hits: list[KeywordHit] = []
+        stemmed: list[KeywordHit] = []
+        for r in rows:
+            if exact(r[8], r[5]):
+                exact_hits.append(KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), True))
+                if len(exact_hits) == limit:
+                    return exact_hits
+            elif len(stemmed) < limit:
+                stemmed.append(KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), False))
+        return (exact_hits + stemmed)[:limit]
 
     def ranked(self, terms: list[str], limit: int, exact: Callable[[str, str | None], bool] | None = None
                ) -> tuple[list[KeywordHit], int]:
@@ -333,8 +356,7 @@ class SearchIndex:
         if exact is None:
             hits = self.keyword_rows(match, limit)
         else:
-            found = self.keyword_rows(match, max(limit, EXACT_WINDOW), exact)
-            hits = ([h for h in found if h.exact] + [h for h in found if not h.exact])[:limit]
+            hits = self.exact_first(match, limit, exact)
         all_words = len(hits)
         if all_words >= limit or len(terms) == 1:
             return hits, all_words
@@ -349,13 +371,16 @@ class SearchIndex:
         return hits, all_words
 
     def keyword_sample(self, match: str, limit: int) -> list[KeywordHit]:
-        """The best ``limit`` by BM25 among the first :data:`FILL_BUDGET` matches of ``match`` (index order).
+        """The best ``limit`` by BM25 among the first matches of ``match`` (index order).
 
         For the last fill, entries holding only a query's common words: ranking every one of
-        thousands such entries cost milliseconds, and they rank below everything else anyway.
+        thousands such entries cost milliseconds, and they rank below everything else anyway. Twice
+        as many as wanted are scored (at least :data:`SAMPLE_MIN`, at most :data:`FILL_BUDGET`):
+        BM25 costs about a microsecond a row, which made a 300-row sample the dearest query of a search.
         """
+        window = min(FILL_BUDGET, max(SAMPLE_MIN, 2 * limit))
         with self.db.lock:
-            rows = self.db.conn.execute(_SAMPLE_SQL, (match, FILL_BUDGET)).fetchall()
+            rows = self.db.conn.execute(_SAMPLE_SQL, (match, window)).fetchall()
         return [KeywordHit(rid, score) for rid, score in sorted(rows, key=lambda r: (r[1], r[0]))[:limit]]
 
     @staticmethod

@@ -64,17 +64,24 @@ class _Matcher:
         lower = flat.lower()
         if len(lower) != len(flat):  # lower-casing changed the length (rare letters): offsets would drift
             return self._spans_by_word(flat)
-        found: set[tuple[int, int]] = set()
+        found: list[tuple[int, int]] = []
         exact = self.tokenizer == "unicode61"
-        for needle in self.needles:
-            i = lower.find(needle)
+        find, match, stems = lower.find, _WORD.match, self.stems
+        for needle in self.needles:  # no two needles match at one place: each is a different 3-letter start
+            size = len(needle)
+            i = find(needle)
             while i >= 0:
-                if i == 0 or not _word_char(lower[i - 1]):
-                    end = _WORD.match(lower, i).end()  # type: ignore[union-attr]  # needle[0] is a word char
-                    if (end == i + len(needle)) if exact else (_stem(lower[i:end]) in self.stems):
-                        found.add((i, end))
-                i = lower.find(needle, i + 1)
-        return sorted(found)
+                before = lower[i - 1] if i else " "
+                if not (before.isalnum() or before == "_"):
+                    end = match(lower, i).end()  # type: ignore[union-attr]  # needle[0] is a word char
+                    if (end == i + size) if exact else (_stem(lower[i:end]) in stems):
+                        found.append((i, end))
+                    i = find(needle, end)  # the next word starts past this one
+                else:
+                    i = find(needle, i + 1)
+        if len(self.needles) > 1:
+            found.sort()
+        return found
 
     def _spans_by_word(self, flat: str) -> list[tuple[int, int]]:
         if self.tokenizer == "unicode61":
@@ -107,32 +114,37 @@ def make_snippet(text: str, terms: Iterable[str], tokenizer: str = "porter", wid
 def _snippet(text: str, matcher: _Matcher, width: int) -> tuple[str, tuple[tuple[int, int], ...]]:
     flat = " ".join(text.split())
     spans = matcher.spans(flat)
-    start = 0
-    if spans:
-        best, j = -1, 0
-        for i, (s, _e) in enumerate(spans):  # the window opening at a hit that covers the most hits
-            while j < len(spans) and spans[j][1] <= s + width:
-                j += 1
-            if j - i > best:
-                best, start = j - i, max(0, min(s - 20, len(flat) - width))
-    if start > 0:
-        space = flat.rfind(" ", 0, start + 1)
-        start = space + 1 if space >= 0 else 0
-    end = min(len(flat), start + width)
-    if end < len(flat):
-        space = flat.find(" ", end)
-        end = space if space >= 0 else len(flat)
+    size = len(flat)
+    start, end = 0, size
+    if size > width:  # most entries fit whole: no window to choose
+        if spans:
+            best, j, count = -1, 0, len(spans)
+            for i, (s, _e) in enumerate(spans):  # the window opening at a hit that covers the most hits
+                reach = s + width
+                while j < count and spans[j][1] <= reach:
+                    j += 1
+                if j - i > best:
+                    best, start = j - i, max(0, min(s - 20, size - width))
+        if start > 0:
+            start = flat.rfind(" ", 0, start + 1) + 1  # -1 + 1: no space before, start at 0
+        end = min(size, start + width)
+        if end < size:
+            space = flat.find(" ", end)
+            end = space if space >= 0 else size
     lead = "…" if start > 0 else ""
+    tail = "…" if end < size else ""
+    if not spans:
+        return lead + flat[start:end] + tail, ()
     out, cursor, length, marks = [lead], start, len(lead), []
     for s, e in spans:
         if s >= start and e <= end:
-            out += [flat[cursor:s], MARKS[0], flat[s:e], MARKS[1]]
+            out += (flat[cursor:s], MARKS[0], flat[s:e], MARKS[1])
             length += s - cursor
             marks.append((length, length + e - s + 2))
             length += e - s + 2
             cursor = e
-    out.append(flat[cursor:end])
-    return "".join(out) + ("…" if end < len(flat) else ""), tuple(marks)
+    out += (flat[cursor:end], tail)
+    return "".join(out), tuple(marks)
 
 
 def exact_matcher(terms: Iterable[str]) -> Callable[[str, str | None], bool]:

@@ -35,3 +35,13 @@ class MemorySearchResult:
     scores: Mapping[str, float] = field(default_factory=dict)
     #: ``(start, end)`` in ``content`` of each «marked» query word, marks included (empty when none).
     highlights: tuple[tuple[int, int], ...] = ()
+
+
+def make_result(content: str, score: float, section: str | None, line_number: int | None, file: str | None,
+                scores: Mapping[str, float], highlights: tuple[tuple[int, int], ...] = ()) -> MemorySearchResult:
+    """A :class:`MemorySearchResult` made without the frozen dataclass's ``__init__``, which sets each
+    field through ``object.__setattr__`` (three times the cost, and a search makes one per hit)."""
+    result = object.__new__(MemorySearchResult)
+    result.__dict__.update(content=content, score=score, section=section, line_number=line_number, file=file,
+                           scores=scores, highlights=highlights)
+    return result
