@@ -156,7 +156,7 @@ def append_document(root: Path | str, relpath: str, build: Callable[[str], str |
                 raise MemoryBackendError(f"cannot create the folder of {relpath}: {exc.strerror or exc}",
                                          "WRITE_FAILED", backend_id, exc) from exc
         data = extra.encode("utf-8")
-        _check_total(_size(path) + len(data), relpath, backend_id)
+        fileio.check_total_size(_size(path) + len(data), relpath, backend_id)
         fileio.append_bytes(root, relpath, data, backend_id=backend_id)  # all of it, or nothing
         return extra
 
@@ -175,11 +175,3 @@ def _size(path: Path) -> int:
         return path.stat().st_size
     except FileNotFoundError:
         return 0
-
-
-def _check_total(total: int, relpath: str, backend_id: str) -> None:
-    if total > fileio.MAX_FILE_SIZE:
-        raise MemoryBackendError(
-            f"{relpath} would be {total:,} bytes ({fileio.format_size(total)}); the limit is "
-            f"{fileio.MAX_FILE_SIZE:,} bytes (1 MiB). Nothing was written; shorten or prune the memory first.",
-            "QUOTA_EXCEEDED", backend_id)

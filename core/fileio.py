@@ -168,9 +168,15 @@ def read_in_root(root: Path | str, relpath: str, backend_id: str = "file", *,
 def check_size(data: bytes, what: str, backend_id: str = "file", *, limit: int = MAX_FILE_SIZE,
                hint: str = "shorten or prune the memory first") -> None:
     """Raise ``QUOTA_EXCEEDED`` when ``data`` is over ``limit`` (1 MiB for memory), saying both sizes."""
-    if len(data) > limit:
+    check_total_size(len(data), what, backend_id, limit=limit, hint=hint)
+
+
+def check_total_size(size: int, what: str, backend_id: str = "file", *, limit: int = MAX_FILE_SIZE,
+                     hint: str = "shorten or prune the memory first") -> None:
+    """:func:`check_size` for a size already known (an append: the file's size plus the new bytes)."""
+    if size > limit:
         raise MemoryBackendError(
-            f"{what} would be {len(data):,} bytes ({format_size(len(data))}); the limit is "
+            f"{what} would be {size:,} bytes ({format_size(size)}); the limit is "
             f"{limit:,} bytes ({format_size(limit)}). Nothing was written; {hint}.",
             "QUOTA_EXCEEDED",
             backend_id,

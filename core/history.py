@@ -236,18 +236,22 @@ def _settled() -> None:
         worker.submit(lambda: None).result()
 
 
-def list_events(root: Path | str, relpath: str | None = None, limit: int | None = None) -> list[AppendEvent]:
-    """Recorded appends, newest first (of one file when ``relpath`` is given)."""
+def _newest_first(root: Path | str, select: str, relpath: str | None, limit: int | None) -> list[tuple[Any, ...]]:
+    """The rows of ``select`` (of one file when ``relpath`` is given), newest first, once pending writes are done."""
     _settled()
-    sql = "SELECT id, path, created_at, source, author, size, data FROM events"
-    args: list[Any] = []
+    sql, args = select, []
     if relpath is not None:
         sql, args = sql + " WHERE path = ?", [relpath]
     sql += " ORDER BY created_at DESC, id DESC"
     if limit is not None:
         sql, args = sql + " LIMIT ?", [*args, limit]
     with _using(root, create=False) as conn:
-        rows = conn.execute(sql, args).fetchall() if conn is not None else []
+        return conn.execute(sql, args).fetchall() if conn is not None else []
+
+
+def list_events(root: Path | str, relpath: str | None = None, limit: int | None = None) -> list[AppendEvent]:
+    """Recorded appends, newest first (of one file when ``relpath`` is given)."""
+    rows = _newest_first(root, "SELECT id, path, created_at, source, author, size, data FROM events", relpath, limit)
     out = []
     for eid, path, created, source, author, size, blob in rows:
         try:
@@ -260,16 +264,8 @@ def list_events(root: Path | str, relpath: str | None = None, limit: int | None 
 
 def list_versions(root: Path | str, relpath: str | None = None, limit: int | None = None) -> list[Version]:
     """Return stored versions, newest first (of one file when ``relpath`` is given)."""
-    _settled()
-    sql = "SELECT id, path, hash, size, created_at, source, author FROM versions"
-    args: list[Any] = []
-    if relpath is not None:
-        sql, args = sql + " WHERE path = ?", [relpath]
-    sql += " ORDER BY created_at DESC, id DESC"
-    if limit is not None:
-        sql, args = sql + " LIMIT ?", [*args, limit]
-    with _using(root, create=False) as conn:
-        return [Version(*row) for row in conn.execute(sql, args)] if conn is not None else []
+    select = "SELECT id, path, hash, size, created_at, source, author FROM versions"
+    return [Version(*row) for row in _newest_first(root, select, relpath, limit)]
 
 
 def get_version(root: Path | str, version_id: int) -> tuple[Version, str] | None:

@@ -274,9 +274,9 @@ class Layout:
         out: list[DocumentInfo] = []
         self._folders_inside = {}  # a folder may have been linked since the last listing
         if not self.layered:
-            self._add(out, SEED_MEMORY, "Working memory", "working")
-            self._add(out, SEED_INSIGHTS, "Insights", "insights")
-            self._add(out, ARCHIVE, "Archive", "archive")
+            self._add(out, SEED_MEMORY)
+            self._add(out, SEED_INSIGHTS)
+            self._add(out, ARCHIVE)
             return out
         self._add_layered(out, LAYERED_DIR, None)
         agents_dir = self.root / AGENT_DIR
@@ -288,37 +288,37 @@ class Layout:
         for agent in agents:
             if sanitize_agent_id(agent) == agent and len(agent) <= MAX_AGENT_ID:
                 self._add_layered(out, f"{AGENT_DIR}/{agent}", agent)
-        self._add(out, self.insights_path, "Insights", "insights")
-        self._add(out, ARCHIVE, "Archive", "archive")
-        self._add(out, SEED_MEMORY, "Legacy memory.md (not read by Fusion)", "legacy", legacy=True)
+        self._add(out, self.insights_path)
+        self._add(out, ARCHIVE)
+        self._add(out, SEED_MEMORY)  # legacy in this layout: Fusion no longer reads it
         return out
 
     def _add_layered(self, out: list[DocumentInfo], base: str, agent: str | None) -> None:
-        prefix = f"{agent}: " if agent else ""
-        self._add(out, f"{base}/{LONG_TERM_NAME}", f"{prefix}Long-term memory", "long-term", agent)
+        self._add(out, f"{base}/{LONG_TERM_NAME}")
         try:
             names = [e.name for e in os.scandir(self.root / base) if DAILY_RE.match(e.name)] \
                 if _inside(self.root / base, self._root_real) else []
         except OSError:
             names = []
         for name in sorted(names, reverse=True):
-            self._add(out, f"{base}/{name}", f"{prefix}Daily notes {name[:-3]}", "daily", agent)
-        self._add(out, f"{base}/{DREAMS_NAME}", f"{prefix}Dreams", "dreams", agent)
+            self._add(out, f"{base}/{name}")
+        self._add(out, f"{base}/{DREAMS_NAME}")
 
-    def _add(self, out: list[DocumentInfo], rel: str, label: str, layer: Layer, agent: str | None = None,
-             *, legacy: bool = False) -> None:
+    def _add(self, out: list[DocumentInfo], rel: str) -> None:
+        """List ``rel`` (labelled by :meth:`describe`) when it is a regular file inside the project."""
         folder = rel.rsplit("/", 1)[0]
         if folder not in self._folders_inside:  # one realpath per folder, not per file
             self._folders_inside[folder] = _inside(self.root / folder, self._root_real)
         st = _regular_stat(self.root / rel, self._root_real) if self._folders_inside[folder] else None
         if st is None:
             return
-        out.append(DocumentInfo(rel, label, layer, agent, st.st_size, _iso(st.st_mtime), legacy))
+        out.append(self.describe(rel, st.st_size, _iso(st.st_mtime)))
 
     def describe(self, relpath: str, size: int | None = None, updated_at: str | None = None) -> DocumentInfo:
         """The listing entry of ``relpath`` (a document of this layout) without looking at the disk.
 
-        For backends that keep documents themselves (``postgres``, ``sqlite`` without its mirror).
+        The one place labels and layers are named: the disk listing uses it, and so do backends that
+        keep documents themselves (``postgres``, ``sqlite`` without its mirror).
         """
         parts = relpath.split("/")
         agent = parts[2] if relpath.startswith(AGENT_DIR + "/") and len(parts) == 4 else None
