@@ -32,3 +32,29 @@ def screenshot(qapp, qtbot) -> Iterator[Callable[[QWidget, str], None]]:
     qapp.setStyleSheet(read_text("style.qss"))
     yield save
     qapp.setStyleSheet("")
+
+
+@pytest.fixture
+def open_editor(qtbot):
+    """Open a project folder in a shown MemoryEditor (``size`` default 1000x700); closed and drained at teardown."""
+    from PySide6.QtCore import QThreadPool
+
+    from gui.editor.memory_editor import MemoryEditor
+    from gui.session import ProjectSession
+
+    opened: list[tuple[ProjectSession, MemoryEditor]] = []
+
+    def make(root: Path, size: tuple[int, int] = (1000, 700)) -> MemoryEditor:
+        session = ProjectSession(root)
+        editor = MemoryEditor(session)
+        qtbot.addWidget(editor)
+        editor.resize(*size)
+        editor.show()
+        opened.append((session, editor))
+        return editor
+
+    yield make
+    for session, editor in opened:
+        editor.shutdown()
+        session.close()
+    QThreadPool.globalInstance().waitForDone(10_000)

@@ -7,36 +7,13 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor
 
 from core.fileio import MAX_FILE_SIZE
 from gui.editor.memory_editor import MEMORY_OFF, MemoryEditor
-from gui.session import ProjectSession
 
 MEMORY = ".fusion/memory.md"
-
-
-@pytest.fixture
-def open_editor(qtbot):
-    """Open a project folder in a shown MemoryEditor; closed and drained at teardown."""
-    opened: list[tuple[ProjectSession, MemoryEditor]] = []
-
-    def make(root: Path) -> MemoryEditor:
-        session = ProjectSession(root)
-        editor = MemoryEditor(session)
-        qtbot.addWidget(editor)
-        editor.resize(1000, 700)
-        editor.show()
-        opened.append((session, editor))
-        return editor
-
-    yield make
-    for session, editor in opened:
-        editor.shutdown()
-        session.close()
-    QThreadPool.globalInstance().waitForDone(5000)
 
 
 def type_text(qtbot, widget, text: str) -> None:

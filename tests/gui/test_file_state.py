@@ -11,34 +11,11 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QThreadPool
 
 from gui.editor.file_state import undecodable, write_block_reason
-from gui.editor.memory_editor import MemoryEditor
-from gui.session import ProjectSession
 
 MEMORY = ".fusion/memory.md"
 REPO = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def open_editor(qtbot):
-    opened: list[tuple[ProjectSession, MemoryEditor]] = []
-
-    def make(root: Path) -> MemoryEditor:
-        session = ProjectSession(root)
-        editor = MemoryEditor(session)
-        qtbot.addWidget(editor)
-        editor.resize(1000, 700)
-        editor.show()
-        opened.append((session, editor))
-        return editor
-
-    yield make
-    for session, editor in opened:
-        editor.shutdown()
-        session.close()
-    QThreadPool.globalInstance().waitForDone(5000)
 
 
 def _chattr(flag: str, path: Path) -> bool:

@@ -8,38 +8,21 @@ import zlib
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QPoint, QSize, Qt, QThreadPool, QUrl
+from PySide6.QtCore import QPoint, QSize, Qt, QUrl
 from PySide6.QtGui import QImage, QTextCursor, QTextDocument
 
 from gui.editor.markdown_render import lists_after_paragraphs, render_markdown
-from gui.editor.memory_editor import MemoryEditor
 from gui.editor.preview import SafeDocument
 from gui.editor.sections import find_headings, section_index
-from gui.session import ProjectSession
 
 MEMORY = ".fusion/memory.md"
 REAL = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
 
 
 @pytest.fixture
-def open_editor(qtbot):
-    """Open a project folder in a shown MemoryEditor; closed and drained at teardown."""
-    opened: list[tuple[ProjectSession, MemoryEditor]] = []
-
-    def make(root: Path, size: tuple[int, int] = (1200, 800)) -> MemoryEditor:
-        session = ProjectSession(root)
-        editor = MemoryEditor(session)
-        qtbot.addWidget(editor)
-        editor.resize(*size)
-        editor.show()
-        opened.append((session, editor))
-        return editor
-
-    yield make
-    for session, editor in opened:
-        editor.shutdown()
-        session.close()
-    QThreadPool.globalInstance().waitForDone(10_000)
+def open_editor(open_editor):
+    """The shared fixture, at the preview tests' 1200x800 unless a size is given."""
+    return lambda root, size=(1200, 800): open_editor(root, size)
 
 
 def _memory(project: Path, text: str) -> Path:
