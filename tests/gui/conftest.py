@@ -58,3 +58,22 @@ def open_editor(qtbot):
         editor.shutdown()
         session.close()
     QThreadPool.globalInstance().waitForDone(10_000)
+
+
+@pytest.fixture
+def sample_window(qtbot, tmp_path: Path, sample_project: Path):
+    """The sample project open in a shown window that watches its memory file."""
+    from PySide6.QtCore import QSettings, QThreadPool
+
+    from gui.main_window import MainWindow
+    from gui.recent import RecentProjects
+
+    win = MainWindow(sample_project, recent=RecentProjects(QSettings(str(tmp_path / "r.ini"),
+                                                                    QSettings.Format.IniFormat)))
+    win.confirm_discard = lambda: "discard"
+    qtbot.addWidget(win)
+    win.show()
+    assert win.watcher.active
+    yield win
+    win.close()
+    QThreadPool.globalInstance().waitForDone(5000)

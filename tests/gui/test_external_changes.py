@@ -8,12 +8,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt, QThreadPool
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QApplication
 
 from gui.main_window import MainWindow
-from gui.recent import RecentProjects
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY = ".fusion/memory.md"
@@ -34,17 +33,9 @@ def other_process(code: str, *args: str) -> str:
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path, sample_project: Path):
-    """The sample project open in a shown window that watches its memory file."""
-    win = MainWindow(sample_project, recent=RecentProjects(QSettings(str(tmp_path / "r.ini"),
-                                                                    QSettings.Format.IniFormat)))
-    win.confirm_discard = lambda: "discard"
-    qtbot.addWidget(win)
-    win.show()
-    assert win.watcher.active
-    yield win
-    win.close()
-    QThreadPool.globalInstance().waitForDone(5000)
+def window(sample_window):
+    """The sample project open in a shown window that watches its memory file (tests/gui/conftest.py)."""
+    return sample_window
 
 
 def _type_at(qtbot, editor, position: int, text: str) -> None:

@@ -7,14 +7,12 @@ import threading
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, QThreadPool
 
 from core.server.http import create_app
 from core.server.runner import bind_socket, make_server
 from core.server.service import ServedProjects
 from core.server.tokens import TokenStore
 from gui.main_window import MainWindow
-from gui.recent import RecentProjects
 from tests.core.server.test_server_concurrency import PER_CLIENT, _entry, _mcp_appends
 from tests.core.server.test_server_mcp import run_http, run_stdio
 
@@ -22,17 +20,9 @@ MEMORY = ".fusion/memory.md"
 
 
 @pytest.fixture
-def window(qtbot, tmp_path: Path, sample_project: Path):
-    """The sample project open in a shown window that watches its memory file."""
-    win = MainWindow(sample_project, recent=RecentProjects(QSettings(str(tmp_path / "r.ini"),
-                                                                    QSettings.Format.IniFormat)))
-    win.confirm_discard = lambda: "discard"
-    qtbot.addWidget(win)
-    win.show()
-    assert win.watcher.active
-    yield win
-    win.close()
-    QThreadPool.globalInstance().waitForDone(5000)
+def window(sample_window):
+    """The sample project open in a shown window that watches its memory file (tests/gui/conftest.py)."""
+    return sample_window
 
 
 @pytest.fixture
