@@ -394,16 +394,13 @@ class Project:
     def _record_append(self, rel: str, text: str, author: str | None, source: str) -> None:
         from core import history
 
-        record = getattr(history, "record_append", None)
-        if record is None:
-            return
         try:
-            record(self.root, rel, text, author=author, source=source)
+            history.record_append(self.root, rel, text, author=author, source=source)
         except Exception as exc:  # who-wrote-what is a nicety; the entry itself is safe on disk
             log.warning("append to %s not recorded in history: %s", rel, exc)
 
     def _warnings(self, rel: str, before: str, after: str) -> list[str]:
-        from core.budget import project_append_warnings  # here: core.budget sits above the project model
+        from core.budget import project_append_warnings  # here: only a write needs the budget
 
         try:
             return list(project_append_warnings(self, rel, before, after))
