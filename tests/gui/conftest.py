@@ -77,3 +77,30 @@ def sample_window(qtbot, tmp_path: Path, sample_project: Path):
     yield win
     win.close()
     QThreadPool.globalInstance().waitForDone(5000)
+
+
+@pytest.fixture
+def open_budget_window(qtbot, tmp_path: Path, user_config_dir: Path):
+    """Open a project in a shown main window once its load budget is computed; closed and drained at teardown."""
+    from PySide6.QtCore import QSettings, QThreadPool
+
+    from gui.main_window import MainWindow
+    from gui.recent import RecentProjects
+
+    windows: list[MainWindow] = []
+
+    def make(root: Path, size: tuple[int, int] = (1200, 800)) -> MainWindow:
+        win = MainWindow(root, recent=RecentProjects(QSettings(str(tmp_path / "r.ini"), QSettings.Format.IniFormat)))
+        win.confirm_discard = lambda: "discard"
+        qtbot.addWidget(win)
+        win.resize(*size)
+        win.show()
+        windows.append(win)
+        qtbot.waitUntil(lambda: win.editor.budget.compute_count > 0 and not win.editor.budget.pending(),
+                        timeout=5000)
+        return win
+
+    yield make
+    for win in windows:
+        win.close()
+    QThreadPool.globalInstance().waitForDone(5000)

@@ -9,14 +9,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, Qt, QThreadPool
+from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtGui import QTextCursor
 
 from core.budget import set_document_consumers
 from gui.budget_tracker import DEBOUNCE_MS
 from gui.editor.cut_line import LINE_COLOUR
 from gui.main_window import MainWindow
-from gui.recent import RecentProjects
 
 REPO = Path(__file__).resolve().parents[2]
 MEMORY = ".fusion/memory.md"
@@ -29,25 +28,9 @@ def _index(lines: int) -> str:
 
 
 @pytest.fixture
-def open_window(qtbot, tmp_path: Path, user_config_dir: Path):
-    """Open a project in a shown main window; closed and drained at teardown."""
-    windows: list[MainWindow] = []
-
-    def make(root: Path, size: tuple[int, int] = (1200, 800)) -> MainWindow:
-        win = MainWindow(root, recent=RecentProjects(QSettings(str(tmp_path / "r.ini"), QSettings.Format.IniFormat)))
-        win.confirm_discard = lambda: "discard"
-        qtbot.addWidget(win)
-        win.resize(*size)
-        win.show()
-        windows.append(win)
-        qtbot.waitUntil(lambda: win.editor.budget.compute_count > 0 and not win.editor.budget.pending(),
-                        timeout=5000)
-        return win
-
-    yield make
-    for win in windows:
-        win.close()
-    QThreadPool.globalInstance().waitForDone(5000)
+def open_window(open_budget_window):
+    """The shared window fixture (tests/gui/conftest.py), at 1200x800 unless a size is given."""
+    return lambda root, size=(1200, 800): open_budget_window(root, size)
 
 
 def _scroll_to_line(win: MainWindow, line: int) -> None:

@@ -6,13 +6,11 @@ import os
 from pathlib import Path
 
 import pytest
-from PySide6.QtCore import QSettings, QThreadPool
 from PySide6.QtGui import QPalette, QTextCursor
 
 from core.budget import set_document_consumers
 from core.project import Project
 from gui.main_window import MainWindow
-from gui.recent import RecentProjects
 from gui.resources import read_text
 from gui.widgets.outline import CUT_ROLE, LINE_ROLE
 
@@ -20,23 +18,9 @@ MEMORY = ".fusion/memory.md"
 
 
 @pytest.fixture
-def open_window(qtbot, tmp_path: Path, user_config_dir: Path):
-    windows: list[MainWindow] = []
-
-    def make(root: Path, size: tuple[int, int] = (1400, 900)) -> MainWindow:
-        win = MainWindow(root, recent=RecentProjects(QSettings(str(tmp_path / "r.ini"), QSettings.Format.IniFormat)))
-        win.confirm_discard = lambda: "discard"
-        qtbot.addWidget(win)
-        win.resize(*size)
-        win.show()
-        windows.append(win)
-        qtbot.waitUntil(lambda: win.editor.budget.compute_count > 0 and not win.editor.budget.pending(), timeout=5000)
-        return win
-
-    yield make
-    for win in windows:
-        win.close()
-    QThreadPool.globalInstance().waitForDone(5000)
+def open_window(open_budget_window):
+    """The shared window fixture (tests/gui/conftest.py), at 1400x900 unless a size is given."""
+    return lambda root, size=(1400, 900): open_budget_window(root, size)
 
 
 def _rows(win: MainWindow) -> dict[str, object]:
