@@ -13,7 +13,8 @@ path or body → 400, a backend that cannot search → 501 on the search route.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterable
+import threading
+from collections.abc import AsyncIterator, Iterable
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, Query, Request
@@ -27,7 +28,6 @@ from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project import Project
 from core.server import models, service
 from core.server.guard import AUTHOR_KEY, Guard
-from core.server.memo import TextMemo
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 
@@ -54,17 +54,30 @@ def _json(model: BaseModel, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
-_bodies = TextMemo()
+_bodies: dict[tuple[str, str, str], tuple[object, bytes]] = {}
+_BODIES_KEPT = 16
+_bodies_lock = threading.Lock()
 
 
-def _document_json(project: Project, shape: str, doc: models.FileResponse,
-                   build: Callable[[], BaseModel]) -> Response:
-    """A document's response, serialised again only when its text changed since the last one."""
-    key = (str(project.root), doc.path, shape)
-    body = _bodies.get(key, doc.content)
-    if body is None:
-        body = type(model := build()).__pydantic_serializer__.to_json(model, by_alias=True)
-        _bodies.put(key, doc.content, body)
+def _document_json(project: Project, doc: models.FileResponse, model: BaseModel) -> Response:
+    """``model`` (which holds ``doc``'s content) as JSON, with the content's literal spliced in from the
+    document's remembered facts: a 1 MiB text is escaped once, and after an append only its tail is.
+    The last body of each document and shape is kept while its facts are the same."""
+    facts = service.text_facts(project, doc.path, doc.content)
+    key = (str(project.root), doc.path, type(model).__name__)
+    with _bodies_lock:
+        kept = _bodies.get(key)
+    if kept is not None and kept[0] is facts:
+        return Response(kept[1], media_type="application/json")
+    # Serialised with an empty content: ``"content":""`` can only be that field (in a string value
+    # every quote is escaped), and it is replaced by the whole literal.
+    shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
+    body = shell.replace(b'"content":""', b'"content":' + facts.json, 1)
+    with _bodies_lock:
+        _bodies.pop(key, None)
+        _bodies[key] = (facts, body)
+        while len(_bodies) > _BODIES_KEPT:
+            _bodies.pop(next(iter(_bodies)))
     return Response(body, media_type="application/json")
 
 
@@ -133,8 +146,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     def get_memory(p: Proj) -> Response:
         """The working (long-term) memory; ``""`` when there is none."""
         doc = service.read_file(p, None)
-        return _document_json(p, "memory", doc, lambda: models.ContentResponse(
-            content=doc.content, path=doc.path, hash=doc.hash))
+        return _document_json(p, doc, models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
 
     @app.put("/api/memory", response_model=models.WriteResponse, tags=["memory"])
     def put_memory(body: models.ContentWrite, p: Proj, request: Request) -> Response:
@@ -153,7 +165,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         if not path:
             raise ApiError(400, "path is required (?path=.fusion/memory/MEMORY.md, MEMORY.md, ...)")
         doc = service.read_file(p, path)
-        return _document_json(p, "file", doc, lambda: doc)
+        return _document_json(p, doc, doc)
 
     @app.put("/api/memory/file", response_model=models.WriteResponse, tags=["files"])
     def put_file(body: models.FileWrite, p: Proj, request: Request,

@@ -1,18 +1,24 @@
-"""Values derived from a document's text (its hash, a serialised response), kept while the text stays the same.
+"""Values derived from a document's text (its hash, size, line count, JSON string), kept while the text
+stays the same and extended when it only grew.
 
-Every read still reads the document; only the work done on the text after it is skipped when the text
-equals the one seen last time. Comparing two 1 MiB strings is a memory compare; re-encoding,
-hashing and serialising them takes milliseconds and churns megabytes of memory per request.
+Every read still reads the document; only the work done on the text after it is skipped. When the
+text equals the one seen last time (a memory compare) everything is reused; when it starts with it
+(an agent appended, the common change) only the new tail is encoded, hashed, counted and escaped,
+so a read right after an append costs what the tail costs, not what the MiB costs. Anything else is
+worked out afresh.
 """
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable
 from typing import Any
 
-__all__ = ["TextMemo"]
+from pydantic_core import to_json
+
+__all__ = ["FactsMemo", "TextFacts", "TextMemo"]
 
 
 class TextMemo:
@@ -24,14 +30,18 @@ class TextMemo:
         self._chars = 0
         self._lock = threading.Lock()
 
-    def get(self, key: Hashable, text: str) -> Any | None:
-        """The value stored for ``key`` if it was derived from exactly ``text``, else ``None``."""
+    def _hit(self, key: Hashable) -> tuple[str, Any] | None:
         with self._lock:
             hit = self._items.get(key)
             if hit is not None:
                 self._items.move_to_end(key)
+            return hit
+
+    def get(self, key: Hashable, text: str) -> Any | None:
+        """The value stored for ``key`` if it was derived from exactly ``text``, else ``None``."""
+        hit = self._hit(key)
         # The compare runs outside the lock: it is the only part that takes time.
-        return hit[1] if hit is not None and hit[0] == text else None
+        return hit[1] if hit is not None and (hit[0] is text or hit[0] == text) else None
 
     def put(self, key: Hashable, text: str, value: Any) -> None:
         """Remember ``value`` as derived from ``text`` (the oldest entries go when over the bound)."""
@@ -46,3 +56,48 @@ class TextMemo:
             while self._chars > self.max_chars:
                 _key, (dropped, _value) = self._items.popitem(last=False)
                 self._chars -= len(dropped)
+
+
+class TextFacts:
+    """A text's SHA-256 (of its UTF-8), UTF-8 size, line count and JSON string literal."""
+
+    __slots__ = ("_sha", "hash", "json", "lines", "size", "text")
+
+    def __init__(self, text: str, sha: Any, size: int, lines: int, json: bytes) -> None:
+        self.text, self._sha, self.size, self.lines, self.json = text, sha, size, lines, json
+        self.hash: str = sha.hexdigest()
+
+    @classmethod
+    def of(cls, text: str) -> TextFacts:
+        """Work everything out from ``text``."""
+        data = text.encode("utf-8")
+        return cls(text, hashlib.sha256(data), len(data), text.count("\n") + 1, to_json(text))
+
+    def grown(self, text: str) -> TextFacts | None:
+        """The facts of ``text`` from these and its tail when ``text`` is this text with more after it."""
+        if len(text) <= len(self.text) or not text.startswith(self.text):
+            return None
+        tail = text[len(self.text):]
+        data = tail.encode("utf-8")
+        sha = self._sha.copy()
+        sha.update(data)
+        # JSON escapes character by character, so the literal of the whole is the two literals joined.
+        return TextFacts(text, sha, self.size + len(data), self.lines + tail.count("\n"),
+                         self.json[:-1] + to_json(tail)[1:])
+
+
+class FactsMemo(TextMemo):
+    """:class:`TextFacts` by key: reused while the text is the same, grown when it only grew."""
+
+    def facts(self, key: Hashable, text: str) -> TextFacts:
+        """The facts of ``text`` (remembered under ``key``)."""
+        hit = self._hit(key)
+        if hit is not None:
+            known: TextFacts = hit[1]
+            if known.text is text or known.text == text:
+                return known
+            facts = known.grown(text) or TextFacts.of(text)
+        else:
+            facts = TextFacts.of(text)
+        self.put(key, text, facts)
+        return facts

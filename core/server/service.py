@@ -7,7 +7,6 @@ base, path confinement). Nothing here runs a command or opens a network connecti
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections.abc import Iterable
@@ -21,7 +20,7 @@ from core.errors import MemoryBackendError
 from core.fileio import content_hash
 from core.project import Project
 from core.server import models
-from core.server.memo import TextMemo
+from core.server.memo import FactsMemo, TextFacts
 
 __all__ = ["ProjectNotServed", "ServedProjects", "append", "audit", "backend_info", "file_window", "files",
            "insights", "read_file", "search", "stats", "write_file", "write_insights"]
@@ -131,22 +130,17 @@ def read_file(project: Project, path: str | None) -> models.FileResponse:
     text = project.read(rel)
     if text == "" and path is not None and not project.exists(rel):
         raise MemoryBackendError(f"memory document {rel!r} does not exist yet", "NOT_FOUND", project.backend.id)
-    digest, size, lines = _facts(project, rel, text)
-    return models.FileResponse(path=rel, content=text, hash=digest, size=size, totalLines=lines)
+    facts = text_facts(project, rel, text)
+    return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, totalLines=facts.lines)
 
 
-_facts_memo = TextMemo()
+_facts_memo = FactsMemo()
 
 
-def _facts(project: Project, rel: str, text: str) -> tuple[str, int, int]:
-    """Hash, UTF-8 size and line count of a document's text (remembered while the text stays the same)."""
-    key = (str(project.root), rel)
-    facts = _facts_memo.get(key, text)
-    if facts is None:
-        data = text.encode("utf-8")
-        facts = (hashlib.sha256(data).hexdigest(), len(data), text.count("\n") + 1)
-        _facts_memo.put(key, text, facts)
-    return facts
+def text_facts(project: Project, rel: str, text: str) -> TextFacts:
+    """Hash, UTF-8 size, line count and JSON literal of a document's text (remembered per document,
+    grown by the tail when the text only grew)."""
+    return _facts_memo.facts((str(project.root), rel), text)
 
 
 @dataclass(frozen=True)

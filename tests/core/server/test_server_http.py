@@ -396,3 +396,38 @@ def test_text_memo_forgets_by_size_and_never_answers_for_other_text():
     assert memo.get("b", "67890") is None and memo.get("a", "12345") == 1 and memo.get("c", "xyz") == 3
     memo.put("d", "x" * 11, 4)  # bigger than the whole memo: not kept
     assert memo.get("d", "x" * 11) is None
+
+
+def test_text_facts_grown_by_a_tail_equal_facts_worked_out_afresh():
+    import hashlib
+    import json
+
+    from core.server.memo import FactsMemo, TextFacts
+
+    memo = FactsMemo()
+    text = "# Memory\n\n- “quoted” \"x\" \\ back\tslash é 字\n"
+    tails = ["\n- more \x01\x1f control", "\r\n- crlf “é”", "\n- 😀 astral", "\"", "\\"]
+    first = memo.facts("doc", text)
+    for tail in tails:
+        text += tail
+        grown = memo.facts("doc", text)
+        fresh = TextFacts.of(text)
+        assert (grown.hash, grown.size, grown.lines, grown.json) == (fresh.hash, fresh.size, fresh.lines, fresh.json)
+        assert grown.hash == hashlib.sha256(text.encode()).hexdigest() and json.loads(grown.json) == text
+    assert first.grown(first.text) is None and first.grown("other") is None
+    shorter = memo.facts("doc", text[:-3])  # cut at the end: not a growth, worked out afresh
+    assert shorter.hash == hashlib.sha256(text[:-3].encode()).hexdigest()
+
+
+def test_read_after_another_writer_appends_answers_the_whole_new_text(serve, token, sample_project):
+    c = serve(sample_project).client(token)
+    before = c.get("/api/memory").json()
+    with (sample_project / MEMORY).open("a", encoding="utf-8") as fh:
+        fh.write('\n- appended by an agent: “quotes” "and" \\ back\\slash\n')
+    text = (sample_project / MEMORY).read_text(encoding="utf-8")
+    for url in ("/api/memory", f"/api/memory/file?path={MEMORY}"):
+        r = c.get(url)
+        assert r.json()["content"] == text and r.json()["hash"] == content_hash(text), url
+        assert r.json()["hash"] != before["hash"]
+    file = c.get(f"/api/memory/file?path={MEMORY}").json()
+    assert file["size"] == len(text.encode()) and file["totalLines"] == text.count("\n") + 1
