@@ -34,7 +34,7 @@ from core.search.db import Database
 from core.search.embeddings import Embedder
 from core.search.fts import query_terms
 from core.search.index import DocState, IndexedEntry, KeywordHit, SearchIndex
-from core.search.snippet import exact_matcher, highlight_maker
+from core.search.snippet import Highlighter
 from core.search.types import MemorySearchOptions, MemorySearchResult, make_result
 
 log = logging.getLogger(__name__)
@@ -291,11 +291,12 @@ class SearchService:
 
     def _keyword(self, query: str, opts: MemorySearchOptions) -> list[MemorySearchResult]:
         terms = query_terms(query, self.index.tokenizer)
-        exact = exact_matcher(terms) if self.index.tokenizer == "porter" else None  # others match as typed
+        marker = Highlighter(terms, self.index.tokenizer)  # its exact test reads what the snippets will
+        exact = marker.exact if self.index.tokenizer == "porter" else None  # others match as typed
         hits, all_words = self.index.ranked(terms, opts.offset + opts.limit, exact)
         if not hits:
             return []
-        snippet = highlight_maker(terms, self.index.tokenizer)
+        snippet = marker.snippet
         out = []
         scores = keyword_scores(hits)  # in 0..1 already: no clamp
         for n in range(opts.offset, len(hits)):
@@ -356,7 +357,7 @@ class SearchService:
         dim = mat.shape[1] if len(ids) else 1
         vecs = np.stack([mat[pos[c]] if c in pos else np.zeros(dim, np.float32) for c in order])
         picked = fusion.mmr(order, fused, vecs, opts.offset + opts.limit)[opts.offset:]
-        snippet = highlight_maker(terms, self.index.tokenizer)
+        snippet = Highlighter(terms, self.index.tokenizer).snippet
         out = []
         for cid, mmr_score in picked:
             content, marks = snippet(rows[cid].text) if cid in hits else (excerpt(rows[cid].text), ())

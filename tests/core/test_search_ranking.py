@@ -22,7 +22,7 @@ from core.search.fts import join_terms, query_terms
 from core.search.index import KeywordHit, SearchIndex
 from core.search.relevance import load_labels
 from core.search.service import RACY_NS, SearchService
-from core.search.snippet import make_snippet
+from core.search.snippet import exact_matcher, make_snippet
 from tests.conftest import REPO, SAMPLE
 
 KEYWORD = MemorySearchOptions(limit=10, mode="keyword")
@@ -244,6 +244,39 @@ def test_a_page_is_exact_all_words_hits_then_stemmed_ones_then_any_word_ones(pro
         assert [(r.content, r.scores) for r in later] == [(r.content, r.scores) for r in page[2:5]]
     finally:
         service.close()
+
+
+def test_highlights_land_on_the_matched_characters_in_any_script(project: Path, tmp_path: Path):
+    lines = ["Über die Straße: naïve café owners fetch quickly", "İstanbul tests TESTING the naïve ones",
+             "日本語 テスト tests 中文"]
+    service = keyword_service(project, lines, tmp_path)
+    try:
+        for query, marked in (("naïve café", {"naïve", "café"}), ("Straße", {"Straße"}), ("tests", {"tests", "TESTING"}),
+                              ("über fetching", {"Über", "fetch"})):
+            page = service.search(query, MemorySearchOptions(limit=10, mode="keyword"))
+            assert page, query
+            found = set()
+            for r in page:
+                for start, end in r.highlights:
+                    assert r.content[start] == "«" and r.content[end - 1] == "»"
+                    found.add(r.content[start + 1:end - 1])
+                assert r.content.count("«") == len(r.highlights)
+            assert found == marked, query
+    finally:
+        service.close()
+
+
+def test_a_word_two_query_words_start_is_marked_once():
+    assert make_snippet("gopher and go", ["go", "gopher"]) == "«gopher» and «go»"
+    assert make_snippet("planets planet plan", ["plan", "planets"]) == "«planets» «planet» «plan»"
+
+
+def test_the_exact_test_reads_whole_words_of_the_text_then_the_section():
+    holds = exact_matcher(["deploy", "slow"])
+    assert holds("deploy is slow", None) and holds("Deploy, SLOW!", None)
+    assert not holds("deploys are slower", None) and not holds("redeploy slow", None)
+    assert holds("deploy it", "Slow paths") and not holds("deploy it", "slowly")
+    assert not holds("the_deploy slow", None)  # an underscore joins words
 
 
 def test_a_long_query_is_ranked_and_filled(index: SearchIndex):
