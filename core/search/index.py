@@ -45,16 +45,17 @@ SAMPLE_MIN = 40
 AUTOMERGE = 4
 _SCORE = "bm25(search_fts, 1.0, 0.4)"
 _KEYWORD_SQL = f"SELECT rowid, {_SCORE} FROM search_fts WHERE search_fts MATCH ? ORDER BY 2 LIMIT ?"
-# Queries read their matches' rows along: the LIMIT inside keeps FTS5 ranking alone (no join per
-# match), and the CROSS JOIN reads the few rows it keeps by id. Each row is (group, entry..., bm25).
-_ENTRY = "e.id, e.path, e.line, e.end_line, e.section, e.date, e.hash, e.text"
+# Queries read what a hit shows along: the LIMIT inside keeps FTS5 ranking alone (no join per match),
+# and the CROSS JOIN reads the few rows it keeps by id. Each row is (group, id, bm25, path, line,
+# section, text): a KeywordHit after the group.
+_HIT = "k.id, k.score, e.path, e.line, e.section, e.text"
 # The fill's rows: the best ``?2`` matches of ``?1`` by BM25 less the ids in the JSON array ``?3`` (the
 # all-words hits, which come back too), read with their rows (in no order: the caller sorts so few).
-_FILL_SQL = (f"SELECT 1, {_ENTRY}, k.score FROM (SELECT rowid AS id, {_SCORE} AS score FROM search_fts "
+_FILL_SQL = (f"SELECT 1, {_HIT} FROM (SELECT rowid AS id, {_SCORE} AS score FROM search_fts "
              "WHERE search_fts MATCH ?1 ORDER BY score, rowid LIMIT ?2) k CROSS JOIN search_entries e ON e.id = k.id "
              "WHERE k.id NOT IN (SELECT value FROM json_each(?3))")
 # The last fill's rows: the ``?2`` first matches of ``?1`` (index order) less the ids in ``?3``.
-_SAMPLE_SQL = (f"SELECT 1, {_ENTRY}, k.score FROM (SELECT rowid AS id, {_SCORE} AS score FROM search_fts "
+_SAMPLE_SQL = (f"SELECT 1, {_HIT} FROM (SELECT rowid AS id, {_SCORE} AS score FROM search_fts "
                "WHERE search_fts MATCH ?1 LIMIT ?2) k CROSS JOIN search_entries e ON e.id = k.id "
                "WHERE k.id NOT IN (SELECT value FROM json_each(?3))")
 
@@ -64,16 +65,16 @@ def _all_words_sql(words: int) -> str:
     """The all-words matches of a query of ``words`` terms and, when a fill will follow, each term's count.
 
     Parameters: ``?1`` the all-words match, ``?2`` how many of its best to read, ``?3`` the page
-    size, ``?4`` the count cap, then each term quoted. Rows: ``(0, entry..., bm25)`` for the
-    matches and, when they are fewer than the page, ``(2, term index, count, ...)`` for each term.
+    size, ``?4`` the count cap, then each term quoted. Rows: ``(0, hit...)`` for the matches and,
+    when they are fewer than the page, ``(2, term index, count, ...)`` for each term.
     One statement rather than two: each costs about as much to run as a small query.
     """
     terms = ", ".join(f"({i}, ?{5 + i})" for i in range(words))
     return (f"WITH a AS MATERIALIZED (SELECT rowid AS id, {_SCORE} AS score FROM search_fts "
             "WHERE search_fts MATCH ?1 ORDER BY score, rowid LIMIT ?2) "
-            f"SELECT 0, {_ENTRY}, k.score FROM a k CROSS JOIN search_entries e ON e.id = k.id "
+            f"SELECT 0, {_HIT} FROM a k CROSS JOIN search_entries e ON e.id = k.id "
             "UNION ALL SELECT 2, t.column1, (SELECT count(*) FROM (SELECT 1 FROM search_fts "
-            "WHERE search_fts MATCH t.column2 LIMIT ?4)), NULL, NULL, NULL, NULL, NULL, NULL, NULL "
+            "WHERE search_fts MATCH t.column2 LIMIT ?4)), NULL, NULL, NULL, NULL "
             f"FROM (VALUES {terms}) t WHERE (SELECT count(*) FROM a) < ?3")
 
 
@@ -83,7 +84,7 @@ _FTS = ("CREATE VIRTUAL TABLE search_fts USING fts5(text, section, content='sear
 
 def _best_first(row: tuple) -> tuple[float, int]:
     """Sort key of a query's rows: BM25 (lower is better), then id."""
-    return row[9], row[1]
+    return row[2], row[1]
 
 
 def split_terms(terms: list[str], counts: list[int], want: int) -> tuple[list[str], list[str]]:
@@ -128,13 +129,21 @@ class IndexedEntry(NamedTuple):
 
 
 class KeywordHit(NamedTuple):
-    """One FTS5 match: entry id and raw ``bm25()`` (lower is better), with its row when it was read along."""
+    """One FTS5 match: entry id and raw ``bm25()`` (lower is better), with what a result shows of the
+    entry (file, line, section, text) when it was read along."""
 
     id: int
     bm25: float
-    entry: IndexedEntry | None = None
+    path: str | None = None
+    line: int | None = None
+    section: str | None = None
+    text: str | None = None
     #: Whether the entry holds every query word as typed (not only a stemmed form of it).
     exact: bool = False
+
+
+_hit = KeywordHit._make  # of a query's row after its group, and whether it is exact:
+_EXACT, _STEMMED = (True,), (False,)
 
 
 @dataclass
@@ -415,8 +424,7 @@ class SearchIndex:
         with self.db.lock:
             rows = self.db.conn.execute(sql, (match, limit, json.dumps([h.id for h in seen]))).fetchall()
         rows.sort(key=_best_first)
-        make = IndexedEntry._make
-        return [KeywordHit(r[1], r[9], make(r[1:9])) for r in rows]
+        return [_hit(r[1:] + _STEMMED) for r in rows]
 
     @staticmethod
     def _all_words(rows: list[tuple], limit: int, exact: Callable[[str, str | None], bool] | None
@@ -426,18 +434,17 @@ class SearchIndex:
         The test stops at the ``limit``-th exact match, since no later row can come before it (the
         page is then the exact ones alone).
         """
-        make = IndexedEntry._make
         if exact is None:
-            return [KeywordHit(r[1], r[9], make(r[1:9])) for r in rows[:limit]]
+            return [_hit(r[1:] + _STEMMED) for r in rows[:limit]]
         exact_hits: list[KeywordHit] = []
         stemmed: list[KeywordHit] = []
         for r in rows:
-            if exact(r[8], r[5]):
-                exact_hits.append(KeywordHit(r[1], r[9], make(r[1:9]), True))
+            if exact(r[6], r[5]):
+                exact_hits.append(_hit(r[1:] + _EXACT))
                 if len(exact_hits) == limit:
                     return exact_hits
             elif len(stemmed) < limit:
-                stemmed.append(KeywordHit(r[1], r[9], make(r[1:9]), False))
+                stemmed.append(_hit(r[1:] + _STEMMED))
         return (exact_hits + stemmed)[:limit]
 
     def keyword_sample(self, match: str, limit: int, seen: Iterable[KeywordHit] = ()) -> list[KeywordHit]:

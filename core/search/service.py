@@ -301,11 +301,9 @@ class SearchService:
         scores = keyword_scores(hits)  # in 0..1 already: no clamp
         for n in range(opts.offset, len(hits)):
             h, k = hits[n], scores[n]
-            e = h.entry
-            assert e is not None  # ranked() reads every hit's row
-            content, marks = snippet(e.text)
+            content, marks = snippet(h.text or "")  # ranked() reads every hit's text
             whole = 1.0 if n < all_words else 0.0
-            out.append(make_result(content, round(k, 6), e.section, e.line, e.path,
+            out.append(make_result(content, round(k, 6), h.section, h.line, h.path,
                                    {"keyword": k, "fused": k, "bm25": h.bm25, "all_words": whole,
                                     "exact": 1.0 if h.exact or (exact is None and whole) else 0.0}, marks))
         return out

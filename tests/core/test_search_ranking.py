@@ -285,4 +285,4 @@ def test_a_long_query_is_ranked_and_filled(index: SearchIndex):
     hits, all_words = index.ranked(words, 10)
     assert all_words == 1 and hits[0].id == ids[" ".join(words)]
     assert {h.id for h in hits[1:]} == {ids["word3 word7"], ids["word12 alone"]}
-    assert all(h.entry is not None for h in hits)
+    assert all(h.text is not None and h.path == ".fusion/memory.md" for h in hits)
