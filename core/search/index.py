@@ -43,6 +43,11 @@ FILL_BUDGET = 300
 SAMPLE_MIN = 40
 #: FTS5's default ``automerge`` (restored after a bulk load).
 AUTOMERGE = 4
+#: The most page cache (KiB) the index's connection keeps: SQLite's default 2 MiB is less than a
+#: 10,000-entry index (6 MB), so searches read the pages of its FTS index, entries and doc sizes
+#: from the file again and again (5% of a search there, 7% at 100,000 entries). The cache grows
+#: only as pages are read.
+CACHE_KIB = 32 * 1024
 _SCORE = "bm25(search_fts, 1.0, 0.4)"
 _KEYWORD_SQL = f"SELECT rowid, {_SCORE} FROM search_fts WHERE search_fts MATCH ? ORDER BY 2 LIMIT ?"
 # Queries read what a hit shows along: the LIMIT inside keeps FTS5 ranking alone (no join per match),
@@ -169,6 +174,8 @@ class SearchIndex:
         self.vectors = VectorStore(db)
         self._docs: dict[str, DocState] | None = None
         self._docs_version = -1
+        with db.lock:
+            db.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self.ensure_schema()
 
     # -- schema -------------------------------------------------------------------------------
