@@ -9,6 +9,8 @@ deleted, and the FTS index is optimized so no trace of the removed terms stays i
 
 from __future__ import annotations
 
+import functools
+import json
 import sqlite3
 import time
 from collections import defaultdict
@@ -33,14 +35,6 @@ _TABLES = (
     "CREATE TABLE IF NOT EXISTS search_vectors(hash TEXT NOT NULL, model TEXT NOT NULL, "
     "vec BLOB NOT NULL, PRIMARY KEY(hash, model))",
 )
-_KEYWORD_SQL = ("SELECT rowid, bm25(search_fts, 1.0, 0.4) FROM search_fts WHERE search_fts MATCH ? "
-                "ORDER BY 2 LIMIT ?")
-_COUNT_SQL = "(SELECT count(*) FROM (SELECT 1 FROM search_fts WHERE search_fts MATCH ? LIMIT ?))"
-# The best matches with their rows: the LIMIT inside keeps FTS5 ranking alone (no join per match).
-_ROWS_SQL = ("SELECT e.id, k.score, e.path, e.line, e.end_line, e.section, e.date, e.hash, e.text FROM "
-             "(SELECT rowid AS id, bm25(search_fts, 1.0, 0.4) AS score FROM search_fts WHERE search_fts MATCH ? "
-             "ORDER BY score LIMIT ?) k JOIN search_entries e ON e.id = k.id ORDER BY k.score, e.id")
-_SAMPLE_SQL = "SELECT rowid, bm25(search_fts, 1.0, 0.4) FROM search_fts WHERE search_fts MATCH ? LIMIT ?"
 #: How many all-words matches are read to put the exact ones first (see :meth:`SearchIndex.ranked`).
 EXACT_WINDOW = 40
 #: How many entries the selective words of a query may hold together (see :meth:`SearchIndex.ranked`).
@@ -49,8 +43,69 @@ FILL_BUDGET = 300
 SAMPLE_MIN = 40
 #: FTS5's default ``automerge`` (restored after a bulk load).
 AUTOMERGE = 4
+#: The most page cache (KiB) the index's connection keeps: SQLite's default 2 MiB is less than a
+#: 10,000-entry index (6 MB), so searches read the pages of its FTS index, entries and doc sizes
+#: from the file again and again (5% of a search there, 7% at 100,000 entries). The cache grows
+#: only as pages are read.
+CACHE_KIB = 32 * 1024
+_SCORE = "bm25(search_fts, 1.0, 0.4)"
+_KEYWORD_SQL = f"SELECT rowid, {_SCORE} FROM search_fts WHERE search_fts MATCH ? ORDER BY 2 LIMIT ?"
+# Queries read what a hit shows along: the LIMIT inside keeps FTS5 ranking alone (no join per match),
+# and the CROSS JOIN reads the few rows it keeps by id. Each row is (group, id, bm25, path, line,
+# section, text): a KeywordHit after the group.
+_HIT = "k.id, k.score, e.path, e.line, e.section, e.text"
+# The fill's rows: the best ``?2`` matches of ``?1`` by BM25 less the ids in the JSON array ``?3`` (the
+# all-words hits, which come back too), read with their rows (in no order: the caller sorts so few).
+_FILL_SQL = (f"SELECT 1, {_HIT} FROM (SELECT rowid AS id, {_SCORE} AS score FROM search_fts "
+             "WHERE search_fts MATCH ?1 ORDER BY score, rowid LIMIT ?2) k CROSS JOIN search_entries e ON e.id = k.id "
+             "WHERE k.id NOT IN (SELECT value FROM json_each(?3))")
+# The last fill's rows: the ``?2`` first matches of ``?1`` (index order) less the ids in ``?3``.
+_SAMPLE_SQL = (f"SELECT 1, {_HIT} FROM (SELECT rowid AS id, {_SCORE} AS score FROM search_fts "
+               "WHERE search_fts MATCH ?1 LIMIT ?2) k CROSS JOIN search_entries e ON e.id = k.id "
+               "WHERE k.id NOT IN (SELECT value FROM json_each(?3))")
+
+
+@functools.lru_cache(maxsize=16)
+def _all_words_sql(words: int) -> str:
+    """The all-words matches of a query of ``words`` terms and, when a fill will follow, each term's count.
+
+    Parameters: ``?1`` the all-words match, ``?2`` how many of its best to read, ``?3`` the page
+    size, ``?4`` the count cap, then each term quoted. Rows: ``(0, hit...)`` for the matches and,
+    when they are fewer than the page, ``(2, term index, count, ...)`` for each term.
+    One statement rather than two: each costs about as much to run as a small query.
+    """
+    terms = ", ".join(f"({i}, ?{5 + i})" for i in range(words))
+    return (f"WITH a AS MATERIALIZED (SELECT rowid AS id, {_SCORE} AS score FROM search_fts "
+            "WHERE search_fts MATCH ?1 ORDER BY score, rowid LIMIT ?2) "
+            f"SELECT 0, {_HIT} FROM a k CROSS JOIN search_entries e ON e.id = k.id "
+            "UNION ALL SELECT 2, t.column1, (SELECT count(*) FROM (SELECT 1 FROM search_fts "
+            "WHERE search_fts MATCH t.column2 LIMIT ?4)), NULL, NULL, NULL, NULL "
+            f"FROM (VALUES {terms}) t WHERE (SELECT count(*) FROM a) < ?3")
+
+
 _FTS = ("CREATE VIRTUAL TABLE search_fts USING fts5(text, section, content='search_entries', "
         "content_rowid='id', tokenize='{tok}')")
+
+
+def _best_first(row: tuple) -> tuple[float, int]:
+    """Sort key of a query's rows: BM25 (lower is better), then id."""
+    return row[2], row[1]
+
+
+def split_terms(terms: list[str], counts: list[int], want: int) -> tuple[list[str], list[str]]:
+    """Split ``terms`` into the selective and the common ones by how many entries hold each (``counts``,
+    counted to ``FILL_BUDGET + 1``; see :meth:`SearchIndex.ranked`), rarest first; words no entry holds go."""
+    selective: list[str] = []
+    common: list[str] = []
+    total = 0
+    for count, term in sorted(zip(counts, terms, strict=True), key=lambda ct: ct[0]):
+        # A word held by more entries than the budget is common however few the others hold.
+        if count and count <= FILL_BUDGET and (total < want or total + count <= FILL_BUDGET):
+            selective.append(term)
+            total += count
+        elif count:
+            common.append(term)
+    return selective, common
 
 
 @dataclass(frozen=True)
@@ -79,13 +134,21 @@ class IndexedEntry(NamedTuple):
 
 
 class KeywordHit(NamedTuple):
-    """One FTS5 match: entry id and raw ``bm25()`` (lower is better), with its row when it was read along."""
+    """One FTS5 match: entry id and raw ``bm25()`` (lower is better), with what a result shows of the
+    entry (file, line, section, text) when it was read along."""
 
     id: int
     bm25: float
-    entry: IndexedEntry | None = None
+    path: str | None = None
+    line: int | None = None
+    section: str | None = None
+    text: str | None = None
     #: Whether the entry holds every query word as typed (not only a stemmed form of it).
     exact: bool = False
+
+
+_hit = KeywordHit._make  # of a query's row after its group, and whether it is exact:
+_EXACT, _STEMMED = (True,), (False,)
 
 
 @dataclass
@@ -111,6 +174,8 @@ class SearchIndex:
         self.vectors = VectorStore(db)
         self._docs: dict[str, DocState] | None = None
         self._docs_version = -1
+        with db.lock:
+            db.conn.execute(f"PRAGMA cache_size = -{CACHE_KIB}")
         self.ensure_schema()
 
     # -- schema -------------------------------------------------------------------------------
@@ -302,76 +367,95 @@ class SearchIndex:
         with self.db.lock:
             return [KeywordHit(rid, score) for rid, score in self.db.conn.execute(_KEYWORD_SQL, (match, limit))]
 
-    def document_counts(self, terms: list[str], cap: int) -> list[int]:
-        """How many entries hold each of ``terms``, counting no further than ``cap`` (so common words cost little)."""
-        sql = "SELECT " + ", ".join([_COUNT_SQL] * len(terms))
-        args = [v for t in terms for v in (join_terms([t]), cap)]
-        with self.db.lock:
-            return list(self.db.conn.execute(sql, args).fetchone())
-
-    def keyword_rows(self, match: str, limit: int) -> list[KeywordHit]:
-        """The best ``limit`` matches of ``match`` with their entry rows, best first."""
-        with self.db.lock:
-            rows = self.db.conn.execute(_ROWS_SQL, (match, limit)).fetchall()
-        return [KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:])) for r in rows]
-
-    def exact_first(self, match: str, limit: int, exact: Callable[[str, str | None], bool]) -> list[KeywordHit]:
-        """The best ``limit`` all-words matches, those ``exact`` holds for first, each group by BM25.
-
-        Read from the best :data:`EXACT_WINDOW`; the test stops at the ``limit``-th exact match, since
-        no later row can come before it (the page is then the exact ones alone).
-        """
-        with self.db.lock:
-            rows = self.db.conn.execute(_ROWS_SQL, (match, max(limit, EXACT_WINDOW))).fetchall()
-        exact_hits: list[KeywordHit] = []
-        stemmed: list[KeywordHit] = []
-        for r in rows:
-            if exact(r[8], r[5]):
-                exact_hits.append(KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), True))
-                if len(exact_hits) == limit:
-                    return exact_hits
-            elif len(stemmed) < limit:
-                stemmed.append(KeywordHit(r[0], r[1], IndexedEntry(r[0], *r[2:]), False))
-        return (exact_hits + stemmed)[:limit]
-
     def ranked(self, terms: list[str], limit: int, exact: Callable[[str, str | None], bool] | None = None
                ) -> tuple[list[KeywordHit], int]:
-        """The best ``limit`` entries for ``terms`` and how many of them hold all the words.
+        """The best ``limit`` entries for ``terms`` (with their rows) and how many of them hold all the words.
 
         First the entries holding all the words: with ``exact`` (a test of an entry's text and
         section), those holding every word as typed before those that match only through a stemmed
         form, each group by BM25 (among the best :data:`EXACT_WINDOW` all-words matches). When those
         are fewer than ``limit``, the rest comes from the entries holding the query's *selective*
         words, by BM25 over those words, and only when these run out from the entries holding its
-        common words alone (the best by BM25 of the first :data:`FILL_BUDGET` of them). The selective words are the rarest ones: enough of them to hold
-        ``limit`` entries, and more while together they hold no more than :data:`FILL_BUDGET`. BM25
-        scores every entry a match selects (about a microsecond each), so an OR over a word held by
-        thousands of entries is what made searches slow, and such a word weighs little in BM25
-        anyway. On an index where all the words together hold at most that many entries every word
-        is selective: plain BM25 over any of the words.
+        common words alone (the best by BM25 of the first few of them, see :meth:`keyword_sample`).
+        The selective words are the rarest ones: enough of them to hold ``limit`` entries, and more
+        while together they hold no more than :data:`FILL_BUDGET`. BM25 scores every entry a match
+        selects (about half a microsecond each), so an OR over a word held by thousands of entries
+        is what made searches slow, and such a word weighs little in BM25 anyway. On an index where
+        all the words together hold at most that many entries every word is selective: plain BM25
+        over any of the words.
+
+        The all-words matches and, when a fill follows, the words' counts are one statement; the
+        fill another.
         """
         if not terms or limit <= 0:
             return [], 0
-        match = join_terms(terms, "AND")
-        if exact is None:
-            hits = self.keyword_rows(match, limit)
-        else:
-            hits = self.exact_first(match, limit, exact)
+        quoted = [join_terms([t]) for t in terms]
+        window = max(limit, EXACT_WINDOW) if exact is not None else limit
+        # One word: its matches are all the words', nothing fills, and a page of 0 skips the counts.
+        page = limit if len(terms) > 1 else 0
+        with self.db.lock:
+            rows = self.db.conn.execute(_all_words_sql(len(terms)), (
+                " AND ".join(quoted), window, page, FILL_BUDGET + 1, *quoted)).fetchall()
+        counts = [0] * len(terms)
+        found = []
+        for r in rows:
+            if r[0]:
+                counts[r[1]] = r[2]
+            else:
+                found.append(r)
+        found.sort(key=_best_first)
+        hits = self._all_words(found, limit, exact)
         all_words = len(hits)
         if all_words >= limit or len(terms) == 1:
             return hits, all_words
-        selective, common = self.split_terms(terms, limit)
-        if selective:  # the all-words entries come back too (skipped): ask for ``limit``
-            hits += self._unseen(hits, self.keyword_rows(join_terms(selective, "OR"), limit), limit)
+        selective, common = split_terms(quoted, counts, limit)
+        if selective:
+            hits += self.fill(" OR ".join(selective), limit, hits)[:limit - len(hits)]
         if common and len(hits) < limit:
-            match = join_terms(common, "OR")
+            match = " OR ".join(common)
             if selective:
-                match = f"({match}) NOT ({join_terms(selective, 'OR')})"
-            hits += self._unseen(hits, self.keyword_sample(match, limit), limit)
+                match = f"({match}) NOT ({' OR '.join(selective)})"
+            hits += self.keyword_sample(match, limit, hits)[:limit - len(hits)]
         return hits, all_words
 
-    def keyword_sample(self, match: str, limit: int) -> list[KeywordHit]:
-        """The best ``limit`` by BM25 among the first matches of ``match`` (index order).
+    def fill(self, match: str, limit: int, seen: Iterable[KeywordHit] = ()) -> list[KeywordHit]:
+        """The best ``limit`` matches of ``match`` by BM25 less those ``seen``, best first.
+
+        The all-words hits match the selective words too: they are asked for and skipped (by id,
+        after the ranking, so only the rows kept are read).
+        """
+        return self._rows(_FILL_SQL, match, limit, seen)
+
+    def _rows(self, sql: str, match: str, limit: int, seen: Iterable[KeywordHit]) -> list[KeywordHit]:
+        """The hits of :data:`_FILL_SQL` or :data:`_SAMPLE_SQL`, best first."""
+        with self.db.lock:
+            rows = self.db.conn.execute(sql, (match, limit, json.dumps([h.id for h in seen]))).fetchall()
+        rows.sort(key=_best_first)
+        return [_hit(r[1:] + _STEMMED) for r in rows]
+
+    @staticmethod
+    def _all_words(rows: list[tuple], limit: int, exact: Callable[[str, str | None], bool] | None
+                   ) -> list[KeywordHit]:
+        """The page's all-words hits from ``rows`` (best first), those ``exact`` holds for first.
+
+        The test stops at the ``limit``-th exact match, since no later row can come before it (the
+        page is then the exact ones alone).
+        """
+        if exact is None:
+            return [_hit(r[1:] + _STEMMED) for r in rows[:limit]]
+        exact_hits: list[KeywordHit] = []
+        stemmed: list[KeywordHit] = []
+        for r in rows:
+            if exact(r[6], r[5]):
+                exact_hits.append(_hit(r[1:] + _EXACT))
+                if len(exact_hits) == limit:
+                    return exact_hits
+            elif len(stemmed) < limit:
+                stemmed.append(_hit(r[1:] + _STEMMED))
+        return (exact_hits + stemmed)[:limit]
+
+    def keyword_sample(self, match: str, limit: int, seen: Iterable[KeywordHit] = ()) -> list[KeywordHit]:
+        """The best ``limit`` by BM25 among the first matches of ``match`` (index order), less those ``seen``.
 
         For the last fill, entries holding only a query's common words: ranking every one of
         thousands such entries cost milliseconds, and they rank below everything else anyway. Twice
@@ -379,29 +463,7 @@ class SearchIndex:
         BM25 costs about a microsecond a row, which made a 300-row sample the dearest query of a search.
         """
         window = min(FILL_BUDGET, max(SAMPLE_MIN, 2 * limit))
-        with self.db.lock:
-            rows = self.db.conn.execute(_SAMPLE_SQL, (match, window)).fetchall()
-        return [KeywordHit(rid, score) for rid, score in sorted(rows, key=lambda r: (r[1], r[0]))[:limit]]
-
-    @staticmethod
-    def _unseen(hits: list[KeywordHit], more: list[KeywordHit], limit: int) -> list[KeywordHit]:
-        seen = {h.id for h in hits}
-        return [h for h in more if h.id not in seen][:limit - len(hits)]
-
-    def split_terms(self, terms: list[str], want: int) -> tuple[list[str], list[str]]:
-        """Split ``terms`` into the selective and the common ones (see :meth:`ranked`); words held by no entry go."""
-        counts = self.document_counts(terms, FILL_BUDGET + 1)
-        selective: list[str] = []
-        common: list[str] = []
-        total = 0
-        for count, term in sorted(zip(counts, terms, strict=True), key=lambda ct: ct[0]):
-            # A word held by more entries than the budget is common however few the others hold.
-            if count and count <= FILL_BUDGET and (total < want or total + count <= FILL_BUDGET):
-                selective.append(term)
-                total += count
-            elif count:
-                common.append(term)
-        return selective, common
+        return self._rows(_SAMPLE_SQL, match, window, seen)[:limit]
 
     def entries(self, ids: Iterable[int]) -> dict[int, IndexedEntry]:
         """Return the entry rows of ``ids``."""

@@ -34,7 +34,7 @@ from core.search.db import Database
 from core.search.embeddings import Embedder
 from core.search.fts import query_terms
 from core.search.index import DocState, IndexedEntry, KeywordHit, SearchIndex
-from core.search.snippet import exact_matcher, highlight_maker
+from core.search.snippet import Highlighter
 from core.search.types import MemorySearchOptions, MemorySearchResult, make_result
 
 log = logging.getLogger(__name__)
@@ -53,14 +53,14 @@ def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return flat[:limit].rsplit(" ", 1)[0] + "…"
 
 
-def keyword_scores(hits: list[KeywordHit]) -> dict[int, float]:
+def keyword_scores(hits: list[KeywordHit]) -> list[float]:
     """BM25 of each hit relative to the best (0..1), never rising down the list (all-words hits rank first)."""
     best = min((h.bm25 for h in hits), default=0.0)
-    out: dict[int, float] = {}
+    out: list[float] = []
     floor = 1.0
     for h in hits:
         floor = min(floor, h.bm25 / best if best < 0 and h.bm25 < 0 else 0.0)
-        out[h.id] = floor
+        out.append(floor)
     return out
 
 
@@ -291,24 +291,19 @@ class SearchService:
 
     def _keyword(self, query: str, opts: MemorySearchOptions) -> list[MemorySearchResult]:
         terms = query_terms(query, self.index.tokenizer)
-        exact = exact_matcher(terms) if self.index.tokenizer == "porter" else None  # others match as typed
+        marker = Highlighter(terms, self.index.tokenizer)  # its exact test reads what the snippets will
+        exact = marker.exact if self.index.tokenizer == "porter" else None  # others match as typed
         hits, all_words = self.index.ranked(terms, opts.offset + opts.limit, exact)
         if not hits:
             return []
-        scores = keyword_scores(hits)
-        page = hits[opts.offset:]
-        rows = {h.id: h.entry for h in page if h.entry is not None}
-        missing = [h.id for h in page if h.entry is None]
-        if missing:
-            rows.update(self.index.entries(missing))
-        highlight = highlight_maker(terms, self.index.tokenizer)
+        snippet = marker.snippet
         out = []
-        for n, h in enumerate(page, start=opts.offset):
-            e = rows[h.id]
-            k = scores[h.id]  # in 0..1 already (see keyword_scores): no clamp
-            content, marks = highlight(e.text)
+        scores = keyword_scores(hits)  # in 0..1 already: no clamp
+        for n in range(opts.offset, len(hits)):
+            h, k = hits[n], scores[n]
+            content, marks = snippet(h.text or "")  # ranked() reads every hit's text
             whole = 1.0 if n < all_words else 0.0
-            out.append(make_result(content, round(k, 6), e.section, e.line, e.path,
+            out.append(make_result(content, round(k, 6), h.section, h.line, h.path,
                                    {"keyword": k, "fused": k, "bm25": h.bm25, "all_words": whole,
                                     "exact": 1.0 if h.exact or (exact is None and whole) else 0.0}, marks))
         return out
@@ -344,7 +339,7 @@ class SearchService:
         terms = query_terms(query, self.index.tokenizer)
         ranked, _all = self.index.ranked(terms, fusion.SEED_K)
         hits = {h.id: h for h in ranked}
-        kw_seed = keyword_scores(ranked)
+        kw_seed = dict(zip(hits, keyword_scores(ranked), strict=True))
         for cid in hits:
             if cid not in cosine and cid in pos:
                 cosine[cid] = float(mat[pos[cid]] @ qv)
@@ -360,10 +355,10 @@ class SearchService:
         dim = mat.shape[1] if len(ids) else 1
         vecs = np.stack([mat[pos[c]] if c in pos else np.zeros(dim, np.float32) for c in order])
         picked = fusion.mmr(order, fused, vecs, opts.offset + opts.limit)[opts.offset:]
-        highlight = highlight_maker(terms, self.index.tokenizer)
+        snippet = Highlighter(terms, self.index.tokenizer).snippet
         out = []
         for cid, mmr_score in picked:
-            content, marks = highlight(rows[cid].text) if cid in hits else (excerpt(rows[cid].text), ())
+            content, marks = snippet(rows[cid].text) if cid in hits else (excerpt(rows[cid].text), ())
             scores = {"keyword": kw[cid], "vector": vec[cid], "fused": fused[cid], "mmr": mmr_score,
                       "cosine": cosine.get(cid, 0.0)}
             if cid in hits:

@@ -1,10 +1,14 @@
 """Snippets: the part of an entry around the query's words, with those words marked «like this».
 
-Made in Python from the entry's text rather than with FTS5's ``snippet()``: FTS5 has to re-read the
-posting lists of every query word for each row it highlights (several milliseconds on a 10,000-entry
-index), while this takes microseconds. Matching mirrors the tokenizer closely enough for
-highlighting: words are compared case-insensitively with common English endings removed (porter),
-exactly (unicode61), or as substrings (trigram). Which entries match is decided by FTS5 alone.
+Made in Python from the entry's text rather than with FTS5's ``snippet()`` or ``highlight()``: those
+run for every row a query ranks, not only the page's, and even on the page alone ``highlight()``
+(tokenizing the row again, in C) costs about what finding the words here does, while the window
+would still be chosen here. Matching mirrors the tokenizer closely enough for highlighting: words
+are compared case-insensitively with common English endings removed (porter), exactly (unicode61),
+or as substrings (trigram). Which entries match is decided by FTS5 alone.
+
+A search makes one :class:`Highlighter`: the exact test of its all-words hits (which ranks them) and
+their snippets read the words found once in each text.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ import re
 from collections.abc import Callable, Iterable
 
 MARKS = ("«", "»")
+_OPEN, _CLOSE = MARKS
 WIDTH_CHARS = 180
 _WORD = re.compile(r"\w+", re.UNICODE)
 _SUFFIXES = ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "ies", "es", "s", "ly", "ers", "er")
@@ -28,8 +33,17 @@ def _stem(word: str) -> str:
     return w
 
 
-def _word_char(c: str) -> bool:
-    return c.isalnum() or c == "_"
+def _holds_word(lower: str, word: str) -> bool:
+    """Whether ``word`` is a whole word of ``lower``."""
+    i = lower.find(word)
+    size = len(word)
+    while i >= 0:
+        if i == 0 or not (lower[i - 1].isalnum() or lower[i - 1] == "_"):
+            after = lower[i + size:i + size + 1]  # "" at the end
+            if not (after.isalnum() or after == "_"):
+                return True
+        i = lower.find(word, i + 1)
+    return False
 
 
 class _Matcher:
@@ -46,16 +60,26 @@ class _Matcher:
         self.words = words
         self.stems: set[str] = set()
         self.pattern: re.Pattern[str] | None = None
+        #: Whether a word that is exactly the needle matches (a longer one is checked when found).
+        self.bare: dict[str, bool] = {}
         if tokenizer == "trigram":  # matches inside words
             alts = [re.escape(w) for w in sorted(words, key=len, reverse=True) if len(w) >= 3]
             self.pattern = re.compile("(?:" + "|".join(alts) + ")" if alts else r"(?!x)x", re.IGNORECASE)
             self.needles: list[str] = []
         elif tokenizer == "unicode61":
             self.needles = sorted(words)
+            self.bare = dict.fromkeys(words, True)
         else:
-            # A word matches when its stem is a query word's stem; only words starting like one are stemmed.
+            # A word matches when its stem is a query word's stem, so it starts with that stem: the needles
+            # are the stems, less those starting with a shorter one (no two needles then match at one place).
             self.stems = {_stem(w) for w in words}
-            self.needles = sorted({st[:3] for st in self.stems})
+            needles: list[str] = []
+            for stem in sorted(self.stems, key=len):
+                if not any(stem.startswith(n) for n in needles):
+                    needles.append(stem)
+            self.needles = needles
+            self.bare = {n: _stem(n) in self.stems for n in needles}
+        self._looks = [(n, len(n), self.bare[n]) for n in self.needles]
 
     def spans(self, flat: str) -> list[tuple[int, int]]:
         """Character spans of the matching words of ``flat``."""
@@ -65,21 +89,26 @@ class _Matcher:
         if len(lower) != len(flat):  # lower-casing changed the length (rare letters): offsets would drift
             return self._spans_by_word(flat)
         found: list[tuple[int, int]] = []
-        exact = self.tokenizer == "unicode61"
-        find, match, stems = lower.find, _WORD.match, self.stems
-        for needle in self.needles:  # no two needles match at one place: each is a different 3-letter start
-            size = len(needle)
+        stemmed = self.tokenizer != "unicode61"
+        find, match, stems, add = lower.find, _WORD.match, self.stems, found.append
+        for needle, size, bare in self._looks:
             i = find(needle)
             while i >= 0:
-                before = lower[i - 1] if i else " "
-                if not (before.isalnum() or before == "_"):
-                    end = match(lower, i).end()  # type: ignore[union-attr]  # needle[0] is a word char
-                    if (end == i + size) if exact else (_stem(lower[i:end]) in stems):
-                        found.append((i, end))
-                    i = find(needle, end)  # the next word starts past this one
-                else:
-                    i = find(needle, i + 1)
-        if len(self.needles) > 1:
+                if i:
+                    before = lower[i - 1]
+                    if before.isalnum() or before == "_":  # inside a word
+                        i = find(needle, i + 1)
+                        continue
+                end = i + size
+                after = lower[end:end + 1]  # "" at the end
+                if after.isalnum() or after == "_":  # a longer word: its end, then its stem
+                    end = match(lower, end).end()  # type: ignore[union-attr]  # lower[end] is a word char
+                    if stemmed and _stem(lower[i:end]) in stems:
+                        add((i, end))
+                elif bare:
+                    add((i, end))
+                i = find(needle, end)  # the next word starts past this one
+        if len(self._looks) > 1:
             found.sort()
         return found
 
@@ -87,6 +116,59 @@ class _Matcher:
         if self.tokenizer == "unicode61":
             return [m.span() for m in _WORD.finditer(flat) if m.group().lower() in self.words]
         return [m.span() for m in _WORD.finditer(flat) if _stem(m.group()) in self.stems]
+
+
+class Highlighter:
+    """The snippets of one search, and the exact test of its all-words hits, from one look at each text.
+
+    A text's words are found once (:meth:`_Matcher.spans` on its flattened, lower-cased form) and
+    kept for the search: the exact test of an all-words hit and then its snippet read the same
+    spans. Built per search; it keeps nothing between searches.
+    """
+
+    def __init__(self, terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS) -> None:
+        terms = list(terms)
+        self.matcher = _Matcher(terms, tokenizer)
+        self.width = width
+        self._seen: dict[str, tuple[str, list[tuple[int, int]]]] = {}
+        self._words: list[str] = []
+        self._phrases: list[str] = []
+        for term in terms:
+            found = _WORD.findall(term.lower())
+            if len(found) == 1:
+                self._words.append(found[0])
+            elif found:
+                self._phrases.append(" ".join(found))
+
+    def _look(self, text: str) -> tuple[str, list[tuple[int, int]]]:
+        """``text`` flattened and the spans of its matching words."""
+        seen = self._seen.get(text)
+        if seen is None:
+            flat = flatten(text)
+            seen = self._seen[text] = (flat, self.matcher.spans(flat))
+        return seen
+
+    def exact(self, text: str, section: str | None) -> bool:
+        """Whether the entry holds every query term as typed (see :func:`exact_matcher`).
+
+        Valid for the porter and unicode61 matchers: a word as typed is one of the words they find
+        (with porter its stem is the query word's).
+        """
+        flat, spans = self._look(text)
+        found = {flat[s:e].lower() for s, e in spans}
+        for word in self._words:
+            if word not in found and (section is None or not _holds_word(section.lower(), word)):
+                return False
+        if self._phrases:
+            both = text.lower() if section is None else f"{text}\n{section}".lower()
+            flat = " ".join(_WORD.findall(both))
+            return all(f" {p} " in f" {flat} " for p in self._phrases)
+        return True
+
+    def snippet(self, text: str) -> tuple[str, tuple[tuple[int, int], ...]]:
+        """The snippet of ``text`` and the ``(start, end)`` of each mark pair in it (see :func:`highlight_maker`)."""
+        flat, spans = self._look(text)
+        return _window(flat, spans, self.width)
 
 
 def snippet_maker(terms: Iterable[str], tokenizer: str = "porter", width: int = WIDTH_CHARS) -> Callable[[str], str]:
@@ -111,9 +193,22 @@ def make_snippet(text: str, terms: Iterable[str], tokenizer: str = "porter", wid
     return _snippet(text, _Matcher(terms, tokenizer), width)[0]
 
 
+def flatten(text: str) -> str:
+    """``text`` on one line, each run of white space one space (most entries are that already)."""
+    # Only the space is both printable and white space, so a printable text needs no split unless it
+    # has two spaces in a row or one at an end.
+    if text.isprintable() and "  " not in text and text[:1] != " " and text[-1:] != " ":
+        return text
+    return " ".join(text.split())
+
+
 def _snippet(text: str, matcher: _Matcher, width: int) -> tuple[str, tuple[tuple[int, int], ...]]:
-    flat = " ".join(text.split())
-    spans = matcher.spans(flat)
+    flat = flatten(text)
+    return _window(flat, matcher.spans(flat), width)
+
+
+def _window(flat: str, spans: list[tuple[int, int]], width: int) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """About ``width`` characters of ``flat`` around the most of ``spans``, those marked."""
     size = len(flat)
     start, end = 0, size
     if size > width:  # most entries fit whole: no window to choose
@@ -135,13 +230,13 @@ def _snippet(text: str, matcher: _Matcher, width: int) -> tuple[str, tuple[tuple
     tail = "…" if end < size else ""
     if not spans:
         return lead + flat[start:end] + tail, ()
-    out, cursor, length, marks = [lead], start, len(lead), []
+    out, cursor, marks = [lead], start, []
+    shift = len(lead) - start  # where a character of ``flat`` lands in the snippet, less 2 per mark pair before it
     for s, e in spans:
         if s >= start and e <= end:
-            out += (flat[cursor:s], MARKS[0], flat[s:e], MARKS[1])
-            length += s - cursor
-            marks.append((length, length + e - s + 2))
-            length += e - s + 2
+            out.append(f"{flat[cursor:s]}{_OPEN}{flat[s:e]}{_CLOSE}")
+            marks.append((s + shift, e + shift + 2))
+            shift += 2
             cursor = e
     out += (flat[cursor:end], tail)
     return "".join(out), tuple(marks)
@@ -150,28 +245,4 @@ def _snippet(text: str, matcher: _Matcher, width: int) -> tuple[str, tuple[tuple
 def exact_matcher(terms: Iterable[str]) -> Callable[[str, str | None], bool]:
     """A test of whether an entry (text, section) holds every query term as typed: each word whole
     (case ignored), each quoted phrase as it is. Used to rank exact matches before stemmed ones."""
-    words: list[str] = []
-    phrases: list[str] = []
-    for term in terms:
-        found = _WORD.findall(term.lower())
-        if len(found) == 1:
-            words.append(found[0])
-        elif found:
-            phrases.append(" ".join(found))
-
-    def holds(text: str, section: str | None) -> bool:
-        lower = (text if section is None else f"{text}\n{section}").lower()
-        for word in words:
-            i = lower.find(word)
-            while i >= 0 and ((i > 0 and _word_char(lower[i - 1]))
-                              or (i + len(word) < len(lower) and _word_char(lower[i + len(word)]))):
-                i = lower.find(word, i + 1)
-            if i < 0:
-                return False
-        if phrases:
-            flat = " ".join(_WORD.findall(lower))
-            return all(f" {p} " in f" {flat} " for p in phrases)
-        return True
-
-    return holds
-
+    return Highlighter(terms).exact

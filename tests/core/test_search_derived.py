@@ -83,7 +83,7 @@ def test_exact_all_words_hits_come_before_stemmed_ones_and_any_word_ones(tmp_pat
     index = index_of(tmp_path, entries)
     terms = ["deploy", "slow"]
     hits, all_words = index.ranked(terms, 10, exact_matcher(terms))
-    texts = [h.entry.text if h.entry else None for h in hits[:all_words]]
+    texts = [h.text for h in hits[:all_words]]
     assert texts == ["- deploy is slow", "- deploys deploying deployed slowly slows slowed"]
     assert all_words == 2 and len(hits) == 4  # then the entries holding one of the words
     plain, _n = index.ranked(terms, 10)

@@ -21,8 +21,8 @@ from core.search.embeddings import Embedder
 from core.search.fts import join_terms, query_terms
 from core.search.index import KeywordHit, SearchIndex
 from core.search.relevance import load_labels
-from core.search.service import RACY_NS
-from core.search.snippet import make_snippet
+from core.search.service import RACY_NS, SearchService
+from core.search.snippet import exact_matcher, make_snippet
 from tests.conftest import REPO, SAMPLE
 
 KEYWORD = MemorySearchOptions(limit=10, mode="keyword")
@@ -72,20 +72,20 @@ def test_common_words_are_scored_only_when_the_selective_ones_run_out(index: Sea
             return method(match, limit, *args)
         return spy
 
-    for name in ("keyword", "keyword_rows", "keyword_sample"):  # every query ranked() can make
+    for name in ("fill", "keyword_sample"):  # every fill ranked() can make (the all-words query is its own)
         monkeypatch.setattr(index, name, spying(getattr(index, name)))
     # Two words fill three results: the common word is never matched on its own.
     hits, all_words = index.ranked(["rare", "common"], 3)
     assert all_words == 1 and hits[0].id == ids["rare rarer common"]
     assert {h.id for h in hits[1:]} == {ids["rare rarer thing"], ids["rare other thing"]}
-    assert asked == ['"rare" AND "common"', '"rare"']
+    assert asked == ['"rare"']
     # When the selective words run out, entries holding only the common word fill the page.
     asked.clear()
     hits, all_words = index.ranked(["rare", "rarer", "common"], 5)
     assert all_words == 1 and len(hits) == 5 and len({h.id for h in hits}) == 5
     assert [h.id for h in hits[:3]] == [ids["rare rarer common"], ids["rare rarer thing"], ids["rare other thing"]]
     assert all(h.id in {ids[f"common filler {n}"] for n in range(8)} for h in hits[3:])
-    assert asked[-1] == '("common") NOT ("rarer" OR "rare")'
+    assert asked == ['"rarer" OR "rare"', '("common") NOT ("rarer" OR "rare")']
 
 
 def test_a_word_no_entry_holds_is_left_out_of_the_fill(index: SearchIndex):
@@ -218,3 +218,71 @@ def test_snippets_survive_letters_whose_lower_case_is_longer():
     assert make_snippet("İstanbul tests TESTING", ["tests"]) == "İstanbul «tests» «TESTING»"
     assert make_snippet("İstanbul tests", ["tests"], "unicode61") == "İstanbul «tests»"
     assert make_snippet("Go gopher", ["go"]) == "«Go» gopher"
+
+
+def keyword_service(project: Path, lines: list[str], tmp_path: Path) -> SearchService:
+    """A keyword-only search service over one memory file of ``lines`` (one bullet each)."""
+    memory = project / ".fusion" / "memory.md"
+    memory.parent.mkdir(parents=True, exist_ok=True)
+    memory.write_text("## Notes\n\n" + "".join(f"- {line}\n" for line in lines), encoding="utf-8")
+    return SearchService(project, Database(tmp_path / "search.db", "test"), embedder=None)
+
+
+def test_a_page_is_exact_all_words_hits_then_stemmed_ones_then_any_word_ones(project: Path, tmp_path: Path):
+    lines = ["deploys deploying deployed slowly slows slowed", "deploy is slow", "deploy slow slow deploy",
+             "slow", "the deploy step", "nothing to see"]
+    service = keyword_service(project, lines, tmp_path)
+    try:
+        page = service.search("deploy slow", MemorySearchOptions(limit=10, mode="keyword"))
+        kinds = [(r.scores["all_words"], r.scores["exact"]) for r in page]
+        assert kinds == [(1.0, 1.0), (1.0, 1.0), (1.0, 0.0), (0.0, 0.0), (0.0, 0.0)]
+        assert {r.content for r in page[:2]} == {"- «deploy» is «slow»", "- «deploy» «slow» «slow» «deploy»"}
+        assert page[2].content == "- «deploys» «deploying» «deployed» «slowly» «slows» «slowed»"
+        assert [r.score for r in page] == sorted((r.score for r in page), reverse=True)
+        # A later page is the same ranking, cut further on.
+        later = service.search("deploy slow", MemorySearchOptions(limit=3, offset=2, mode="keyword"))
+        assert [(r.content, r.scores) for r in later] == [(r.content, r.scores) for r in page[2:5]]
+    finally:
+        service.close()
+
+
+def test_highlights_land_on_the_matched_characters_in_any_script(project: Path, tmp_path: Path):
+    lines = ["Über die Straße: naïve café owners fetch quickly", "İstanbul tests TESTING the naïve ones",
+             "日本語 テスト tests 中文"]
+    service = keyword_service(project, lines, tmp_path)
+    try:
+        for query, marked in (("naïve café", {"naïve", "café"}), ("Straße", {"Straße"}), ("tests", {"tests", "TESTING"}),
+                              ("über fetching", {"Über", "fetch"})):
+            page = service.search(query, MemorySearchOptions(limit=10, mode="keyword"))
+            assert page, query
+            found = set()
+            for r in page:
+                for start, end in r.highlights:
+                    assert r.content[start] == "«" and r.content[end - 1] == "»"
+                    found.add(r.content[start + 1:end - 1])
+                assert r.content.count("«") == len(r.highlights)
+            assert found == marked, query
+    finally:
+        service.close()
+
+
+def test_a_word_two_query_words_start_is_marked_once():
+    assert make_snippet("gopher and go", ["go", "gopher"]) == "«gopher» and «go»"
+    assert make_snippet("planets planet plan", ["plan", "planets"]) == "«planets» «planet» «plan»"
+
+
+def test_the_exact_test_reads_whole_words_of_the_text_then_the_section():
+    holds = exact_matcher(["deploy", "slow"])
+    assert holds("deploy is slow", None) and holds("Deploy, SLOW!", None)
+    assert not holds("deploys are slower", None) and not holds("redeploy slow", None)
+    assert holds("deploy it", "Slow paths") and not holds("deploy it", "slowly")
+    assert not holds("the_deploy slow", None)  # an underscore joins words
+
+
+def test_a_long_query_is_ranked_and_filled(index: SearchIndex):
+    words = [f"word{n}" for n in range(14)]
+    ids = sync(index, [" ".join(words), "word3 word7", "word12 alone", "nothing here"])
+    hits, all_words = index.ranked(words, 10)
+    assert all_words == 1 and hits[0].id == ids[" ".join(words)]
+    assert {h.id for h in hits[1:]} == {ids["word3 word7"], ids["word12 alone"]}
+    assert all(h.text is not None and h.path == ".fusion/memory.md" for h in hits)
