@@ -8,7 +8,6 @@ content in atomically (temp file in the same folder, fsync, rename).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import stat
@@ -43,9 +42,16 @@ __all__ = [  # re-exported: callers use fileio.<name> for every file operation
 ]
 
 
+def sha256_hex(data: bytes) -> str:
+    """Return the SHA-256 hex digest of ``data``."""
+    import hashlib  # here: loading OpenSSL costs an append (which hashes nothing) more than a MiB's hash
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def content_hash(text: str) -> str:
     """Return the SHA-256 hex digest of ``text`` encoded as UTF-8."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def format_size(n: int) -> str:
@@ -260,7 +266,7 @@ class ReplaceResult:
     def content_hash(self) -> str:
         """The SHA-256 hex digest of the file's new content."""
         if self._hash is None:
-            object.__setattr__(self, "_hash", hashlib.sha256(self._data or b"").hexdigest())
+            object.__setattr__(self, "_hash", sha256_hex(self._data or b""))
         return self._hash  # type: ignore[return-value]
 
 
@@ -346,7 +352,7 @@ def replace_text(
             if raw is not None and not known:
                 decode_utf8(raw, target, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
             if expected_hash is not None:
-                digest = digest or hashlib.sha256(raw or b"").hexdigest()
+                digest = digest or sha256_hex(raw or b"")
                 if digest != expected_hash:
                     raise MemoryBackendError(
                         f"{relpath} changed on disk since it was loaded; reload or merge before saving",
@@ -365,7 +371,7 @@ def replace_text(
                     # While history commits on its thread, hash the new bytes (hashlib lets go of the
                     # GIL): the next save then hands history the hash instead of history working it out
                     # on the path the rename waits for.
-                    new_digest.append(hashlib.sha256(data).hexdigest())
+                    new_digest.append(sha256_hex(data))
                     return keep_wait()
             atomic_write_bytes(target, data, wait_for_history)
             _written.remember(target, data, new_digest[0] if new_digest else None)

@@ -12,7 +12,6 @@ replaced is itself kept (source ``restore``), and only to a memory document of t
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
@@ -394,6 +393,8 @@ def is_memory_document(root: Path | str, relpath: str) -> bool:
 # -- diff and restore ----------------------------------------------------------------------------
 def unified_diff(old: str, new: str, path: str, old_label: str = "version", new_label: str = "now") -> str:
     """Return a unified diff from ``old`` to ``new`` (``""`` when they are the same)."""
+    import difflib  # here: history is imported by every save and append, a diff is asked for rarely
+
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                  fromfile=f"{path} ({old_label})", tofile=f"{path} ({new_label})")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

@@ -9,7 +9,6 @@ what to refresh. Constructing a project creates nothing on disk.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
@@ -507,7 +506,7 @@ def _config_stamp(root: Path) -> str:
     except OSError:
         data = b""
     layered = "L" if (root / ".fusion" / "memory").is_dir() else "S"
-    return layered + hashlib.sha256(data).hexdigest()
+    return layered + fileio.sha256_hex(data)
 
 
 def open_project(root: str | os.PathLike[str]) -> Project:
