@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from core import fileio, saving
+from core import fileio
 from core.errors import MemoryBackendError, PathOutsideRootError
 
 #: Largest document memdesk reads: above the 1 MiB write limit, so an over-full memory still opens to be pruned.
@@ -131,6 +131,8 @@ def replace_document(root: Path | str, relpath: str, content: str, *, expected_h
     # A FIFO would block the re-read under the lock; a folder cannot be replaced.
     _check_readable(_resolve(root, relpath, backend_id), relpath, backend_id, "WRITE_FAILED")
     _check_state_dir(root, backend_id)
+    from core import saving  # here: saving brings the history's versions, which an append never needs
+
     result = saving.replace_text(root, relpath, content, expected_hash=expected_hash, source=source,
                                  backend_id=backend_id, author=author)
     return result.changed

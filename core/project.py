@@ -366,6 +366,7 @@ class Project:
             if trimmed in current:
                 return None
             entry = f"\n{trimmed}\n" if layered_format else entries.format_entry(trimmed, today)
+            self._history_soon()  # the entry will be written: its event follows
             return (scaffold if not current else "") + entry
 
         added = self.backend.append_document(rel, build, author=author, source=source)
@@ -391,12 +392,22 @@ class Project:
                              changes, tuple(warnings))
 
     def _record_append(self, rel: str, text: str, author: str | None, source: str) -> None:
-        from core import history
+        from core import history_worker  # not core.history: an append needs no versions
 
         try:
-            history.record_append(self.root, rel, text, author=author, source=source)
+            history_worker.record_append(self.root, rel, text, author=author, source=source)
         except Exception as exc:  # who-wrote-what is a nicety; the entry itself is safe on disk
             log.warning("append to %s not recorded in history: %s", rel, exc)
+
+    def _history_soon(self) -> None:
+        """Open the history ahead of an append's event, while the entry is written and synced."""
+        from core import history_worker
+
+        try:
+            if history_worker.db_path(self.root).is_file():
+                history_worker.open_soon(self.root)
+        except Exception as exc:  # only a head start: the event itself reports a history that cannot open
+            log.debug("history not opened ahead: %s", exc)
 
     def _warnings(self, rel: str, before: str, after: str) -> list[str]:
         from core.budget import project_append_warnings  # here: only a write needs the budget
