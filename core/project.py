@@ -19,12 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core import fileio
-from core.backends.base import MemoryBackend, MemorySearchOptions, MemorySearchResult
+from core.backends.base import MemoryBackend
 from core.backends.registry import MemoryBackendRegistry, default_registry, resolve_memory_backend
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.layout import SEED_MEMORY, DocumentInfo, Layout
 
 if TYPE_CHECKING:  # core.settings imports pydantic: a project given its settings never needs it
+    from core.search.types import MemorySearchOptions, MemorySearchResult
     from core.settings import ProjectSettings
 
 CONFIG_PATH = ".fusion/config.json"  # core.settings.CONFIG_PATH (a test keeps the two in step)

@@ -87,10 +87,12 @@ def test_show_on_the_file_backend_imports_no_settings_model(sample_project: Path
 # What `append` on a file backend no longer imports: the settings and load-rule models (pydantic), the
 # user config, the plugin scan (importlib.metadata), the temporary-file machinery, the filelock library
 # (core.locks takes the same flock itself), platformdirs (core.userdirs), OpenSSL's hashes (an append hashes
-# nothing), argparse's shutil, and history's versions (core.history_worker records the event).
+# nothing), argparse's shutil, history's versions (core.history_worker records the event), the search types
+# and the backend picker's BackendInfo.
 APPEND_FREE = ("pydantic", "core.settings", "core.load_rules", "core.user_config", "core.budget.rules",
                "importlib.metadata", "tempfile", "core.search.derived", "croniter", "filelock", "platformdirs",
-               "hashlib", "shutil", "difflib", "core.history", "core.saving")
+               "hashlib", "shutil", "difflib", "core.history", "core.saving", "core.search.types",
+               "core.backends.info")
 
 
 def run_cli(root: Path, tmp_path: Path, *args: str, modules: tuple[str, ...] = APPEND_FREE) -> dict:
