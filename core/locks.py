@@ -50,13 +50,17 @@ _SAFE_LOCK_NAME = re.compile(r"^[A-Za-z0-9._-]{1,180}$")
 
 def lock_path_for(root: Path, relpath: str) -> Path:
     """Return the lock file guarding ``relpath`` (kept under ``.fusion/memdesk/locks``, one component)."""
+    return Path(root) / MEMDESK_DIR / "locks" / _lock_name(relpath)
+
+
+def _lock_name(relpath: str) -> str:
     name = relpath.replace("\\", "/").strip("/").replace("/", "__")
     if not _SAFE_LOCK_NAME.match(name) or name in {".", ".."}:
         # Odd or long names become a digest, so a lock name is always one short component.
         import hashlib  # here: only odd names need it, and loading OpenSSL costs a short command
 
         name = "h-" + hashlib.sha256(relpath.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-    return Path(root) / MEMDESK_DIR / "locks" / f"{name}.lock"
+    return f"{name}.lock"
 
 
 def ensure_state_dir(root: Path | str, sub: str = "", backend_id: str = "file") -> Path:
@@ -65,11 +69,19 @@ def ensure_state_dir(root: Path | str, sub: str = "", backend_id: str = "file") 
     Refuses, creating nothing, a ``.fusion``, ``.fusion/memdesk`` or sub-folder that is a symlink out
     of the project or is not a folder (``INVALID_CONFIG``, naming it and what to do).
     """
+    return _state_dir(root, sub, backend_id)[0]
+
+
+def _state_dir(root: Path | str, sub: str, backend_id: str) -> tuple[Path, Path]:
+    """:func:`ensure_state_dir`'s folder, and its real path."""
     rel = f"{MEMDESK_DIR}/{sub}" if sub else MEMDESK_DIR
     try:
         path = resolve_in_root(root, rel)
+        real = resolve_real(path, rel)
     except PathOutsideRootError as exc:
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
+    if real.is_dir():  # inside the root (checked above) and a folder: every step on the way is one too
+        return path, real
     parts = Path(rel).parts
     for i in range(1, len(parts) + 1):  # a file in the way is named before anything is created
         shown = "/".join(parts[:i])
@@ -78,13 +90,12 @@ def ensure_state_dir(root: Path | str, sub: str = "", backend_id: str = "file") 
             raise MemoryBackendError(f"{shown} is {file_kind(os.lstat(step).st_mode)}, not a folder; memdesk "
                                      f"keeps its state in {MEMDESK_DIR}/ (move {shown} aside and try again)",
                                      "INVALID_CONFIG", backend_id)
-    real = resolve_real(path, rel)
     try:
         real.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise MemoryBackendError(f"cannot create {rel}: {exc.strerror or exc}; check the owner and mode of the "
                                  "project's .fusion folder", "WRITE_FAILED", backend_id, exc) from exc
-    return path
+    return path, real
 
 
 class LockTimeout(TimeoutError):
@@ -256,15 +267,15 @@ def file_lock(root: Path | str, relpath: str, backend_id: str = "file") -> FileL
     (inside the root) and a planted lock file (a symlink, a hard link) is replaced by a fresh one;
     its target is never opened. Raises ``INVALID_CONFIG`` or ``WRITE_FAILED`` with the lock's path.
     """
-    lock_dir = ensure_state_dir(root, "locks", backend_id)
-    lp = lock_path_for(Path(root).resolve(), relpath)
-    key = (os.getpid(), str(lp))
+    lock_dir, lock_dir_real = _state_dir(root, "locks", backend_id)
+    name = _lock_name(relpath)
+    key = (os.getpid(), str(lock_dir / name))  # lock_dir is the resolved root's: lock_path_for's path
     with _locks_guard:
         lock = _locks.get(key)
         if lock is None:
-            lock = _locks[key] = FileLock(str(lp), timeout=LOCK_TIMEOUT_S)
+            lock = _locks[key] = FileLock(key[1], timeout=LOCK_TIMEOUT_S)
     if not lock.is_locked:  # never swap the file under a holder in this process
-        _prepare_lock_file(Path(lock_dir).resolve() / lp.name, backend_id)
+        _prepare_lock_file(lock_dir_real / name, backend_id)
     return lock
 
 

@@ -15,6 +15,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -63,14 +64,19 @@ class Changes:
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What :meth:`Project.write` did."""
+    """What :meth:`Project.write` did; :attr:`hash` is worked out when first asked (most callers never ask)."""
 
     path: str
     changed: bool
-    hash: str
     size: int
     changes: Changes = field(default_factory=Changes)
     warnings: tuple[str, ...] = ()
+    data: bytes = field(default=b"", repr=False, compare=False)  # the document's new bytes
+
+    @cached_property
+    def hash(self) -> str:
+        """The SHA-256 hex digest of the document's new content."""
+        return fileio.sha256_hex(self.data)
 
 
 @dataclass(frozen=True)
@@ -247,16 +253,32 @@ class Project:
                                      "INVALID_CONFIG", self.backend.id)
         rel = self.resolve_path(path)
         self.backend.require_writable()  # even a write that changes nothing: the answer must not depend on it
-        self._check_text(content, f"the new text of {rel}")
-        before = self._read_or_none(rel)
+        data = self._encoded(content, f"the new text of {rel}")
+        before = self._read_raw_or_none(rel)
         self._check_creatable(rel, before)
-        if before == content and (expected_hash is None or expected_hash == fileio.content_hash(before)):
-            return WriteResult(rel, False, fileio.content_hash(content), len(content.encode("utf-8")))
+        if before == data and (expected_hash is None or expected_hash == fileio.sha256_hex(before)):
+            return WriteResult(rel, False, len(data), data=data)
         self.backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=author)
         changes = Changes(documents=frozenset({rel}), history=before is not None,
                           insights=rel == self.insights_path)
-        return WriteResult(rel, True, fileio.content_hash(content), len(content.encode("utf-8")), changes,
-                           tuple(self._warnings(rel, before or "", content)))
+        return WriteResult(rel, True, len(data), changes, tuple(self._warnings(rel, before or b"", content)), data)
+
+    def _read_raw_or_none(self, rel: str) -> bytes | None:
+        """The bytes a replacement of ``rel`` replaces (``None`` when absent), to compare and warn with.
+
+        Where the backend reads the document as a plain file they are read, not decoded: the replace
+        path reads them again under the document's lock and checks them there (so a save reads one
+        MiB twice but decodes it once at most, never when this process wrote those bytes). Any other
+        backend's text is encoded.
+        """
+        backend = self.backend
+        if type(backend).read_document is MemoryBackend.read_document and (
+                backend.file_canonical or not backend.is_primary(rel)):
+            from core import docio
+
+            return docio.read_raw(backend.require_initialized(), rel, backend.id)
+        text = self._read_or_none(rel)
+        return None if text is None else text.encode("utf-8", "surrogatepass")
 
     def write_insights(self, content: str, *, expected_hash: str | None = None, source: str = "insights-merge",
                        author: str | None = None) -> WriteResult:
@@ -265,8 +287,12 @@ class Project:
 
     def _check_text(self, text: str, what: str) -> None:
         """Refuse (``INVALID_CONFIG``) text that cannot be a UTF-8 memory file, before any I/O."""
+        self._encoded(text, what)
+
+    def _encoded(self, text: str, what: str) -> bytes:
+        """``text`` as UTF-8; ``INVALID_CONFIG`` (before any I/O) when it cannot be a UTF-8 memory file."""
         try:
-            text.encode("utf-8")
+            return text.encode("utf-8")
         except UnicodeEncodeError as exc:  # lone surrogates: a non-UTF-8 argument decoded by Python
             raise MemoryBackendError(
                 f"{what} holds a character that is not valid UTF-8 (at character {exc.start}; a command-line "
@@ -410,7 +436,7 @@ class Project:
         except Exception as exc:  # only a head start: the event itself reports a history that cannot open
             log.debug("history not opened ahead: %s", exc)
 
-    def _warnings(self, rel: str, before: str, after: str) -> list[str]:
+    def _warnings(self, rel: str, before: str | bytes, after: str) -> list[str]:
         from core.budget import project_append_warnings  # here: only a write needs the budget
 
         try:
