@@ -273,6 +273,10 @@ def _prune(conn: sqlite3.Connection, policy: RetentionPolicy, now: datetime, rel
     for table in ("versions", "events"):
         paths = [relpath] if relpath is not None else [r[0] for r in conn.execute(f"SELECT DISTINCT path FROM {table}")]
         for path in paths:
+            # Most saves find nothing old enough: asking is a fifth of the delete's sort (on a save's path).
+            if not conn.execute(f"SELECT EXISTS(SELECT 1 FROM {table} WHERE path = ? AND created_at < ?)",
+                                (path, cutoff)).fetchone()[0]:
+                continue
             cur = conn.execute(
                 f"DELETE FROM {table} WHERE path = ? AND created_at < ? AND id NOT IN ("
                 f"SELECT id FROM {table} WHERE path = ? ORDER BY created_at DESC, id DESC LIMIT ?)",
