@@ -26,8 +26,8 @@ from core.safepath import (
     file_kind,
     os_reason,
     real_path_in_root,
+    resolve_both_in_root,
     resolve_in_root,
-    resolve_real,
 )
 
 log = logging.getLogger(__name__)
@@ -284,8 +284,7 @@ class ReplaceResult:
 def _confined_target(root: Path, relpath: str, backend_id: str) -> tuple[Path, Path]:
     """The logical path and the real target of ``relpath``, both inside ``root`` (``INVALID_CONFIG``)."""
     try:
-        logical = resolve_in_root(root, relpath)  # checked inside the root: its real path is the target
-        return logical, resolve_real(logical, str(relpath))
+        return resolve_both_in_root(root, relpath)  # checked inside the root: its real path is the target
     except PathOutsideRootError as exc:
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
 

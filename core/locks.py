@@ -31,7 +31,7 @@ from core.safepath import (
     O_NOFOLLOW,
     O_NONBLOCK,
     file_kind,
-    resolve_in_root,
+    resolve_both_in_root,
     resolve_real,
 )
 
@@ -76,8 +76,7 @@ def _state_dir(root: Path | str, sub: str, backend_id: str) -> tuple[Path, Path]
     """:func:`ensure_state_dir`'s folder, and its real path."""
     rel = f"{MEMDESK_DIR}/{sub}" if sub else MEMDESK_DIR
     try:
-        path = resolve_in_root(root, rel)
-        real = resolve_real(path, rel)
+        path, real = resolve_both_in_root(root, rel)
     except PathOutsideRootError as exc:
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
     if real.is_dir():  # inside the root (checked above) and a folder: every step on the way is one too
