@@ -85,8 +85,34 @@ def command_of(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+class _Unused:
+    """Stands for the parser of a command that is not run: every call is taken and changes nothing."""
+
+    def __getattr__(self, name: str) -> object:
+        return self._take
+
+    def _take(self, *args: object, **kwargs: object) -> _Unused:
+        return self
+
+
+class _OneCommand:
+    """The subcommands of a run that names its command: only that command's parser is really built.
+
+    A module registers all its commands; building the parsers of the others (an ``ArgumentParser``
+    each, with argparse's translations looked up for every title) is a tenth of a short command.
+    """
+
+    def __init__(self, subparsers: argparse._SubParsersAction, command: str) -> None:
+        self._subparsers, self._command = subparsers, command
+
+    def add_parser(self, name: str, **kwargs: object) -> object:
+        if name == self._command:
+            return self._subparsers.add_parser(name, **kwargs)  # type: ignore[arg-type]
+        return _Unused()
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """Build the argument parser: with only ``command``'s module when it is known, else with every module."""
+    """Build the argument parser: with only ``command``'s parser when it is known, else with every module."""
     parser = _Parser(prog="memdesk", description="Look after the memory of AI coding agents.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     names = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
@@ -97,7 +123,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             if exc.name == name:
                 continue  # a feature not installed in this build
             raise
-        module.register(subparsers)
+        module.register(_OneCommand(subparsers, command) if command in COMMANDS else subparsers)
     return parser
 
 
