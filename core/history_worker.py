@@ -89,7 +89,11 @@ def open_soon(root: Path | str) -> None:
     then overlaps the append's own write and sync instead of following them. Nothing is created; a
     database that cannot be opened is reported by the write that follows, as without this.
     """
-    submit(_open_quietly, root)
+    try:
+        if db_path(root).is_file():
+            submit(_open_quietly, root)
+    except Exception as exc:  # only a head start: never a reason for the append to fail
+        log.debug("history of %s not opened ahead: %s", root, exc)
 
 
 def _open_quietly(root: Path | str) -> None:

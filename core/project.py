@@ -254,7 +254,7 @@ class Project:
         rel = self.resolve_path(path)
         self.backend.require_writable()  # even a write that changes nothing: the answer must not depend on it
         data = self._encoded(content, f"the new text of {rel}")
-        before = self._read_raw_or_none(rel)
+        before = self.backend.read_document_bytes(rel)
         self._check_creatable(rel, before)
         if before == data and (expected_hash is None or expected_hash == fileio.sha256_hex(before)):
             return WriteResult(rel, False, len(data), data=data)
@@ -263,22 +263,6 @@ class Project:
                           insights=rel == self.insights_path)
         return WriteResult(rel, True, len(data), changes, tuple(self._warnings(rel, before or b"", content)), data)
 
-    def _read_raw_or_none(self, rel: str) -> bytes | None:
-        """The bytes a replacement of ``rel`` replaces (``None`` when absent), to compare and warn with.
-
-        Where the backend reads the document as a plain file they are read, not decoded: the replace
-        path reads them again under the document's lock and checks them there (so a save reads one
-        MiB twice but decodes it once at most, never when this process wrote those bytes). Any other
-        backend's text is encoded.
-        """
-        backend = self.backend
-        if type(backend).read_document is MemoryBackend.read_document and (
-                backend.file_canonical or not backend.is_primary(rel)):
-            from core import docio
-
-            return docio.read_raw(backend.require_initialized(), rel, backend.id)
-        text = self._read_or_none(rel)
-        return None if text is None else text.encode("utf-8", "surrogatepass")
 
     def write_insights(self, content: str, *, expected_hash: str | None = None, source: str = "insights-merge",
                        author: str | None = None) -> WriteResult:
@@ -366,6 +350,7 @@ class Project:
         With memory switched off the append is refused unless ``force``.
         """
         from core import appending as entries
+        from core import history_worker  # not core.history: an append needs no versions
 
         trimmed = (text or "").strip()
         if not trimmed:
@@ -393,7 +378,7 @@ class Project:
             if trimmed in current:
                 return None
             entry = f"\n{trimmed}\n" if layered_format else entries.format_entry(trimmed, today)
-            self._history_soon()  # the entry will be written: its event follows
+            history_worker.open_soon(self.root)  # the entry will be written: its event follows
             return (scaffold if not current else "") + entry
 
         added = self.backend.append_document(rel, build, author=author, source=source)
@@ -419,22 +404,12 @@ class Project:
                              changes, tuple(warnings))
 
     def _record_append(self, rel: str, text: str, author: str | None, source: str) -> None:
-        from core import history_worker  # not core.history: an append needs no versions
+        from core import history_worker
 
         try:
             history_worker.record_append(self.root, rel, text, author=author, source=source)
         except Exception as exc:  # who-wrote-what is a nicety; the entry itself is safe on disk
             log.warning("append to %s not recorded in history: %s", rel, exc)
-
-    def _history_soon(self) -> None:
-        """Open the history ahead of an append's event, while the entry is written and synced."""
-        from core import history_worker
-
-        try:
-            if history_worker.db_path(self.root).is_file():
-                history_worker.open_soon(self.root)
-        except Exception as exc:  # only a head start: the event itself reports a history that cannot open
-            log.debug("history not opened ahead: %s", exc)
 
     def _warnings(self, rel: str, before: str | bytes, after: str) -> list[str]:
         from core.budget import project_append_warnings  # here: only a write needs the budget

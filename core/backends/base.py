@@ -180,6 +180,24 @@ class MemoryBackend(ABC):
 
         return docio.read_document(root, relpath, self.id)
 
+    def read_document_bytes(self, relpath: str) -> bytes | None:
+        """One document's UTF-8 bytes before a replacement (``None`` when it does not exist).
+
+        A document read from disk is read, not decoded: the replacement reads it again under the
+        document's lock and checks it there, so a save decodes it once at most. What a backend keeps
+        itself (or reads its own way) is its text, encoded.
+        """
+        if type(self).read_document is MemoryBackend.read_document and (
+                self.file_canonical or not self.is_primary(relpath)):
+            from core import docio
+
+            return docio.read_raw(self.require_initialized(), relpath, self.id)
+        text = self.read_document(relpath)
+        if text is not None and not isinstance(text, str):
+            raise MemoryBackendError(f'backend "{self.id}" returned {type(text).__name__} for {relpath}',
+                                     "READ_FAILED", self.id)
+        return None if text is None else text.encode("utf-8", "surrogatepass")
+
     def write_document(self, relpath: str, content: str, *, expected_hash: str | None = None,
                        source: str = "write", author: str | None = None) -> None:
         """Replace one document (history first). Refused with ``READ_ONLY`` without the write capability."""
