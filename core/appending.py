@@ -10,7 +10,6 @@ Nothing is deleted: the archive is written first, so a crash can duplicate an en
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -19,6 +18,7 @@ from core import docio, fileio
 from core.layout import ARCHIVE
 
 if TYPE_CHECKING:
+    from core.entries import AppendResult
     from core.project import Project
 
 AppendStatus = Literal["written", "skipped_empty", "skipped_duplicate"]
@@ -29,16 +29,6 @@ ROTATION_SLACK = 0.10
 ARCHIVE_HEADER = "# Memory Archive\n\n<!-- Dated entries moved out of .fusion/memory.md by memdesk; nothing here is deleted. -->\n"
 
 _MARKER = re.compile(r"\n\n<!-- (\d{4}-\d{2}-\d{2}) -->\n")
-
-
-@dataclass(frozen=True)
-class AppendResult:
-    """Status of an append and the file it concerned (``None`` for ``skipped_empty``)."""
-
-    status: AppendStatus
-    file_path: Path | None
-    archived_entries: int = 0
-    warnings: tuple[str, ...] = ()
 
 
 def format_entry(content: str, today: date | None = None) -> str:
@@ -59,7 +49,7 @@ def tool_message_for(status: str, file_path: Path | str | None, scope: str = "pr
 
 
 def tool_message(result: AppendResult, scope: str = "project") -> str:
-    """Map an :class:`AppendResult` to the ``memory_write`` tool's user-facing string (seed 002 §3)."""
+    """Map an :class:`~core.entries.AppendResult` to the ``memory_write`` tool's user-facing string (seed 002 §3)."""
     return tool_message_for(result.status, result.file_path, scope)
 
 

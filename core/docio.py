@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from core import fileio, saving
+from core import fileio
 from core.errors import MemoryBackendError, PathOutsideRootError
 
 #: Largest document memdesk reads: above the 1 MiB write limit, so an over-full memory still opens to be pruned.
@@ -50,11 +50,6 @@ def _kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _check_state_dir(root: Path | str, backend_id: str) -> None:
-    """Refuse (``INVALID_CONFIG``) before a lock or history is made when ``.fusion/memdesk`` leaves the root."""
-    _resolve(root, f"{STATE_DIR}/locks", backend_id)
-
-
 @contextmanager
 def document_lock(root: Path | str, relpath: str, backend_id: str = "file") -> Iterator[None]:
     """Hold the inter-process lock for read-modify-write of ``relpath``.
@@ -63,9 +58,8 @@ def document_lock(root: Path | str, relpath: str, backend_id: str = "file") -> I
     lock folder leaves the root, is a file, or the lock file is a folder, or when another writer
     holds the lock too long.
     """
-    _check_state_dir(root, backend_id)
-    try:
-        lock = fileio.file_lock(root, relpath)
+    try:  # the lock folder is confined to the root (INVALID_CONFIG) before anything is made
+        lock = fileio.file_lock(root, relpath, backend_id)
         lock.acquire()
     except TimeoutError as exc:
         raise MemoryBackendError(f"{relpath} is locked by another writer; try again", "WRITE_FAILED",
@@ -125,12 +119,25 @@ def read_document(root: Path | str, relpath: str, backend_id: str = "file") -> s
     return fileio.read_text(path, backend_id)
 
 
+def read_raw(root: Path | str, relpath: str, backend_id: str = "file") -> bytes | None:
+    """A document's bytes, read as :func:`read_document` reads it but not decoded; ``None`` when absent.
+
+    For a replacement, which decodes (checks) what it replaces itself, under the document's lock.
+    """
+    path = _resolve(root, relpath, backend_id)
+    if not _check_readable(path, relpath, backend_id):
+        return None
+    return fileio.read_bytes(path, backend_id)
+
+
 def replace_document(root: Path | str, relpath: str, content: str, *, expected_hash: str | None = None,
                      source: str = "write", author: str | None = None, backend_id: str = "file") -> bool:
     """Replace a document atomically (history first); True when bytes changed."""
-    # A FIFO would block the re-read under the lock; a folder cannot be replaced.
+    # A FIFO would block the re-read under the lock; a folder cannot be replaced. (The state folder is
+    # confined by the lock, before anything is made.)
     _check_readable(_resolve(root, relpath, backend_id), relpath, backend_id, "WRITE_FAILED")
-    _check_state_dir(root, backend_id)
+    from core import saving  # here: saving brings the history's versions, which an append never needs
+
     result = saving.replace_text(root, relpath, content, expected_hash=expected_hash, source=source,
                                  backend_id=backend_id, author=author)
     return result.changed

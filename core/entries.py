@@ -7,14 +7,15 @@ project model); this module re-exports them under the seed's names.
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from datetime import date
+from pathlib import Path
 
 from core.appending import (
     ARCHIVE_HEADER,
     DEFAULT_MAX_LINES,
     MEMORY_ARCHIVE_PATH,
     ROTATION_SLACK,
-    AppendResult,
     AppendStatus,
     format_entry,
     plan_rotation,
@@ -22,6 +23,21 @@ from core.appending import (
     tool_message,
     tool_message_for,
 )
+
+
+@dataclass(frozen=True)
+class AppendResult:
+    """Status of an append and the file it concerned (``None`` for ``skipped_empty``).
+
+    Here, not in :mod:`core.appending`: only the seed-named wrapper returns it (the project model
+    returns an :class:`~core.project.AppendOutcome`), so an append does not build it.
+    """
+
+    status: AppendStatus
+    file_path: Path | None
+    archived_entries: int = 0
+    warnings: tuple[str, ...] = ()
+
 
 __all__ = [
     "ARCHIVE_HEADER",

@@ -8,7 +8,6 @@ content in atomically (temp file in the same folder, fsync, rename).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import stat
@@ -27,8 +26,8 @@ from core.safepath import (
     file_kind,
     os_reason,
     real_path_in_root,
+    resolve_both_in_root,
     resolve_in_root,
-    resolve_real,
 )
 
 log = logging.getLogger(__name__)
@@ -43,9 +42,16 @@ __all__ = [  # re-exported: callers use fileio.<name> for every file operation
 ]
 
 
+def sha256_hex(data: bytes) -> str:
+    """Return the SHA-256 hex digest of ``data``."""
+    import hashlib  # here: loading OpenSSL costs an append (which hashes nothing) more than a MiB's hash
+
+    return hashlib.sha256(data).hexdigest()
+
+
 def content_hash(text: str) -> str:
     """Return the SHA-256 hex digest of ``text`` encoded as UTF-8."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_hex(text.encode("utf-8"))
 
 
 def format_size(n: int) -> str:
@@ -183,6 +189,17 @@ def check_total_size(size: int, what: str, backend_id: str = "file", *, limit: i
         )
 
 
+def _ensure_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) unless it is one already.
+
+    Looked at first: ``mkdir`` of a folder that exists takes its parent's lock, and waits there for a
+    rename or sync in progress in that parent (history's, on its own thread), a quarter of a
+    millisecond of a save.
+    """
+    if not folder.is_dir():
+        folder.mkdir(parents=True, exist_ok=True)
+
+
 def _fsync_dir(directory: Path) -> None:
     try:
         fd = os.open(directory, os.O_RDONLY)
@@ -206,7 +223,7 @@ def atomic_write_bytes(path: Path, data: bytes, before_rename: Callable[[], obje
     ``path`` is byte-identical to what it was. ``path`` itself is replaced, never a link's target:
     callers that write through an in-root link pass the resolved target (see :func:`replace_text`).
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _ensure_folder(path.parent)
     try:
         st = os.lstat(path)
         mode = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else None
@@ -260,15 +277,14 @@ class ReplaceResult:
     def content_hash(self) -> str:
         """The SHA-256 hex digest of the file's new content."""
         if self._hash is None:
-            object.__setattr__(self, "_hash", hashlib.sha256(self._data or b"").hexdigest())
+            object.__setattr__(self, "_hash", sha256_hex(self._data or b""))
         return self._hash  # type: ignore[return-value]
 
 
 def _confined_target(root: Path, relpath: str, backend_id: str) -> tuple[Path, Path]:
     """The logical path and the real target of ``relpath``, both inside ``root`` (``INVALID_CONFIG``)."""
     try:
-        logical = resolve_in_root(root, relpath)  # checked inside the root: its real path is the target
-        return logical, resolve_real(logical, str(relpath))
+        return resolve_both_in_root(root, relpath)  # checked inside the root: its real path is the target
     except PathOutsideRootError as exc:
         raise MemoryBackendError(str(exc), "INVALID_CONFIG", backend_id, exc) from exc
 
@@ -346,7 +362,7 @@ def replace_text(
             if raw is not None and not known:
                 decode_utf8(raw, target, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten
             if expected_hash is not None:
-                digest = digest or hashlib.sha256(raw or b"").hexdigest()
+                digest = digest or sha256_hex(raw or b"")
                 if digest != expected_hash:
                     raise MemoryBackendError(
                         f"{relpath} changed on disk since it was loaded; reload or merge before saving",
@@ -365,7 +381,7 @@ def replace_text(
                     # While history commits on its thread, hash the new bytes (hashlib lets go of the
                     # GIL): the next save then hands history the hash instead of history working it out
                     # on the path the rename waits for.
-                    new_digest.append(hashlib.sha256(data).hexdigest())
+                    new_digest.append(sha256_hex(data))
                     return keep_wait()
             atomic_write_bytes(target, data, wait_for_history)
             _written.remember(target, data, new_digest[0] if new_digest else None)
@@ -400,7 +416,7 @@ def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = Tr
     _check_writable_target(target, relpath, backend_id)
     flags = os.O_WRONLY | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
     if create:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        _ensure_folder(target.parent)
         flags |= os.O_CREAT
     try:
         fd = os.open(target, flags, 0o644)

@@ -12,29 +12,27 @@ replaced is itself kept (source ``restore``), and only to a memory document of t
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
 import sqlite3
-import threading
 import zlib
-from collections.abc import Iterator, Mapping
-from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import contextmanager
+from collections.abc import Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from core import history_store
-from core.history_db import HISTORY_DB, HistoryUnavailable, connection, db_path, forget_connection, wrap_error
+from core.history_db import HISTORY_DB, HistoryUnavailable, db_path
+from core.history_worker import forget_connections, record_append, settled, submit, using
 
 log = logging.getLogger(__name__)
 
 __all__ = ["HISTORY_DB", "AppendEvent", "HistoryUnavailable", "RestoreResult", "RetentionPolicy", "Version",
-           "get_version", "is_memory_document", "list_events", "list_versions", "prune_history", "record_append",
-           "record_version", "retention_policy", "source_label", "unified_diff"]
+           "forget_connections", "get_version", "is_memory_document", "list_events", "list_versions", "prune_history",
+           "record_append", "record_version", "retention_policy", "source_label", "unified_diff"]
 
 DEFAULT_RETENTION_DAYS = 90
 DEFAULT_MIN_VERSIONS = 20
@@ -113,30 +111,6 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-@contextmanager
-def _using(root: Path | str, *, create: bool, write: bool = False) -> Iterator[sqlite3.Connection | None]:
-    """The history connection, inside one write transaction when ``write``; sqlite errors become one line."""
-    try:
-        conn = connection(root, create=create)
-        if conn is None:
-            yield None
-            return
-        if not write:
-            yield conn
-            return
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        raise wrap_error(root, exc) from exc
-    except history_store.CorruptObject as exc:
-        raise HistoryUnavailable(db_path(root), f"holds a damaged version ({exc})", cause=exc) from exc
-
-
 def record_version(root: Path | str, relpath: str, content: str | bytes, source: str, *,
                    author: str | None = None, digest: str | None = None) -> int | None:
     """Store ``content`` (text, or its UTF-8 bytes) as a version of ``relpath``; a content stored already is re-dated.
@@ -150,7 +124,7 @@ def record_version(root: Path | str, relpath: str, content: str | bytes, source:
     now = _now()
     stamp = now.isoformat(timespec="seconds")
     policy = project_retention_policy(root)
-    with _using(root, create=True, write=True) as conn:
+    with using(root, create=True, write=True) as conn:
         assert conn is not None
         row = conn.execute("SELECT id FROM versions WHERE path = ? AND hash = ?", (relpath, digest)).fetchone()
         if row:
@@ -168,10 +142,6 @@ def record_version(root: Path | str, relpath: str, content: str | bytes, source:
     return version_id
 
 
-_worker: ThreadPoolExecutor | None = None
-_worker_lock = threading.Lock()
-
-
 def record_version_soon(root: Path | str, relpath: str, content: str | bytes, source: str, *,
                         author: str | None = None, digest: str | None = None) -> Future[int | None]:
     """:func:`record_version` on history's worker thread; the caller waits on the future before replacing the file.
@@ -179,73 +149,19 @@ def record_version_soon(root: Path | str, relpath: str, content: str | bytes, so
     A save writes and syncs its new bytes meanwhile, so the two ``fsync`` calls overlap instead of
     adding up. Versions are recorded one at a time, in the order asked.
     """
-    return _submit(record_version, root, relpath, content, source, author=author, digest=digest)
-
-
-def forget_connections(root: Path | str) -> None:
-    """Close every connection this process keeps to the project's history (before moving the file aside)."""
-    forget_connection(root)
-    with _worker_lock:
-        worker = _worker
-    if worker is not None:
-        worker.submit(forget_connection, root).result()
-
-
-def record_append(root: Path | str, relpath: str, text: str, *, author: str | None = None,
-                  source: str = "append") -> Future[int]:
-    """Record that ``text`` was appended to ``relpath`` (by ``author``): a small event row, not a version.
-
-    Written on history's worker thread, so an append does not wait for the database's syncs (the
-    entry itself is on disk already; the event only says who wrote it). Reads of this process
-    (:func:`list_events` …) wait for it; the future gives the event id or the error.
-    """
-    stamp = _now().isoformat(timespec="seconds")
-    future = _submit(_insert_event, root, relpath, text, author, source, stamp)
-    future.add_done_callback(_log_failure)
-    return future
-
-
-def _insert_event(root: Path | str, relpath: str, text: str, author: str | None, source: str, stamp: str) -> int:
-    data = text.encode("utf-8")
-    with _using(root, create=True, write=True) as conn:
-        assert conn is not None
-        cur = conn.execute("INSERT INTO events(path, created_at, source, author, size, data) VALUES (?,?,?,?,?,?)",
-                           (relpath, stamp, source, author, len(data), zlib.compress(data, 6)))
-        return int(cur.lastrowid or 0)
-
-
-def _log_failure(future: Future[Any]) -> None:
-    exc = future.exception()
-    if exc is not None:
-        log.warning("an append was not recorded in history: %s", exc)
-
-
-def _submit(fn: Any, *args: Any, **kwargs: Any) -> Future[Any]:
-    global _worker
-    with _worker_lock:
-        if _worker is None:
-            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memdesk-history")
-        return _worker.submit(fn, *args, **kwargs)
-
-
-def _settled() -> None:
-    """Wait until every history write this process asked for is done (reads then see them)."""
-    with _worker_lock:
-        worker = _worker
-    if worker is not None and threading.current_thread().name.split("_")[0] != "memdesk-history":
-        worker.submit(lambda: None).result()
+    return submit(record_version, root, relpath, content, source, author=author, digest=digest)
 
 
 def _newest_first(root: Path | str, select: str, relpath: str | None, limit: int | None) -> list[tuple[Any, ...]]:
     """The rows of ``select`` (of one file when ``relpath`` is given), newest first, once pending writes are done."""
-    _settled()
+    settled()
     sql, args = select, []
     if relpath is not None:
         sql, args = sql + " WHERE path = ?", [relpath]
     sql += " ORDER BY created_at DESC, id DESC"
     if limit is not None:
         sql, args = sql + " LIMIT ?", [*args, limit]
-    with _using(root, create=False) as conn:
+    with using(root, create=False) as conn:
         return conn.execute(sql, args).fetchall() if conn is not None else []
 
 
@@ -275,8 +191,8 @@ def get_version(root: Path | str, version_id: int) -> tuple[Version, str] | None
     """
     if isinstance(version_id, bool) or not isinstance(version_id, int) or not 0 < version_id <= _MAX_ID:
         return None
-    _settled()
-    with _using(root, create=False) as conn:
+    settled()
+    with using(root, create=False) as conn:
         if conn is None:
             return None
         row = conn.execute("SELECT id, path, hash, size, created_at, source, author FROM versions WHERE id = ?",
@@ -357,6 +273,10 @@ def _prune(conn: sqlite3.Connection, policy: RetentionPolicy, now: datetime, rel
     for table in ("versions", "events"):
         paths = [relpath] if relpath is not None else [r[0] for r in conn.execute(f"SELECT DISTINCT path FROM {table}")]
         for path in paths:
+            # Most saves find nothing old enough: asking is a fifth of the delete's sort (on a save's path).
+            if not conn.execute(f"SELECT EXISTS(SELECT 1 FROM {table} WHERE path = ? AND created_at < ?)",
+                                (path, cutoff)).fetchone()[0]:
+                continue
             cur = conn.execute(
                 f"DELETE FROM {table} WHERE path = ? AND created_at < ? AND id NOT IN ("
                 f"SELECT id FROM {table} WHERE path = ? ORDER BY created_at DESC, id DESC LIMIT ?)",
@@ -377,7 +297,7 @@ def prune_history(root: Path | str, *, days: int = DEFAULT_RETENTION_DAYS, min_v
     """
     if days <= 0 or not db_path(root).exists():
         return 0
-    with _using(root, create=False, write=True) as conn:
+    with using(root, create=False, write=True) as conn:
         if conn is None:
             return 0
         return _prune(conn, RetentionPolicy(days, min_versions), now or _now(), relpath)
@@ -394,6 +314,8 @@ def is_memory_document(root: Path | str, relpath: str) -> bool:
 # -- diff and restore ----------------------------------------------------------------------------
 def unified_diff(old: str, new: str, path: str, old_label: str = "version", new_label: str = "now") -> str:
     """Return a unified diff from ``old`` to ``new`` (``""`` when they are the same)."""
+    import difflib  # here: history is imported by every save and append, a diff is asked for rarely
+
     lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True),
                                  fromfile=f"{path} ({old_label})", tofile=f"{path} ({new_label})")
     return "".join(line if line.endswith("\n") else line + "\n" for line in lines)

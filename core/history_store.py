@@ -10,7 +10,6 @@ few MiB), so the next save's delta needs no rebuild.
 
 from __future__ import annotations
 
-import hashlib
 import sqlite3
 import threading
 import zlib
@@ -30,6 +29,8 @@ class CorruptObject(ValueError):
 
 def sha256_hex(data: bytes) -> str:
     """The content hash history uses (the SHA-256 hex digest of the UTF-8 bytes)."""
+    import hashlib  # here: an append's event needs no hash, and loading OpenSSL is not free
+
     return hashlib.sha256(data).hexdigest()
 
 

@@ -9,23 +9,24 @@ what to refresh. Constructing a project creates nothing on disk.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core import fileio
-from core.backends.base import MemoryBackend, MemorySearchOptions, MemorySearchResult
+from core.backends.base import MemoryBackend
 from core.backends.registry import MemoryBackendRegistry, default_registry, resolve_memory_backend
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.layout import SEED_MEMORY, DocumentInfo, Layout
 
 if TYPE_CHECKING:  # core.settings imports pydantic: a project given its settings never needs it
+    from core.search.types import MemorySearchOptions, MemorySearchResult
     from core.settings import ProjectSettings
 
 CONFIG_PATH = ".fusion/config.json"  # core.settings.CONFIG_PATH (a test keeps the two in step)
@@ -63,14 +64,19 @@ class Changes:
 
 @dataclass(frozen=True)
 class WriteResult:
-    """What :meth:`Project.write` did."""
+    """What :meth:`Project.write` did; :attr:`hash` is worked out when first asked (most callers never ask)."""
 
     path: str
     changed: bool
-    hash: str
     size: int
     changes: Changes = field(default_factory=Changes)
     warnings: tuple[str, ...] = ()
+    data: bytes = field(default=b"", repr=False, compare=False)  # the document's new bytes
+
+    @cached_property
+    def hash(self) -> str:
+        """The SHA-256 hex digest of the document's new content."""
+        return fileio.sha256_hex(self.data)
 
 
 @dataclass(frozen=True)
@@ -247,16 +253,16 @@ class Project:
                                      "INVALID_CONFIG", self.backend.id)
         rel = self.resolve_path(path)
         self.backend.require_writable()  # even a write that changes nothing: the answer must not depend on it
-        self._check_text(content, f"the new text of {rel}")
-        before = self._read_or_none(rel)
+        data = self._encoded(content, f"the new text of {rel}")
+        before = self.backend.read_document_bytes(rel)
         self._check_creatable(rel, before)
-        if before == content and (expected_hash is None or expected_hash == fileio.content_hash(before)):
-            return WriteResult(rel, False, fileio.content_hash(content), len(content.encode("utf-8")))
+        if before == data and (expected_hash is None or expected_hash == fileio.sha256_hex(before)):
+            return WriteResult(rel, False, len(data), data=data)
         self.backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=author)
         changes = Changes(documents=frozenset({rel}), history=before is not None,
                           insights=rel == self.insights_path)
-        return WriteResult(rel, True, fileio.content_hash(content), len(content.encode("utf-8")), changes,
-                           tuple(self._warnings(rel, before or "", content)))
+        return WriteResult(rel, True, len(data), changes, tuple(self._warnings(rel, before or b"", content)), data)
+
 
     def write_insights(self, content: str, *, expected_hash: str | None = None, source: str = "insights-merge",
                        author: str | None = None) -> WriteResult:
@@ -265,8 +271,12 @@ class Project:
 
     def _check_text(self, text: str, what: str) -> None:
         """Refuse (``INVALID_CONFIG``) text that cannot be a UTF-8 memory file, before any I/O."""
+        self._encoded(text, what)
+
+    def _encoded(self, text: str, what: str) -> bytes:
+        """``text`` as UTF-8; ``INVALID_CONFIG`` (before any I/O) when it cannot be a UTF-8 memory file."""
         try:
-            text.encode("utf-8")
+            return text.encode("utf-8")
         except UnicodeEncodeError as exc:  # lone surrogates: a non-UTF-8 argument decoded by Python
             raise MemoryBackendError(
                 f"{what} holds a character that is not valid UTF-8 (at character {exc.start}; a command-line "
@@ -340,6 +350,7 @@ class Project:
         With memory switched off the append is refused unless ``force``.
         """
         from core import appending as entries
+        from core import history_worker  # not core.history: an append needs no versions
 
         trimmed = (text or "").strip()
         if not trimmed:
@@ -367,6 +378,7 @@ class Project:
             if trimmed in current:
                 return None
             entry = f"\n{trimmed}\n" if layered_format else entries.format_entry(trimmed, today)
+            history_worker.open_soon(self.root)  # the entry will be written: its event follows
             return (scaffold if not current else "") + entry
 
         added = self.backend.append_document(rel, build, author=author, source=source)
@@ -392,14 +404,14 @@ class Project:
                              changes, tuple(warnings))
 
     def _record_append(self, rel: str, text: str, author: str | None, source: str) -> None:
-        from core import history
+        from core import history_worker
 
         try:
-            history.record_append(self.root, rel, text, author=author, source=source)
+            history_worker.record_append(self.root, rel, text, author=author, source=source)
         except Exception as exc:  # who-wrote-what is a nicety; the entry itself is safe on disk
             log.warning("append to %s not recorded in history: %s", rel, exc)
 
-    def _warnings(self, rel: str, before: str, after: str) -> list[str]:
+    def _warnings(self, rel: str, before: str | bytes, after: str) -> list[str]:
         from core.budget import project_append_warnings  # here: only a write needs the budget
 
         try:
@@ -507,7 +519,7 @@ def _config_stamp(root: Path) -> str:
     except OSError:
         data = b""
     layered = "L" if (root / ".fusion" / "memory").is_dir() else "S"
-    return layered + hashlib.sha256(data).hexdigest()
+    return layered + fileio.sha256_hex(data)
 
 
 def open_project(root: str | os.PathLike[str]) -> Project:

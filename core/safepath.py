@@ -38,6 +38,11 @@ def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str
     Returns the logical path (``root/relpath``, links kept); :func:`real_path_in_root` gives the target.
     The message names the first component that leaves the root (``.fusion``, ``.fusion/memdesk`` ...).
     """
+    return resolve_both_in_root(root, relpath)[0]
+
+
+def resolve_both_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> tuple[Path, Path]:
+    """:func:`resolve_in_root`'s logical path and the real path it checked (links resolved), both in the root."""
     rel = Path(relpath)
     if "\x00" in str(relpath):
         raise PathOutsideRootError(f"path {str(relpath)!r} contains a NUL byte")
@@ -46,8 +51,9 @@ def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str
     if any(part == ".." for part in rel.parts):
         raise PathOutsideRootError(f"path {str(relpath)!r} contains '..'; it must stay inside the project root")
     root_real = Path(root).resolve()
-    if inside(resolve_real(root_real / rel, str(relpath)), root_real):
-        return root_real / rel
+    real = resolve_real(root_real / rel, str(relpath))
+    if inside(real, root_real):
+        return root_real / rel, real
     # Component by component, so the message names the link that escapes (".fusion", not the file).
     for i in range(1, len(rel.parts) + 1):
         shown = "/".join(rel.parts[:i])
@@ -56,13 +62,14 @@ def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str
             raise PathOutsideRootError(
                 f"{shown!r} is a symbolic link to {real}, which leaves the project root; memdesk will not read or "
                 "write through it (replace the link with a real file or folder inside the project)")
-    return root_real / rel
+    # Every step is inside but the whole is not: a link changed while this looked (never written through).
+    raise PathOutsideRootError(f"{str(relpath)!r} leads out of the project root (a link changed meanwhile); "
+                               "try again")
 
 
 def real_path_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> Path:
     """Return the real (links resolved) path of ``relpath``, refusing anything outside ``root``."""
-    logical = resolve_in_root(root, relpath)
-    return resolve_real(logical, str(relpath))
+    return resolve_both_in_root(root, relpath)[1]
 
 
 def file_kind(mode: int) -> str:

@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from croniter import croniter
-from filelock import Timeout
 
 from core import fileio
 from core.extraction import ExtractionRun, run_extraction
@@ -102,7 +101,7 @@ def run_scheduled(
     lock = fileio.file_lock(root, SCHEDULE_STATE_PATH)
     try:
         lock.acquire(timeout=0)
-    except Timeout:
+    except TimeoutError:  # core.locks.LockTimeout (filelock's Timeout where it serves)
         return ScheduledOutcome("busy", "another scheduled run of this project is in progress")
     try:
         return _run_locked(root, settings, record["cronExpression"], moment, provider, user_config)

@@ -12,7 +12,6 @@ stored: a provider names the environment variable that holds its key.
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 from typing import Any, Literal
@@ -20,9 +19,10 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from core import fileio
+from core import fileio, userdirs
 from core.errors import MemoryBackendError, SettingsError
 from core.load_rules import CONSUMER_ID_RE, UserConsumer
+from core.userdirs import CONFIG_DIR_ENV
 
 __all__ = [
     "CONFIG_DIR_ENV",
@@ -39,7 +39,6 @@ __all__ = [
     "user_config_path",
 ]
 
-CONFIG_DIR_ENV = "MEMDESK_CONFIG_DIR"
 OFFLINE_PROVIDER = "offline"
 _ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PROVIDER_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -162,12 +161,7 @@ class UserConfig(BaseModel):
 
 def user_config_dir() -> Path:
     """The folder of the user's config: ``$MEMDESK_CONFIG_DIR``, else the platform's user config dir."""
-    override = os.environ.get(CONFIG_DIR_ENV)
-    if override:
-        return Path(override).expanduser()
-    from platformdirs import user_config_dir as _platform_dir
-
-    return Path(_platform_dir("memdesk", appauthor=False))
+    return userdirs.user_config_dir()
 
 
 def user_config_path() -> Path:

@@ -2,11 +2,8 @@
 
 from core.backends.base import (
     CAPABILITIES,
-    BackendInfo,
     MemoryBackend,
     MemoryCapability,
-    MemorySearchOptions,
-    MemorySearchResult,
     get_backend_capabilities,
     require_capability,
 )
@@ -22,11 +19,12 @@ from core.errors import MemoryBackendError
 
 
 def __getattr__(name: str) -> object:
-    # BackendSettings is a pydantic model, made on first use (see core.backends.base).
-    if name == "BackendSettings":
+    # BackendSettings is a pydantic model, made on first use; the search types and BackendInfo live in
+    # light modules of their own, imported on first use (see core.backends.base).
+    if name in ("BackendSettings", "BackendInfo", "MemorySearchOptions", "MemorySearchResult"):
         from core.backends import base
 
-        return base.BackendSettings
+        return getattr(base, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -13,11 +12,17 @@ from core.errors import MemoryBackendError
 from core.fileio import content_hash
 from core.layout import SEED_MEMORY, Layout
 
-# The search types live in a light module (a keyword search needs them, not pydantic); re-exported here.
-from core.search.types import MemorySearchOptions, MemorySearchResult, SearchMode  # noqa: F401
-
 if TYPE_CHECKING:
     from pydantic import BaseModel
+
+    from core.backends.info import BackendInfo
+    from core.search.types import MemorySearchOptions, MemorySearchResult
+
+#: Names of the contract kept in light modules of their own and re-exported here on first use: the
+#: search types (a keyword search needs them, not pydantic) and the picker's BackendInfo (an append
+#: needs neither, and each dataclass costs a short command a share of its start).
+_LAZY = {"MemorySearchOptions": "core.search.types", "MemorySearchResult": "core.search.types",
+         "SearchMode": "core.search.types", "BackendInfo": "core.backends.info"}
 
 MemoryCapability = Literal["read", "write", "search", "insights", "transactions"]
 CAPABILITIES: tuple[str, ...] = ("read", "write", "search", "insights", "transactions")
@@ -46,6 +51,12 @@ def _base_settings_model() -> type[BaseModel]:
 def __getattr__(name: str) -> Any:
     if name == "BackendSettings":
         return _base_settings_model()
+    if name in _LAZY:
+        import importlib
+
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -59,19 +70,6 @@ class _DefaultSettingsModel:
 def _own_settings_model(cls: type) -> bool:
     """Whether ``cls`` (or a base below :class:`MemoryBackend`) sets a settings model of its own."""
     return any("settings_model" in vars(c) for c in cls.__mro__ if c is not MemoryBackend)
-
-
-@dataclass(frozen=True)
-class BackendInfo:
-    """What the backend picker shows about a registered backend, without initializing it."""
-
-    id: str
-    name: str
-    version: str
-    description: str
-    capabilities: frozenset[str]
-    settings_model: type[BaseModel]
-    note: str | None = None
 
 
 class MemoryBackend(ABC):
@@ -182,6 +180,24 @@ class MemoryBackend(ABC):
 
         return docio.read_document(root, relpath, self.id)
 
+    def read_document_bytes(self, relpath: str) -> bytes | None:
+        """One document's UTF-8 bytes before a replacement (``None`` when it does not exist).
+
+        A document read from disk is read, not decoded: the replacement reads it again under the
+        document's lock and checks it there, so a save decodes it once at most. What a backend keeps
+        itself (or reads its own way) is its text, encoded.
+        """
+        if type(self).read_document is MemoryBackend.read_document and (
+                self.file_canonical or not self.is_primary(relpath)):
+            from core import docio
+
+            return docio.read_raw(self.require_initialized(), relpath, self.id)
+        text = self.read_document(relpath)
+        if text is not None and not isinstance(text, str):
+            raise MemoryBackendError(f'backend "{self.id}" returned {type(text).__name__} for {relpath}',
+                                     "READ_FAILED", self.id)
+        return None if text is None else text.encode("utf-8", "surrogatepass")
+
     def write_document(self, relpath: str, content: str, *, expected_hash: str | None = None,
                        source: str = "write", author: str | None = None) -> None:
         """Replace one document (history first). Refused with ``READ_ONLY`` without the write capability."""
@@ -264,6 +280,8 @@ class MemoryBackend(ABC):
     @classmethod
     def describe(cls) -> BackendInfo:
         """Return the picker's view of this backend class."""
+        from core.backends.info import BackendInfo
+
         inst = cls()
         return BackendInfo(
             cls.id, cls.name, cls.version, cls.description, get_backend_capabilities(inst),

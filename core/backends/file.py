@@ -7,9 +7,14 @@ default in a layered project: the same files, searched with memdesk's own index.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core import docio
-from core.backends.base import MemoryBackend, MemorySearchOptions, MemorySearchResult
+from core.backends.base import MemoryBackend
 from core.errors import MemoryBackendError
+
+if TYPE_CHECKING:
+    from core.search.types import MemorySearchOptions, MemorySearchResult
 
 
 class FileMemoryBackend(MemoryBackend):

@@ -11,16 +11,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.backends.base import (
-    CAPABILITIES,
-    BackendInfo,
-    MemoryBackend,
-    MemorySearchOptions,
-    call_write,
-)
+from core.backends.base import CAPABILITIES, MemoryBackend, call_write
 from core.errors import MemoryBackendError
+
+if TYPE_CHECKING:
+    from core.backends.info import BackendInfo
+    from core.search.types import MemorySearchOptions
 
 __all__ = ["PluginBackend", "make_factory", "safe_text"]
 
@@ -120,6 +118,7 @@ class _PluginFactory:
     def describe(self) -> BackendInfo:
         """The picker's view, without initializing the plugin."""
         from core.backends.base import BackendSettings  # here: it imports pydantic
+        from core.backends.info import BackendInfo
 
         caps = PluginBackend(_construct(self.cls, {})).capabilities
         model = getattr(self.cls, "settings_model", BackendSettings)

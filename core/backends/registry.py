@@ -9,12 +9,13 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.backends.base import BackendInfo, MemoryBackend
+from core.backends.base import MemoryBackend
 from core.backends.plugin import PluginBackend, make_factory, safe_text
 from core.errors import MemoryBackendError
 from core.layout import detect_layout
 
 if TYPE_CHECKING:
+    from core.backends.info import BackendInfo
     from core.settings import ProjectSettings
 
 log = logging.getLogger(__name__)

@@ -45,11 +45,12 @@ __all__ = [
 ]
 
 
-def project_append_warnings(project: object, relpath: str, before: str, after: str) -> list[str]:
+def project_append_warnings(project: object, relpath: str, before: str | bytes, after: str) -> list[str]:
     """:func:`append_warnings` for the consumers the project chose for ``relpath`` (``project.settings``).
 
     When the user's config defines no consumers of its own, the table is the shipped one as plain data
     (:func:`core.budget.registry.plain_table`): the same rules and measures, without importing pydantic.
+    ``before`` may be the document's UTF-8 bytes: they are decoded only when a consumer may cut it.
     """
     from core.budget.registry import chosen_consumers, plain_table
 
@@ -58,6 +59,8 @@ def project_append_warnings(project: object, relpath: str, before: str, after: s
         return []  # no limit and no read window: every consumer loads it whole (the measures are not needed)
     from core.budget.report import append_warnings
 
+    if isinstance(before, bytes):  # advice only: a byte the replacement refused would not get here
+        before = before.decode("utf-8", "replace")
     return append_warnings(relpath, before, after, consumers)
 
 

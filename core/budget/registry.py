@@ -8,7 +8,6 @@ files (everything under ``.fusion/``), else the consumers whose globs match it.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,6 +15,7 @@ from typing import TYPE_CHECKING
 from core.budget import table as _table
 from core.budget.table import DEFAULT_CONSUMER
 from core.errors import SettingsError
+from core.userdirs import user_config_dir
 
 if TYPE_CHECKING:  # both import pydantic; an append's budget check on the shipped consumers needs neither
     from core.budget.plain import PlainConsumer
@@ -26,7 +26,6 @@ __all__ = ["SETTING_KEY", "all_consumers", "chosen_consumer_ids", "chosen_consum
            "default_consumer_ids", "get_consumer", "plain_table", "resolve_consumers", "set_document_consumers"]
 
 SETTING_KEY = "memdeskBudgetConsumers"
-CONFIG_DIR_ENV = "MEMDESK_CONFIG_DIR"  # core.user_config.CONFIG_DIR_ENV (a test keeps the two in step)
 
 
 def all_consumers(user_consumers: Mapping[str, object] | None = None) -> dict[str, Consumer]:
@@ -127,12 +126,7 @@ def set_document_consumers(root: Path | str, relpath: str, ids: Iterable[str] | 
 
 def user_config_path() -> Path:
     """The user's ``config.json`` (as :func:`core.user_config.user_config_path`, without its models)."""
-    override = os.environ.get(CONFIG_DIR_ENV)
-    if override:
-        return Path(override).expanduser() / "config.json"
-    from platformdirs import user_config_dir
-
-    return Path(user_config_dir("memdesk", appauthor=False)) / "config.json"
+    return user_config_dir() / "config.json"
 
 
 def user_defines_consumers() -> bool:

@@ -9,7 +9,6 @@ rule, not an approximation of it.
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from functools import lru_cache
@@ -72,7 +71,8 @@ def _cache_file(name: str) -> Path | None:
     blob = _BLOBS.get(name)
     if blob is None:
         return None
-    import tempfile  # here: only a tiktoken count needs the cache folder
+    import hashlib  # here, as tempfile: only a tiktoken count needs the cache folder
+    import tempfile
 
     folder = os.environ.get("TIKTOKEN_CACHE_DIR") or os.environ.get("DATA_GYM_CACHE_DIR") or str(
         Path(tempfile.gettempdir()) / "data-gym-cache")

@@ -47,7 +47,35 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def terminal_columns() -> int:
+    """The terminal's width as ``shutil.get_terminal_size().columns`` gives it (``$COLUMNS``, the terminal, 80)."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's help layout, its width found without ``shutil``: argparse makes a formatter for every
+    argument added, and the first one's ``import shutil`` costs a short command a millisecond."""
+
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24,
+                 width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position,
+                         terminal_columns() - 2 if width is None else width)
+
+
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
     def error(self, message: str) -> None:  # one line, exit 2
         raise CliError(f"{self.prog}: {message}", 2)
 
@@ -57,8 +85,34 @@ def command_of(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+class _Unused:
+    """Stands for the parser of a command that is not run: every call is taken and changes nothing."""
+
+    def __getattr__(self, name: str) -> object:
+        return self._take
+
+    def _take(self, *args: object, **kwargs: object) -> _Unused:
+        return self
+
+
+class _OneCommand:
+    """The subcommands of a run that names its command: only that command's parser is really built.
+
+    A module registers all its commands; building the parsers of the others (an ``ArgumentParser``
+    each, with argparse's translations looked up for every title) is a tenth of a short command.
+    """
+
+    def __init__(self, subparsers: argparse._SubParsersAction, command: str) -> None:
+        self._subparsers, self._command = subparsers, command
+
+    def add_parser(self, name: str, **kwargs: object) -> object:
+        if name == self._command:
+            return self._subparsers.add_parser(name, **kwargs)  # type: ignore[arg-type]
+        return _Unused()
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """Build the argument parser: with only ``command``'s module when it is known, else with every module."""
+    """Build the argument parser: with only ``command``'s parser when it is known, else with every module."""
     parser = _Parser(prog="memdesk", description="Look after the memory of AI coding agents.")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     names = (COMMANDS[command],) if command in COMMANDS else COMMAND_MODULES
@@ -69,7 +123,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
             if exc.name == name:
                 continue  # a feature not installed in this build
             raise
-        module.register(subparsers)
+        module.register(_OneCommand(subparsers, command) if command in COMMANDS else subparsers)
     return parser
 
 

@@ -58,7 +58,7 @@ def test_every_command_is_in_the_table_and_known_to_the_gui_entry():
 def test_one_command_builds_a_parser_with_its_module_only(command: str):
     parser = build_parser(command)
     choices = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    assert command in choices
+    assert set(choices) == {command}  # its module's other commands are not built
 
 
 @pytest.mark.parametrize("fixture, file", [("sample_project", None), ("layered_project", None),
@@ -85,9 +85,14 @@ def test_show_on_the_file_backend_imports_no_settings_model(sample_project: Path
 
 # -- memdesk append: the project model and the budget check without pydantic ---------------------------
 # What `append` on a file backend no longer imports: the settings and load-rule models (pydantic), the
-# user config, the plugin scan (importlib.metadata) and the temporary-file machinery.
+# user config, the plugin scan (importlib.metadata), the temporary-file machinery, the filelock library
+# (core.locks takes the same flock itself), platformdirs (core.userdirs), OpenSSL's hashes (an append hashes
+# nothing), argparse's shutil, history's versions (core.history_worker records the event), the search types
+# and the backend picker's BackendInfo.
 APPEND_FREE = ("pydantic", "core.settings", "core.load_rules", "core.user_config", "core.budget.rules",
-               "importlib.metadata", "tempfile", "core.search.derived", "croniter")
+               "importlib.metadata", "tempfile", "core.search.derived", "croniter", "filelock", "platformdirs",
+               "hashlib", "shutil", "difflib", "core.history", "core.saving", "core.search.types",
+               "core.backends.info")
 
 
 def run_cli(root: Path, tmp_path: Path, *args: str, modules: tuple[str, ...] = APPEND_FREE) -> dict:
@@ -244,13 +249,11 @@ def test_light_settings_agree_with_the_settings_model(project: Path, settings: d
 
 
 def test_the_light_copies_of_constants_match_their_sources():
-    from core import project, settings, user_config
+    from core import project, settings
     from core.backends.registry import LAYERED_DEFAULT_BACKEND_ID
-    from core.budget import registry
     from core.cli import light
 
     assert project.CONFIG_PATH == settings.CONFIG_PATH
-    assert registry.CONFIG_DIR_ENV == user_config.CONFIG_DIR_ENV
     assert light.DEFAULT_INSIGHT_SCHEDULE == settings.DEFAULT_INSIGHT_SCHEDULE
     assert light._INT_BOUNDS == {"insightExtractionMinIntervalMs": (0, settings.MAX_MIN_INTERVAL_MS),
                                  "historyRetentionDays": (0, settings.MAX_HISTORY_RETENTION_DAYS),
@@ -266,6 +269,23 @@ def test_the_light_user_config_path_is_the_user_configs(monkeypatch, tmp_path: P
     assert user_config_path() == user_config.user_config_path()
     monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(tmp_path))
     assert user_config_path() == user_config.user_config_path() == tmp_path / "config.json"
+
+
+@pytest.mark.parametrize("xdg", [None, "/srv/xdg-config", "relative/xdg", ""])
+@pytest.mark.parametrize("home", ["/home/someone", "/", "relative-home", None])
+def test_the_user_config_folder_is_platformdirs_answer(monkeypatch, xdg: str | None, home: str | None):
+    import platformdirs
+
+    from core import userdirs
+
+    for name, value in (("XDG_CONFIG_HOME", xdg), ("HOME", home)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    monkeypatch.delenv("MEMDESK_CONFIG_DIR", raising=False)
+    expected = Path(platformdirs.user_config_dir("memdesk", appauthor=False))
+    assert userdirs.platform_config_dir() == expected == userdirs.user_config_dir()
 
 
 def test_the_plain_rules_are_the_load_rule_models():
@@ -314,3 +334,16 @@ def test_a_plugin_cannot_replace_a_builtin_backend(monkeypatch, project: Path):
     assert reg.list()[-1] == "other" and "file" in reg.list()
     assert type(reg.create("file", {}, project)) is FileMemoryBackend  # and after
     assert type(reg.create("other", {}, project)) is Other
+
+
+@pytest.mark.parametrize("columns", [None, "50", "0", "-3", "wide"])
+def test_the_help_width_is_shutils(monkeypatch, columns: str | None):
+    import shutil
+
+    from core.cli import terminal_columns
+
+    if columns is None:
+        monkeypatch.delenv("COLUMNS", raising=False)
+    else:
+        monkeypatch.setenv("COLUMNS", columns)
+    assert terminal_columns() == shutil.get_terminal_size().columns

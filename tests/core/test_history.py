@@ -85,6 +85,24 @@ def test_recording_applies_the_project_policy(project: Path):
     assert kept == ["v4\n", "v3\n"]
 
 
+def test_a_save_prunes_old_append_events_too_and_only_when_some_are_old(project: Path):
+    (project / ".fusion").mkdir()
+    (project / ".fusion" / "config.json").write_text(json.dumps({"historyRetentionDays": 10,
+                                                                 "historyMinVersions": 2}))
+    for i in range(5):
+        history.record_append(project, MEMORY, f"entry {i}").result()
+    saving.replace_text(project, MEMORY, "one\n")
+    saving.replace_text(project, MEMORY, "two\n")  # nothing old yet: every event stays
+    assert len(history.list_events(project, MEMORY)) == 5
+    when = (datetime.now(UTC) - timedelta(days=30)).isoformat(timespec="seconds")
+    conn = sqlite3.connect(project / history.HISTORY_DB)
+    with conn:
+        conn.execute("UPDATE events SET created_at = ?", (when,))
+    conn.close()
+    saving.replace_text(project, MEMORY, "three\n")
+    assert [e.text for e in history.list_events(project, MEMORY)] == ["entry 4", "entry 3"]
+
+
 def test_malformed_config_never_blocks_a_write(project: Path):
     (project / ".fusion").mkdir()
     (project / ".fusion" / "config.json").write_text("{not json")
