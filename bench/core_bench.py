@@ -39,13 +39,14 @@ def sentences() -> list[str]:
     return [line.strip("- ").strip() for line in REAL.read_text(encoding="utf-8").splitlines() if len(line) > 60]
 
 
-def one_mib_memory(rng: random.Random, pool: list[str], limit: int = 1_000_000) -> str:
-    """The real memory, then dated entries (seed 002's format) up to ``limit`` bytes: the shape agents leave."""
+def one_mib_memory(rng: random.Random, pool: list[str], limit: int = 1_000_000, per_entry: int = 6) -> str:
+    """The real memory, then dated entries (seed 002's format) of ``per_entry`` sentences up to ``limit``
+    bytes: the shape agents leave."""
     text = REAL.read_text(encoding="utf-8")
     parts, size, day = [text], len(text.encode("utf-8")), 0
     while True:
         entry = f"\n\n<!-- 2026-{1 + day // 28 % 12:02d}-{1 + day % 28:02d} -->\n" + " ".join(
-            rng.choice(pool) for _ in range(6))
+            rng.choice(pool) for _ in range(per_entry))
         n = len(entry.encode("utf-8"))
         if size + n > limit:
             break
@@ -130,10 +131,19 @@ def bench_appends(root: Path, rng: random.Random, pool: list[str]) -> None:
     line("append in process, slowest (a rotation)", max(times), "ms", max(floors), "O_APPEND+fsync")
     print(f"  {APPENDS / (sum(times) / 1000):.0f} appends/s; {archived} entries moved to the archive by rotation "
           f"(budget reached); memory now {(root / REL).stat().st_size / 1_048_576:.2f} MiB")
-    cli_append(root, rng, pool)
 
 
-def cli_append(root: Path, rng: random.Random, pool: list[str], runs: int = 15) -> None:
+
+
+def cli_append(tmp: Path, rng: random.Random, pool: list[str], runs: int = 15) -> None:
+    """``memdesk append`` as one process on its own project: a 1 MiB memory under the line budget (long
+    entries), so no run rotates and each one appends to a whole MiB."""
+    root = tmp / "cli"
+    (root / ".fusion").mkdir(parents=True)
+    text = one_mib_memory(rng, pool, limit=1_040_000, per_entry=60)
+    (root / REL).write_text(text, encoding="utf-8")
+    lines = text.count("\n") + 1
+    assert lines + 4 * (runs + 1) < DEFAULT_MAX_LINES, lines
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(REPO)
     cmd = [sys.executable, "-m", "core.cli", "append", "--project", str(root)]
@@ -143,6 +153,8 @@ def cli_append(root: Path, rng: random.Random, pool: list[str], runs: int = 15) 
         entry = f"cli entry {i}: {rng.choice(pool)}"
         times.append(ms(lambda e=entry: subprocess.run([*cmd, e], env=env, capture_output=True, check=True)))
         floors.append(ms(lambda: subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)))
+    size = (root / REL).stat().st_size
+    print(f"memdesk append as one process: {runs} runs on a {size / 1_048_576:.2f} MiB memory of {lines:,} lines")
     line("memdesk append (one process), median", statistics.median(times), "ms", statistics.median(floors),
          "python -c pass")
     line("memdesk append (one process), p95", pct(times, 0.95), "ms", pct(floors, 0.95), "python -c pass")
@@ -220,6 +232,7 @@ def main() -> None:
         (tmp / ".fusion").mkdir()
         before = history_bytes(tmp)
         bench_appends(tmp, rng, pool)
+        cli_append(tmp, rng, pool)
         after_appends = history_bytes(tmp)
         bench_saves(tmp, rng, pool)
         after_saves = history_bytes(tmp)
