@@ -197,12 +197,8 @@ class PostgresMemoryBackend(MemoryBackend):
             return
         seen: tuple[int, int] | None
         try:
-            if file_text and file_text != row.content and row.content.startswith(file_text):
-                # The file holds what it was read with and the database's text extends it (an append):
-                # the new bytes are appended, one fsync, instead of replacing 100 KB (two fsyncs). A crash
-                # part-way leaves a prefix of the new text, which the next read rewrites (mirror.reconcile).
-                seen = self.mirror.append(path, len(file_text.encode("utf-8")), row.content[len(file_text):])
-            else:
+            appended, seen = self._append_out(path, row, file_text)
+            if not appended:
                 if file_text != row.content:
                     self.mirror.write(path, row.content)
                 seen = self.mirror.stat(path)
@@ -216,6 +212,19 @@ class PostgresMemoryBackend(MemoryBackend):
             self._seen.pop(path, None)
         else:
             self._seen[path] = (seen, row.hash)
+
+    def _append_out(self, path: str, row: docs.DocRow, file_text: str | None) -> tuple[bool, tuple[int, int] | None]:
+        """When the file holds what it was read with and the database's text extends it (an append), append
+        the new bytes (one fsync) instead of replacing 100 KB (two): whether it did, and the file's stat
+        after (see :meth:`core.backends.pg.mirror.MirrorFiles.append`). A crash part-way leaves a prefix of the new text, which the
+        next read completes (:func:`core.backends.pg.mirror.reconcile`)."""
+        assert self.mirror is not None
+        if not file_text or file_text == row.content or not row.content.startswith(file_text):
+            return False, None
+        try:
+            return True, self.mirror.append(path, len(file_text.encode("utf-8")), row.content[len(file_text):])
+        except mirror_mod.NotAppendable:
+            return False, None
 
     def _warn(self, message: str) -> None:
         log.warning("%s", message)

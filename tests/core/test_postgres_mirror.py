@@ -200,3 +200,23 @@ def test_a_mirror_of_another_size_is_not_appended_to(project: Path, key: str, mo
         assert "- the agent's own line" in text and "memdesk's" in text and mirror_text(project) == text
     finally:
         b.shutdown()
+
+
+def test_a_hard_linked_or_linked_mirror_is_replaced_never_appended_through(project: Path, key: str):
+    b = open_backend(project, key)
+    try:
+        b.write(HEAD)
+        other = project / "elsewhere.md"
+        os.link(project / MEMORY, other)  # the same file under another name
+        b.append_document(MEMORY, appender("first"))
+        assert mirror_text(project) == HEAD + ENTRY.format("first")
+        assert other.read_text(encoding="utf-8") == HEAD and os.stat(project / MEMORY).st_nlink == 1
+        target = project / ".fusion" / "real.md"
+        target.write_text(mirror_text(project), encoding="utf-8")
+        (project / MEMORY).unlink()
+        (project / MEMORY).symlink_to("real.md")
+        b.append_document(MEMORY, appender("second"))  # replaced as any write replaces it
+        assert mirror_text(project) == b.read() == HEAD + ENTRY.format("first") + ENTRY.format("second")
+        assert target.read_text(encoding="utf-8") == HEAD + ENTRY.format("first")
+    finally:
+        b.shutdown()

@@ -23,11 +23,13 @@ from __future__ import annotations
 import logging
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from core import fileio
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.safepath import O_CLOEXEC, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK
 from core.textmerge import merge3
 
 log = logging.getLogger(__name__)
@@ -47,6 +49,10 @@ class Mirrored:
 
     hash: str
     length: int
+
+
+class NotAppendable(Exception):
+    """The mirror file is not a plain regular file of its own (a link, a hard-linked file): replace it."""
 
 
 class MirrorFiles:
@@ -94,14 +100,21 @@ class MirrorFiles:
 
         Returns the file's ``(mtime_ns, size)`` after the append, ``None`` when it then holds more than
         the two (someone appended meanwhile: ``O_APPEND`` put the bytes after theirs, and their text is
-        imported by content on the next read). A file of another size is left alone (``WRITE_FAILED``).
-        A write that fails part-way is cut back to ``size``; a crash part-way leaves the text read plus a
-        prefix of ``addition``, which :func:`reconcile` knows as behind (rewritten, never imported).
+        imported by content on the next read). A file of another size is left alone (``WRITE_FAILED``);
+        one that is not a plain file (a link, another hard link to it) raises :class:`NotAppendable`, to
+        be replaced as every other write does. A write that fails part-way is cut back to ``size``; a
+        crash part-way leaves the text read plus a prefix of ``addition``, which :func:`reconcile` knows
+        as behind (rewritten, never imported).
         """
         data = addition.encode("utf-8")
-        fd = fileio.open_regular_for_append(self.root, relpath, create=False, backend_id=self.backend_id)
+        try:
+            fd = os.open(self.path(relpath), os.O_WRONLY | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+        except OSError as exc:  # a symbolic link (ELOOP), gone, a FIFO without a reader...
+            raise NotAppendable(relpath) from exc
         try:
             st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+                raise NotAppendable(relpath)
             if st.st_size != size:
                 raise MemoryBackendError(f"{relpath} changed while it was mirrored; it is imported on the next read",
                                          "WRITE_FAILED", self.backend_id)
