@@ -220,3 +220,28 @@ def test_a_hard_linked_or_linked_mirror_is_replaced_never_appended_through(proje
         assert target.read_text(encoding="utf-8") == HEAD + ENTRY.format("first")
     finally:
         b.shutdown()
+
+
+def test_the_note_of_what_was_mirrored_is_rewritten_in_place_never_through_a_link(project: Path, key: str):
+    b = open_backend(project, key)
+    try:
+        b.write(HEAD)
+        note = b.mirror._state(MEMORY)  # type: ignore[union-attr]
+        inode = os.stat(note).st_ino
+        b.append_document(MEMORY, appender("first"))
+        assert os.stat(note).st_ino == inode  # rewritten in place
+        assert b.mirror.last(MEMORY).length == len(HEAD + ENTRY.format("first"))  # type: ignore[union-attr]
+        planted = project / "planted.txt"
+        planted.write_text("not memdesk's\n", encoding="utf-8")
+        note.unlink()
+        os.link(planted, note)  # a hard link to another file: replaced, its other name untouched
+        b.append_document(MEMORY, appender("second"))
+        assert planted.read_text(encoding="utf-8") == "not memdesk's\n"
+        assert os.stat(note).st_nlink == 1 and b.mirror.last(MEMORY).length == len(b.read())  # type: ignore[union-attr]
+        note.unlink()
+        note.symlink_to(planted)  # a symbolic link: replaced too
+        b.append_document(MEMORY, appender("third"))
+        assert planted.read_text(encoding="utf-8") == "not memdesk's\n" and not note.is_symlink()
+        assert mirror_text(project) == b.read()
+    finally:
+        b.shutdown()
