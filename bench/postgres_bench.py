@@ -42,6 +42,7 @@ from core.backends.postgres import PostgresMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
 from core.connections import set_connection
 from core.fileio import MAX_FILE_SIZE
+from core.search.chunking import chunk_markdown
 from gui.watcher import COALESCE_MS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -222,7 +223,8 @@ def bench_search(tmp: Path, entries: int) -> tuple[list[float], list[float], flo
     start = time.perf_counter()
     lite.search("warm up the index")
     index_s = time.perf_counter() - start
-    queries = make_queries(random.Random(entries), lite_root, list(docs), QUERIES)
+    texts = [e.text for rel, text in docs.items() for e in chunk_markdown(text, rel)]
+    queries = make_queries(random.Random(entries), texts, QUERIES)
     opts = MemorySearchOptions(limit=10)
     try:
         pg_times = _times(lambda q: pg.search(q, opts), queries)

@@ -150,14 +150,16 @@ class PostgresMemoryBackend(MemoryBackend):
         try:
             text = self.mirror.read(path)
         except MemoryBackendError as exc:  # not UTF-8, a FIFO...: never imported, never overwritten
+            if row is not None and self.mirror.torn(path, row.content):
+                return row, None  # a crash cut an append to it inside a character: rewritten
             self._warn(f"{path} is not mirrored: {exc}")
             self._unmirrorable.add(path)
             return row, None
         if text is None:
             return row, None
-        digest = fileio.content_hash(text)
-        if row is not None and digest == row.hash:
+        if row is not None and text == row.content:
             return row, text
+        digest = fileio.content_hash(text)
         last = self.mirror.last(path)
         base = self.mirror.base_of(path, text)  # the file is what was mirrored, perhaps with an agent's append
         if base is None and last is not None:  # edited inside: the mirrored text may be a kept version
@@ -193,16 +195,36 @@ class PostgresMemoryBackend(MemoryBackend):
             # Someone (an agent that takes no lock) wrote the file since it was read: replacing it now would
             # lose that; it is imported, by content, on the next read or write instead.
             return
+        seen: tuple[int, int] | None
         try:
-            if file_text != row.content:
-                self.mirror.write(path, row.content)
+            appended, seen = self._append_out(path, row, file_text)
+            if not appended:
+                if file_text != row.content:
+                    self.mirror.write(path, row.content)
+                seen = self.mirror.stat(path)
             last = self.mirror.last(path)
             if last is None or last.hash != row.hash:
-                self.mirror.remember(path, row.content)
+                self.mirror.remember(path, row.content, row.hash)
         except MemoryBackendError as exc:  # the database holds the text; the file is a copy
             self._warn(f"saved in the database, but the mirror {path} could not be written: {exc}")
             return
-        self._seen[path] = (self.mirror.stat(path), row.hash)
+        if seen is None:  # someone appended to the file meanwhile: it is read again next time
+            self._seen.pop(path, None)
+        else:
+            self._seen[path] = (seen, row.hash)
+
+    def _append_out(self, path: str, row: docs.DocRow, file_text: str | None) -> tuple[bool, tuple[int, int] | None]:
+        """When the file holds what it was read with and the database's text extends it (an append), append
+        the new bytes (one fsync) instead of replacing 100 KB (two): whether it did, and the file's stat
+        after (see :meth:`core.backends.pg.mirror.MirrorFiles.append`). A crash part-way leaves a prefix of the new text, which the
+        next read completes (:func:`core.backends.pg.mirror.reconcile`)."""
+        assert self.mirror is not None
+        if not file_text or file_text == row.content or not row.content.startswith(file_text):
+            return False, None
+        try:
+            return True, self.mirror.append(path, len(file_text.encode("utf-8")), row.content[len(file_text):])
+        except mirror_mod.NotAppendable:
+            return False, None
 
     def _warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -213,7 +235,7 @@ class PostgresMemoryBackend(MemoryBackend):
         """The document's text, after taking in an outside edit of its mirror file (skipped while nothing moved)."""
         assert self.mirror is not None
         with self.db.connection("read") as conn:
-            row = docs.fetch(conn, self.project_key, path)
+            row = docs.fetch(conn, self.project_key, path, self._chunks)
         st = self.mirror.stat(path)
         if st is None and row is None:
             return None  # nothing to import, nothing to mirror
@@ -222,7 +244,7 @@ class PostgresMemoryBackend(MemoryBackend):
         with self._file_lock(path):
             with self.db.transaction("mirror import") as conn:
                 docs.lock(conn, self.project_key, path)
-                row = docs.fetch(conn, self.project_key, path)
+                row = docs.fetch(conn, self.project_key, path, self._chunks)
                 row, text = self._import(conn, path, row)
             self._mirror_out(path, row, text)
         return row.content if row else None
@@ -234,7 +256,7 @@ class PostgresMemoryBackend(MemoryBackend):
         if self.mirror is not None:
             return self._synced(path)
         with self.db.connection("read") as conn:
-            row = docs.fetch(conn, self.project_key, path)
+            row = docs.fetch(conn, self.project_key, path, self._chunks)
         return row.content if row else None
 
     def write_document(self, relpath: str, content: str, *, expected_hash: str | None = None,
@@ -249,7 +271,7 @@ class PostgresMemoryBackend(MemoryBackend):
         with self._file_lock(path):
             with self.db.transaction(f"write {path}") as conn:
                 docs.lock(conn, self.project_key, path)
-                row, text = self._import(conn, path, docs.fetch(conn, self.project_key, path))
+                row, text = self._import(conn, path, docs.fetch(conn, self.project_key, path, self._chunks))
                 current = row.hash if row else fileio.content_hash("")
                 if expected_hash is not None and expected_hash != current:
                     raise MemoryBackendError(f"{path} changed since it was loaded (another host or agent wrote "
@@ -270,7 +292,7 @@ class PostgresMemoryBackend(MemoryBackend):
         with self._file_lock(path):
             with self.db.transaction(f"append to {path}") as conn:
                 docs.lock(conn, self.project_key, path)
-                row, text = self._import(conn, path, docs.fetch(conn, self.project_key, path))
+                row, text = self._import(conn, path, docs.fetch(conn, self.project_key, path, self._chunks))
                 current = row.content if row else ""
                 addition = build(current)
                 if addition:

@@ -51,7 +51,10 @@ class PgDatabase:
                 self.schema_version = schema.migrate(conn, self.backend_id)
         except psycopg.Error as exc:
             raise self.error(exc, "cannot open the database") from exc
-        self.pool = ConnectionPool(self.dsn, min_size=1, max_size=self.max_size, kwargs=connect_kwargs(),
+        # Autocommit: a read is one statement with nothing to end after it (off, every read cost a COMMIT
+        # round trip when its connection went back); a write is a transaction() block, BEGIN to COMMIT.
+        self.pool = ConnectionPool(self.dsn, min_size=1, max_size=self.max_size,
+                                   kwargs={**connect_kwargs(), "autocommit": True},
                                    check=ConnectionPool.check_connection, timeout=POOL_TIMEOUT_S,
                                    name="memdesk", open=True)
 
@@ -80,7 +83,8 @@ class PgDatabase:
 
     @contextmanager
     def connection(self, doing: str = "database request") -> Iterator[psycopg.Connection]:
-        """A pooled connection (autocommit off); driver errors become ``MemoryBackendError``."""
+        """A pooled connection in autocommit mode (for reads; writes use :meth:`transaction`); driver errors
+        become ``MemoryBackendError``."""
         if self.pool is None:
             raise MemoryBackendError("the database is closed", "NOT_INITIALIZED", self.backend_id)
         try:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from dataclasses import dataclass, fields, replace
 from datetime import datetime
 
@@ -59,11 +60,27 @@ def lock(conn: psycopg.Connection, key: str, path: str) -> None:
                  "FROM (SELECT set_config('lock_timeout', %s, true)) AS t", (key, path, LOCK_TIMEOUT))
 
 
-def fetch(conn: psycopg.Connection, key: str, path: str) -> DocRow | None:
-    """The document, or ``None`` when it was never written."""
-    row = conn.execute("SELECT content, hash, revision FROM memdesk_documents WHERE project_key = %s AND path = %s",
-                       (key, path)).fetchone()
-    return DocRow(row[0], row[1], int(row[2])) if row else None
+_FETCH = ("SELECT CASE WHEN hash = %s THEN NULL ELSE content END, hash, revision FROM memdesk_documents "
+          "WHERE project_key = %s AND path = %s")
+
+
+def fetch(conn: psycopg.Connection, key: str, path: str, cache: ChunkCache | None = None) -> DocRow | None:
+    """The document, or ``None`` when it was never written.
+
+    With ``cache``, a text this process already holds (same hash) is not sent again: an append to a
+    100 KB memory then reads only its hash and revision.
+    """
+    known = cache.text(key, path) if cache is not None else None
+    row = conn.execute(_FETCH, (known[0] if known else None, key, path)).fetchone()
+    if not row:
+        return None
+    content = row[0]
+    if content is None:  # the column is NOT NULL: only the CASE gives NULL, for the cached hash
+        assert known is not None
+        content = known[1]
+    elif cache is not None:
+        cache.put(key, path, row[1], content, None)
+    return DocRow(content, row[1], int(row[2]))
 
 
 def fetch_hash(conn: psycopg.Connection, key: str, path: str) -> str | None:
@@ -150,19 +167,34 @@ def get_version(conn: psycopg.Connection, key: str, version_id: int) -> tuple[Ve
 
 
 class ChunkCache:
-    """The chunks of the last text this process stored per document, so an append chunks only once."""
+    """The latest text this process stored or read per document, with the chunks of what it stored, so an
+    append chunks only once and a text is sent again only when another writer changed it (the
+    :data:`KEEP` documents used last)."""
+
+    KEEP = 32
 
     def __init__(self) -> None:
-        self._by_doc: dict[tuple[str, str], tuple[str, list[Entry]]] = {}
+        self._by_doc: dict[tuple[str, str], tuple[str, str, list[Entry] | None]] = {}
+        self._lock = threading.Lock()
+
+    def text(self, key: str, path: str) -> tuple[str, str] | None:
+        """``(hash, text)`` of the document as this process last stored it."""
+        hit = self._by_doc.get((key, path))
+        return (hit[0], hit[1]) if hit is not None else None
 
     def get(self, key: str, path: str, text: str, digest: str) -> list[Entry]:
         hit = self._by_doc.get((key, path))
-        if hit is not None and hit[0] == digest:
-            return hit[1]
+        if hit is not None and hit[0] == digest and hit[2] is not None:
+            return hit[2]
         return chunk_markdown(text, path)
 
-    def put(self, key: str, path: str, digest: str, entries: list[Entry]) -> None:
-        self._by_doc[(key, path)] = (digest, entries)
+    def put(self, key: str, path: str, digest: str, text: str, entries: list[Entry] | None) -> None:
+        """Keep ``text`` (and its chunks, when known) as the document's latest."""
+        with self._lock:
+            self._by_doc.pop((key, path), None)
+            self._by_doc[(key, path)] = (digest, text, entries)
+            while len(self._by_doc) > self.KEEP:
+                self._by_doc.pop(next(iter(self._by_doc)))
 
 
 _MARKER = re.compile(r"^<!--\s*\d{4}-\d{2}-\d{2}\s*-->\s*$")
@@ -205,7 +237,17 @@ WHERE c.project_key = %s AND c.path = %s AND c.line = v.old_line"""
 
 def sync_chunks(conn: psycopg.Connection, key: str, path: str, old: list[Entry], new: list[Entry]) -> None:
     """Bring the chunk rows from ``old`` to ``new``: gone entries deleted, new ones inserted (and indexed),
-    unchanged ones that only moved get their new line numbers in place (no re-indexing)."""
+    unchanged ones that only moved get their new line numbers in place (no re-indexing).
+
+    The entries ``new`` starts with that are ``old``'s own (the same objects, as :func:`chunk_appended`
+    keeps them) pair with each other whatever follows, so only the rest is compared.
+    """
+    same = 0
+    for was, now in zip(old, new, strict=False):
+        if was is not now:
+            break
+        same += 1
+    old, new = old[same:], new[same:]
     pending: dict[tuple[str | None, str], list[Entry]] = {}
     for e in old:
         pending.setdefault((e.section, e.hash), []).append(e)
@@ -255,7 +297,7 @@ def store(conn: psycopg.Connection, key: str, path: str, content: str, previous:
         old = chunks.get(key, path, previous.content, previous.hash)
     new = chunk_appended(previous.content, old, content, path) if previous is not None else chunk_markdown(content, path)
     sync_chunks(conn, key, path, old, new)
-    chunks.put(key, path, digest, new)
+    chunks.put(key, path, digest, content, new)
     notify(conn, key, path, digest, origin)
     return digest
 
