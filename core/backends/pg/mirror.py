@@ -20,6 +20,7 @@ the file's first ``length`` characters must hash to the remembered hash.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import re
@@ -187,7 +188,13 @@ class MirrorFiles:
                 return
             p.parent.mkdir(parents=True, exist_ok=True)
             tmp = p.with_name(p.name + ".tmp")
-            tmp.write_text(line, encoding="ascii")
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(tmp)  # a leftover or a planted link: only the name goes, never its target
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
+            try:
+                os.write(fd, line.encode("ascii"))
+            finally:
+                os.close(fd)
             os.replace(tmp, p)  # replaces the name only: a planted link's target is never written
         except (OSError, PathOutsideRootError, ValueError) as exc:
             log.warning("cannot remember the mirror state of %s: %s", relpath, exc)
