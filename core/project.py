@@ -282,7 +282,7 @@ class Project:
                 f"{what} holds a character that is not valid UTF-8 (at character {exc.start}; a command-line "
                 "argument in another encoding?); nothing was written", "INVALID_CONFIG", self.backend.id) from exc
 
-    def _check_creatable(self, rel: str, current: str | None) -> None:
+    def _check_creatable(self, rel: str, current: str | bytes | None) -> None:
         """Refuse creating a file of the other layout: the legacy ``.fusion/memory.md`` of a layered project."""
         if current is None and self.layout.layered and rel == SEED_MEMORY:
             raise MemoryBackendError(

@@ -13,7 +13,6 @@ path or body → 400, a backend that cannot search → 501 on the search route.
 from __future__ import annotations
 
 import contextlib
-import threading
 from collections.abc import AsyncIterator, Iterable
 from typing import Annotated, Any
 
@@ -54,30 +53,18 @@ def _json(model: BaseModel, status: int = 200) -> Response:
     return Response(body, status_code=status, media_type="application/json")
 
 
-_bodies: dict[tuple[str, str, str], tuple[object, bytes]] = {}
-_BODIES_KEPT = 16
-_bodies_lock = threading.Lock()
-
-
 def _document_json(project: Project, doc: models.FileResponse, model: BaseModel) -> Response:
     """``model`` (which holds ``doc``'s content) as JSON, with the content's literal spliced in from the
     document's remembered facts: a 1 MiB text is escaped once, and after an append only its tail is.
-    The last body of each document and shape is kept while its facts are the same."""
+    Each shape's body is kept on the facts, so it is made again only when the text changed."""
     facts = service.text_facts(project, doc.path, doc.content)
-    key = (str(project.root), doc.path, type(model).__name__)
-    with _bodies_lock:
-        kept = _bodies.get(key)
-    if kept is not None and kept[0] is facts:
-        return Response(kept[1], media_type="application/json")
-    # Serialised with an empty content: ``"content":""`` can only be that field (in a string value
-    # every quote is escaped), and it is replaced by the whole literal.
-    shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
-    body = shell.replace(b'"content":""', b'"content":' + facts.json, 1)
-    with _bodies_lock:
-        _bodies.pop(key, None)
-        _bodies[key] = (facts, body)
-        while len(_bodies) > _BODIES_KEPT:
-            _bodies.pop(next(iter(_bodies)))
+    shape = type(model).__name__
+    body = facts.bodies.get(shape)
+    if body is None:
+        # Serialised with an empty content: ``"content":""`` can only be that field (in a string value
+        # every quote is escaped), and it is replaced by the whole literal.
+        shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
+        body = facts.bodies[shape] = shell.replace(b'"content":""', b'"content":' + facts.json, 1)
     return Response(body, media_type="application/json")
 
 

@@ -59,13 +59,15 @@ class TextMemo:
 
 
 class TextFacts:
-    """A text's SHA-256 (of its UTF-8), UTF-8 size, line count and JSON string literal."""
+    """A text's SHA-256 (of its UTF-8), UTF-8 size, line count and JSON string literal, and the response
+    bodies made from them (by shape), which go when the facts do."""
 
-    __slots__ = ("_sha", "hash", "json", "lines", "size", "text")
+    __slots__ = ("_sha", "bodies", "hash", "json", "lines", "size", "text")
 
     def __init__(self, text: str, sha: Any, size: int, lines: int, json: bytes) -> None:
         self.text, self._sha, self.size, self.lines, self.json = text, sha, size, lines, json
         self.hash: str = sha.hexdigest()
+        self.bodies: dict[str, bytes] = {}
 
     @classmethod
     def of(cls, text: str) -> TextFacts:
