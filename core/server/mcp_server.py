@@ -9,6 +9,8 @@ name over stdio; over HTTP the token's name and the client's name.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -76,6 +78,15 @@ class McpServer(MCPServer):
         return out
 
 
+@contextlib.contextmanager
+def _tool_errors() -> Iterator[None]:
+    """A tool's project-model error as its :class:`ToolError` (see :func:`_fail`)."""
+    try:
+        yield
+    except (MemoryBackendError, PathOutsideRootError) as exc:
+        raise _fail(exc) from exc
+
+
 def _fail(exc: Exception) -> ToolError:
     """One line an agent can act on, with the error code in brackets."""
     if isinstance(exc, MemoryBackendError):
@@ -116,10 +127,8 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
                           "find a document's path for memory_get.")
     def memory_files(project: ProjectArg = None) -> FilesResult:
         p = _project_of(project)
-        try:
+        with _tool_errors():
             return FilesResult(project=served.key_of(p), files=service.files(p).files)
-        except (MemoryBackendError, PathOutsideRootError) as exc:
-            raise _fail(exc) from exc
 
     @mcp.tool(description="Read a memory document, whole by default or a window of lines. path: a path "
                           "from memory_files, or MEMORY.md / DREAMS.md / YYYY-MM-DD.md; leave out for the "
@@ -132,10 +141,8 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         project: ProjectArg = None,
     ) -> GetResult:
         p = _project_of(project)
-        try:
+        with _tool_errors():
             w = service.file_window(p, path, startLine, lineCount)
-        except (MemoryBackendError, PathOutsideRootError) as exc:
-            raise _fail(exc) from exc
         return GetResult(path=w.path, content=w.content, startLine=w.start_line, endLine=w.end_line,
                          totalLines=w.total_lines, hash=w.hash, backend=p.backend.id)
 
@@ -149,10 +156,8 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         project: ProjectArg = None,
     ) -> models.SearchResponse:
         p = _project_of(project)
-        try:
+        with _tool_errors():
             return service.search(p, query, limit=limit, mode=mode, derived=True)
-        except (MemoryBackendError, PathOutsideRootError) as exc:
-            raise _fail(exc) from exc
 
     @mcp.tool(description="Add one entry to memory: a short, self-contained markdown note (a decision, "
                           "convention, pitfall or context) that a later agent should know. It is dated and "
@@ -169,10 +174,8 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         project: ProjectArg = None,
     ) -> models.AppendResponse:
         p = _project_of(project)
-        try:
+        with _tool_errors():
             return service.append(p, content, layer=layer, agent=agent, author=author(ctx), source="mcp-append")
-        except (MemoryBackendError, PathOutsideRootError) as exc:
-            raise _fail(exc) from exc
 
     @mcp.tool(description="Replace a whole memory document. Only after memory_get: pass the hash it gave as "
                           "expectedHash; if the document changed since, nothing is written and the error "
@@ -187,11 +190,9 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         project: ProjectArg = None,
     ) -> models.WriteResponse:
         p = _project_of(project)
-        try:
+        with _tool_errors():
             return service.write_file(p, path, content, expected_hash=expectedHash, author=author(ctx),
                                       source="mcp-write")
-        except (MemoryBackendError, PathOutsideRootError) as exc:
-            raise _fail(exc) from exc
 
     @mcp.resource("memdesk://{project}/{+path}", name="memory-document", mime_type="text/markdown",
                   description="A memory document of a served project, whole.")
