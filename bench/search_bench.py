@@ -138,17 +138,6 @@ class RawFts:
         return {r[0] for r in self.conn.execute("SELECT text FROM fts WHERE fts MATCH ?", (match,))}
 
 
-def timed(fn, queries: list[str]) -> list[float]:
-    for q in queries[:20]:
-        fn(q)
-    out = []
-    for q in queries:
-        start = time.perf_counter()
-        fn(q)
-        out.append((time.perf_counter() - start) * 1000)
-    return out
-
-
 def one_size(tmp: Path, entries: int, files: int) -> dict[str, float]:
     root = tmp / f"p{entries}"
     build_corpus(root, entries, files)
