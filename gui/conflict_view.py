@@ -8,7 +8,7 @@ or "Merge by hand" (Ctrl+Shift+M); the shortcuts are actions of the view, listed
 
 from __future__ import annotations
 
-from PySide6.QtCore import Qt, Signal
+from PySide6.QtCore import Signal
 from PySide6.QtGui import QAction, QColor, QKeySequence, QTextCharFormat, QTextCursor, QTextFormat
 from PySide6.QtWidgets import (
     QHBoxLayout,
@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from core.textmerge import changed_lines
 from gui.tasks import Operation, run_in_background
 from gui.widgets.colors import is_dark
+from gui.widgets.parts import view_action
 
 _MINE_TINT = ("#fff1cc", "#4a3b00")  # light, dark
 _DISK_TINT = ("#dcefff", "#0f2f4a")
@@ -93,12 +94,8 @@ class ConflictView(QWidget):
 
     def _action(self, text: str, keys: str, button: QPushButton) -> QAction:
         """A shortcut that works anywhere in the view while it is shown, named in Help ▸ Shortcuts."""
-        action = QAction(text, self)
-        action.setShortcut(QKeySequence(keys))
-        action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        action = view_action(self, text, keys, button.click)
         action.setProperty("shortcutScope", "Conflict")
-        action.triggered.connect(button.click)
-        self.addAction(action)
         native = QKeySequence(keys).toString(QKeySequence.SequenceFormat.NativeText)
         button.setToolTip(f"{button.toolTip()} ({native})")
         return action

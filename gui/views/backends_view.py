@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
@@ -30,7 +29,7 @@ from gui.widgets.backend_delegate import BackendDelegate
 from gui.widgets.badges import CapabilityBadges
 from gui.widgets.banner import Banner
 from gui.widgets.colors import css
-from gui.widgets.parts import clear_scroll_area, scaled_font
+from gui.widgets.parts import clear_scroll_area, scaled_font, view_action
 from gui.widgets.schema_form import SchemaForm
 
 
@@ -101,12 +100,9 @@ class BackendsView(QWidget):
         self.list.selectionModel().currentChanged.connect(lambda current, _prev: self._show(current.row()))
         self.use_button.clicked.connect(self.use_selected)
         # Ctrl+Enter anywhere in the view (listed in Help ▸ Keyboard shortcuts).
-        self.use_action = QAction("Use this backend", self)
-        self.use_action.setShortcuts([QKeySequence("Ctrl+Return"), QKeySequence("Ctrl+Enter")])
-        self.use_action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+        self.use_action = view_action(self, "Use this backend", ["Ctrl+Return", "Ctrl+Enter"],
+                                      lambda: self.use_button.isEnabled() and self.use_button.click())
         self.use_action.setProperty("shortcutScope", "Backends")
-        self.use_action.triggered.connect(lambda: self.use_button.isEnabled() and self.use_button.click())
-        self.addAction(self.use_action)
         self.revert_button.clicked.connect(self._revert)
         session.backendChanged.connect(lambda _backend: self.refresh())
         self.refresh()

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QCheckBox,
     QComboBox,
@@ -45,7 +44,7 @@ from gui.proposal_text import format_when
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.widgets.diff_view import SideBySideDiff
-from gui.widgets.parts import row_table
+from gui.widgets.parts import row_table, view_action
 
 ALL_DOCUMENTS = "All memory documents"
 ALL_FILES = "All files"
@@ -151,11 +150,7 @@ class HistoryView(QWidget):
                  "Make the selected version the current content; what it replaces is kept in history"),
                 (self.restore_change_button, "Ctrl+Shift+R", self.restore_change,
                  "Bring back only the change under the cursor (F7 / Shift+F7 move between changes)")):
-            action = QAction(button.text(), self)
-            action.setShortcut(QKeySequence(key))
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            action.triggered.connect(slot)
-            self.addAction(action)
+            view_action(self, button.text(), key, slot)
             button.clicked.connect(slot)
             button.setToolTip(f"{tip} ({key})")
         self.status = QLabel(self)

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QFileDialog,
     QHBoxLayout,
@@ -53,6 +52,7 @@ from gui.widgets.banner import Banner
 from gui.widgets.colors import css
 from gui.widgets.diff_view import SideBySideDiff
 from gui.widgets.hunk_list import HunkList, reason_of
+from gui.widgets.parts import view_action
 from gui.widgets.prune_facts import PruneFacts
 
 REVIEWABLE = ("pending", "stale", "invalid")
@@ -139,11 +139,7 @@ class PruneView(QWidget):
         self.apply_button.setDefault(True)
         for button, key, slot in ((self.apply_button, "Ctrl+Return", self.apply),
                                   (self.reject_button, "Ctrl+Shift+R", self.reject)):
-            action = QAction(button.text(), self)
-            action.setShortcut(QKeySequence(key))
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-            action.triggered.connect(slot)
-            self.addAction(action)
+            view_action(self, button.text(), key, slot)
             button.clicked.connect(slot)
         self.reject_button.setToolTip("Reject the whole prune; the memory stays as it is (Ctrl+Shift+R)")
 

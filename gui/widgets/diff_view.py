@@ -10,7 +10,6 @@ hunks left out are painted neutral.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -25,6 +24,7 @@ from core.diff import DiffResult, Hunk
 from gui.widgets.colors import css, help_colour
 from gui.widgets.diff_pane import LEFT, RIGHT, DiffPane
 from gui.widgets.line_detail import LineDetail
+from gui.widgets.parts import view_action
 
 
 def _plural(n: int, word: str) -> str:
@@ -54,12 +54,8 @@ class SideBySideDiff(QWidget):
         self.next_button = QToolButton(self)
         for button, text, key, slot in ((self.previous_button, "↑ Previous change", "Shift+F7", self.previous_change),
                                         (self.next_button, "↓ Next change", "F7", self.next_change)):
-            action = QAction(text, self)
-            action.setShortcut(QKeySequence(key))
-            action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+            action = view_action(self, text, key, slot)
             action.setToolTip(f"{text[2:]} ({key})")
-            action.triggered.connect(slot)
-            self.addAction(action)
             button.setDefaultAction(action)
         self.detail = LineDetail(self)
         self.message = QLabel(self)

@@ -1,10 +1,24 @@
-"""Small building blocks the views share: a scaled font, a see-through scroll area, a table of whole rows."""
+"""Small building blocks the views share: a scaled font, a see-through scroll area, a table of whole rows,
+a shortcut that works anywhere in a view."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import QAbstractItemModel
-from PySide6.QtGui import QFont
+from collections.abc import Callable
+
+from PySide6.QtCore import QAbstractItemModel, Qt
+from PySide6.QtGui import QAction, QFont, QKeySequence
 from PySide6.QtWidgets import QHeaderView, QScrollArea, QTableView, QWidget
+
+
+def view_action(view: QWidget, text: str, keys: str | list[str], slot: Callable[[], object]) -> QAction:
+    """An action named ``text`` on ``view`` whose shortcut (``keys``: one or several) works anywhere inside
+    the view while it is shown, and runs ``slot``; Help ▸ Keyboard shortcuts lists it."""
+    action = QAction(text, view)
+    action.setShortcuts([QKeySequence(k) for k in ([keys] if isinstance(keys, str) else keys)])
+    action.setShortcutContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
+    action.triggered.connect(slot)
+    view.addAction(action)
+    return action
 
 
 def scaled_font(font: QFont, factor: float, *, bold: bool = False) -> QFont:
