@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from core import fileio
-from core.errors import MemoryBackendError, SettingsError
-from core.user_config import user_config_dir
+from core.errors import SettingsError
+from core.user_config import read_json_object, user_config_dir
 
 CONNECTIONS_FILE = "connections.json"
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -92,20 +92,12 @@ def scrub(text: str, dsn: str | None) -> str:
 
 def _load_raw() -> dict[str, Any]:
     path = connections_path()
-    try:
-        text = fileio.read_text(path)
-    except MemoryBackendError as exc:
-        raise SettingsError(f"cannot read {path}: {exc}") from exc
-    if text is None or not text.strip():
+    shape = 'an object with a "connections" object'
+    data = read_json_object(path, shape)
+    if data is None:
         return {"connections": {}}
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SettingsError(f"{path} is not valid JSON (line {exc.lineno}); fix or remove it — "
-                            "memdesk will not overwrite it") from exc
-    conns = data.get("connections") if isinstance(data, dict) else None
-    if not isinstance(conns, dict):
-        raise SettingsError(f"{path} must hold an object with a \"connections\" object")
+    if not isinstance(data.get("connections"), dict):
+        raise SettingsError(f"{path} must hold {shape}")
     return data
 
 

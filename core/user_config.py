@@ -176,22 +176,34 @@ def _settings_error(exc: ValidationError, where: str) -> SettingsError:
     return SettingsError(f"{where}: {loc + ': ' if loc else ''}{reason}", field=loc or None, reason=reason)
 
 
-def load_user_config() -> UserConfig:
-    """Load the user's config (defaults when the file is missing); a broken file raises :class:`SettingsError`."""
-    path = user_config_path()
+def read_json_object(path: Path, must_hold: str = "a JSON object") -> dict[str, Any] | None:
+    """The JSON object in the user's file ``path``; ``None`` when it is missing or blank.
+
+    :class:`SettingsError` when it cannot be read, is not JSON, or is not an object (``must hold``
+    names what it should be); the file is never rewritten because of that.
+    """
     try:
         text = fileio.read_text(path)
     except MemoryBackendError as exc:
         raise SettingsError(f"cannot read {path}: {exc}") from exc
     if text is None or not text.strip():
-        return UserConfig.model_validate({})
+        return None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise SettingsError(f"{path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
                             "fix or remove it — memdesk will not overwrite it") from exc
     if not isinstance(data, dict):
-        raise SettingsError(f"{path} must hold a JSON object")
+        raise SettingsError(f"{path} must hold {must_hold}")
+    return data
+
+
+def load_user_config() -> UserConfig:
+    """Load the user's config (defaults when the file is missing); a broken file raises :class:`SettingsError`."""
+    path = user_config_path()
+    data = read_json_object(path)
+    if data is None:
+        return UserConfig.model_validate({})
     try:
         return UserConfig.model_validate(data)
     except ValidationError as exc:
