@@ -168,8 +168,8 @@ class ActivityView(QWidget):
         combo = QComboBox(self)
         combo.setObjectName(name)
         combo.setToolTip(tip)
-        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToContents)
-        combo.setMinimumContentsLength(8)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(10)
         return combo
 
     # -- data ------------------------------------------------------------------------------------
