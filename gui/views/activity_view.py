@@ -37,7 +37,7 @@ from gui.widgets.parts import view_action
 
 POLL_MS = 1500
 COLUMNS = ("Time", "Writer", "Kind", "Document", "What")
-ALL = "All"
+ALL = {"activityWriter": "All writers", "activityDocument": "All documents", "activityKind": "All kinds"}
 KIND_LABELS = {"append": "append", "replace": "replace"}
 
 
@@ -113,7 +113,7 @@ class ActivityView(QWidget):
         self.writer_filter = self._combo("activityWriter", "Only this writer's writes")
         self.document_filter = self._combo("activityDocument", "Only writes to this document")
         self.kind_filter = self._combo("activityKind", "Appends (entries added) or replacements (saves, prunes…)")
-        self.kind_filter.addItems([ALL, "append", "replace"])
+        self.kind_filter.addItems([ALL["activityKind"], "append", "replace"])
         self.text_filter = QLineEdit(self)
         self.text_filter.setObjectName("activityText")
         self.text_filter.setPlaceholderText("Filter by text (Ctrl+L)")
@@ -139,16 +139,14 @@ class ActivityView(QWidget):
         for column, chars in enumerate((10, 16, 8, 34)):
             header.resizeSection(column, self.fontMetrics().averageCharWidth() * chars + 16)
         filters = QHBoxLayout()
-        for label, widget in (("Writer:", self.writer_filter), ("Document:", self.document_filter),
-                              ("Kind:", self.kind_filter)):
-            filters.addWidget(QLabel(label, self))
+        for widget in (self.writer_filter, self.document_filter, self.kind_filter):
             filters.addWidget(widget)
         filters.addWidget(self.text_filter, 1)
-        filters.addWidget(self.count_label)
         layout = QVBoxLayout(self)
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(filters)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.count_label)
         self._stamp: tuple[int, int, int, int] | None = None
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
@@ -169,7 +167,7 @@ class ActivityView(QWidget):
         combo.setObjectName(name)
         combo.setToolTip(tip)
         combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setMinimumContentsLength(10)
+        combo.setMinimumContentsLength(7)
         return combo
 
     # -- data ------------------------------------------------------------------------------------
@@ -207,20 +205,22 @@ class ActivityView(QWidget):
             self.select_key(selected.key)
 
     def _fill_combo(self, combo: QComboBox, values: list[str]) -> None:
-        current = combo.currentText() or ALL
+        everything = ALL[combo.objectName()]
+        current = combo.currentText() or everything
         combo.blockSignals(True)
         combo.clear()
-        combo.addItems([ALL, *values])
+        combo.addItems([everything, *values])
         combo.setCurrentIndex(max(combo.findText(current), 0))
         combo.blockSignals(False)
 
     def _filtered(self, entries: list[ActivityEntry]) -> list[int]:
-        writer, document, kind = (c.currentText() for c in (self.writer_filter, self.document_filter, self.kind_filter))
+        writer, document, kind = (c.currentText() if c.currentIndex() > 0 else None
+                                  for c in (self.writer_filter, self.document_filter, self.kind_filter))
         needle = self.text_filter.text().strip().lower()
         return [i for i, e in enumerate(entries)
-                if (writer in ("", ALL) or e.writer == writer)
-                and (document in ("", ALL) or e.path == document)
-                and (kind in ("", ALL) or e.kind == kind)
+                if (writer is None or e.writer == writer)
+                and (document is None or e.path == document)
+                and (kind is None or e.kind == kind)
                 and (not needle or needle in e.summary.lower() or needle in e.text.lower() or needle in e.path.lower())]
 
     def apply_filters(self, *_args: object) -> None:
