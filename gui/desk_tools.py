@@ -7,10 +7,12 @@ Preferences live in their own modules; this object owns their instances for the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QDialog
 
 if TYPE_CHECKING:
     from gui.main_window import MainWindow
@@ -40,6 +42,8 @@ class DeskTools(QObject):
         self.find_all: FindAllDialog | None = None
         self.quick_open: FuzzyPicker | None = None
         self.palette: FuzzyPicker | None = None
+        #: Shows the New document dialog; True when the operator chose Create/Open (tests replace it).
+        self.ask_new_document: Callable[[QDialog], bool] = lambda dialog: bool(dialog.exec())
 
     def reset(self) -> None:
         """The project changed (or closed): the dialogs built for the old one go."""
@@ -110,3 +114,31 @@ class DeskTools(QObject):
         self.palette.set_items(items)
         self.palette.popup(window)
         return self.palette
+
+    def new_document(self) -> str | None:
+        """File ▸ New document… (Ctrl+N): create a daily note, an agent's memory or DREAMS.md, then open it."""
+        window = self.window
+        session = window.session
+        if session is None:
+            window.show_error("Open a project first: documents are created in a project.")
+            return None
+        from gui.widgets.new_document_dialog import NewDocumentDialog
+
+        agents = sorted({d.agent for d in session.documents() if d.agent})
+        dialog = NewDocumentDialog(session.project.layout, agents, session.project.exists, window)
+        try:
+            if not self.ask_new_document(dialog) or dialog.target.path is None:
+                return None
+            path = dialog.target.path
+        finally:
+            dialog.deleteLater()
+        try:
+            existed = session.project.exists(path)
+            if not existed:
+                session.apply(session.project.create_document(path), "create")
+        except Exception as exc:
+            window.show_error(f"Not created — nothing was written: {exc}")
+            return None
+        window.open_document(path)
+        window.status.show_message(f"Opened {path} (it existed already)" if existed else f"Created {path}")
+        return path
