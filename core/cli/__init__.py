@@ -47,7 +47,7 @@ COMMANDS: dict[str, str] = {
     **dict.fromkeys(("serve", "mcp", "tokens"), "core.cli.serve_cmds"),
     **dict.fromkeys(("connections", "backend"), "core.cli.connections_cmds"),
     **dict.fromkeys(("policy", "inbox", "scan"), "core.cli.firewall_cmds"),
-    **dict.fromkeys(("dream", "compact"), "core.cli.consolidation_cmds"),
+    **dict.fromkeys(("dream", "compact", "rewrites", "backups"), "core.cli.consolidation_cmds"),
 }
 
 
