@@ -23,8 +23,9 @@ from core import fileio, pipeline
 from core.backends.base import MemoryBackend
 from core.backends.registry import MemoryBackendRegistry, default_registry, resolve_memory_backend
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+from core.firewall import lazy_screen
 from core.layout import SEED_MEMORY, DocumentInfo, Layout
-from core.pipeline import PASS_ALL, Screen, Writer
+from core.pipeline import Screen, Writer
 
 if TYPE_CHECKING:  # core.settings imports pydantic: a project given its settings never needs it
     from core.search.types import MemorySearchOptions, MemorySearchResult
@@ -123,7 +124,7 @@ class Project:
                                      "NOT_FOUND", "file")
         self.root = root_p.resolve()
         #: The write pipeline's screen stage (:mod:`core.pipeline`): the firewall installs its own here.
-        self.screen: Screen = PASS_ALL
+        self.screen: Screen = lazy_screen(self.root)  # the memory firewall (core.firewall, issue 20)
         self.registry = registry or default_registry()
         self.layout = Layout(self.root)
         self.settings_error: SettingsError | None = None

@@ -168,8 +168,18 @@ def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
     return 1.0 if not union else len(a & b) / union
 
 
-def contradiction(a: list[str], b: list[str]) -> str | None:
-    """Why ``a`` and ``b`` contradict (same subject, changed value, negation or choice), or ``None``."""
+def code_tokens(text: str) -> frozenset[str]:
+    """Tokens inside the entry's inline code spans (identifiers, paths, commands)."""
+    parts = text.split("`")
+    return frozenset(t for code in parts[1::2] for t in tokens(code))
+
+
+def contradiction(a: list[str], b: list[str], code: frozenset[str] = frozenset()) -> str | None:
+    """Why ``a`` and ``b`` contradict (same subject, changed value, negation or choice), or ``None``.
+
+    A change inside inline code (``code``) names another thing (a parallel list of identifiers or
+    commands), not another value for the same thing, and is not a contradiction.
+    """
     if a == b:
         return None
     matcher = SequenceMatcher(None, a, b, autojunk=False)
@@ -185,6 +195,8 @@ def contradiction(a: list[str], b: list[str]) -> str | None:
     if negated and (not changed_a or not changed_b or set(changed_a) ^ set(changed_b) <= _NEGATIONS):
         return "one negates the other"
     if not changed_a or not changed_b or len(changed_a) > 4 or len(changed_b) > 4:
+        return None
+    if code.intersection(changed_a) or code.intersection(changed_b):
         return None
     if any(t.isdigit() for t in changed_a) and any(t.isdigit() for t in changed_b):
         return "changes a value"
@@ -218,7 +230,7 @@ def scan_similar(new_text: str, index: EntryIndex, deadline: Deadline, *,
             if similarity >= threshold and (best is None or similarity > best[0]):
                 best = (similarity, ident)
             elif clash is None and similarity >= SAME_SUBJECT_THRESHOLD:
-                why = contradiction(seq, other.seq)
+                why = contradiction(seq, other.seq, code_tokens(entry.text) | code_tokens(other.entry.text))
                 if why:
                     clash = (why, ident)
         if best is not None:

@@ -15,9 +15,7 @@ from core.firewall.rules import Deadline, RuleTimeout
 from core.firewall.secrets import scan_secrets
 from core.firewall.similarity import EntryIndex, contradiction, scan_similar, split_entries, tokens
 
-FIXTURES = Path(__file__).resolve().parents[4] / "shared" / "fixtures"
-if not FIXTURES.is_dir():
-    FIXTURES = Path("/work/shared/fixtures")
+FIXTURES = Path(__file__).resolve().parents[2] / "data"  # copies of shared/fixtures fusion-real, fusion-layered
 
 
 def _fixture_docs() -> list[Path]:
