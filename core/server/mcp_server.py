@@ -368,8 +368,9 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
                       removed: str | None = None) -> EditResult:
         result = service.write_file(p, rel, new_text, expected_hash=expected, author=author(ctx), source=source)
         await changed()
-        return EditResult(status="written", path=result.path, hash=result.hash or content_hash(new_text),
-                          changed=result.changed, removed=removed, warnings=result.warnings)
+        return EditResult(status=result.status, inboxId=result.inbox_id, path=result.path,
+                          hash=result.hash or content_hash(new_text), changed=result.changed, removed=removed,
+                          warnings=result.warnings, flags=result.flags)
 
     def current(p: Project, rel: str, expected: str) -> str:
         text = p.read(rel)
