@@ -31,6 +31,7 @@ COMMAND_MODULES = (
     "core.cli.budget_cmds",
     "core.cli.serve_cmds",
     "core.cli.connections_cmds",
+    "core.cli.fusion_cmds",
 )
 
 #: Which module registers each command.
@@ -44,6 +45,7 @@ COMMANDS: dict[str, str] = {
     "budget": "core.cli.budget_cmds",
     **dict.fromkeys(("serve", "mcp", "tokens"), "core.cli.serve_cmds"),
     **dict.fromkeys(("connections", "backend"), "core.cli.connections_cmds"),
+    "fusion": "core.cli.fusion_cmds",
 }
 
 
