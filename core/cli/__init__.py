@@ -32,6 +32,8 @@ COMMAND_MODULES = (
     "core.cli.serve_cmds",
     "core.cli.connections_cmds",
     "core.cli.fusion_cmds",
+    "core.cli.firewall_cmds",
+    "core.cli.consolidation_cmds",
 )
 
 #: Which module registers each command.
@@ -46,6 +48,8 @@ COMMANDS: dict[str, str] = {
     **dict.fromkeys(("serve", "mcp", "tokens"), "core.cli.serve_cmds"),
     **dict.fromkeys(("connections", "backend"), "core.cli.connections_cmds"),
     "fusion": "core.cli.fusion_cmds",
+    **dict.fromkeys(("policy", "inbox", "scan"), "core.cli.firewall_cmds"),
+    **dict.fromkeys(("dream", "compact"), "core.cli.consolidation_cmds"),
 }
 
 

@@ -13,6 +13,7 @@ path or body → 400, a backend that cannot search → 501 on the search route.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Iterable
 from typing import Annotated, Any
 
@@ -21,12 +22,13 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project import Project
 from core.server import models, service
 from core.server.guard import AUTHOR_KEY, Guard
+from core.server.refusals import scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 
@@ -172,6 +174,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         """Append one dated entry (seed 002): ``written``, ``skipped_duplicate``, or 400 ``skipped_empty``."""
         result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
                                 author=author(request), source="http-append")
+        result.message = scrub(result.message, [(s.key, s.root) for s in served.served])  # no server paths
         return _json(result, 400 if result.status == "skipped_empty" else 200)
 
     @app.get("/api/memory/backend", response_model=models.BackendResponse, tags=["backend"])
@@ -216,17 +219,51 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
 
 
 class _Dispatch:
-    """Send ``/mcp`` to the MCP server's streamable-HTTP handler and everything else to the API."""
+    """Send ``/mcp`` to the MCP server's streamable-HTTP handler and everything else to the API.
+
+    An MCP session belongs to the token that opened it: the session id the SDK answers ``initialize``
+    with is remembered with the token's name, and a request naming that session with another token is
+    refused (403) before the SDK sees it.
+    """
+
+    MAX_SESSIONS = 10_000
 
     def __init__(self, api: ASGIApp, mcp: ASGIApp | None) -> None:
         self.api, self.mcp = api, mcp
+        self.owners: dict[str, str | None] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if self.mcp is not None and scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
-            await self.mcp(scope, receive, send)
+            await self._mcp(scope, receive, send)
         else:
             await self.api(scope, receive, send)
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        assert self.mcp is not None
+        who = scope.get("state", {}).get(AUTHOR_KEY)
+        session = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-session-id"), None)
+        if session is not None and session in self.owners and self.owners[session] != who:
+            body = json.dumps({"error": "this MCP session was opened with another token; open your own session "
+                               "(initialize) with this token", "code": "SESSION_TOKEN"}).encode()
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+
+        async def remember(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for k, v in message.get("headers", ()):
+                    if k.lower() == b"mcp-session-id":
+                        sid = v.decode("latin-1")
+                        if sid not in self.owners:
+                            if len(self.owners) >= self.MAX_SESSIONS:
+                                self.owners.pop(next(iter(self.owners)))
+                            self.owners[sid] = who
+            await send(message)
+
+        await self.mcp(scope, receive, remember)
 
 
 def create_app(served: ServedProjects, tokens: TokenStore, *, port: int, host: str = "127.0.0.1",
