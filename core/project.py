@@ -132,16 +132,21 @@ class Project:
         self.registry = registry or default_registry()
         self.layout = Layout(self.root)
         self.settings_error: SettingsError | None = None
+        #: Where Fusion's settings of this project live (:class:`core.settings_store.StoreInfo`), once read.
+        self.settings_store: Any = None
         self.settings = settings if settings is not None else self._load_settings()
         self.backend: MemoryBackend = resolve_memory_backend(self.settings, self.root, self.registry)
 
     # -- set-up ------------------------------------------------------------------------------------
     def _load_settings(self) -> ProjectSettings:
-        from core.settings import load_settings
+        from core.settings import read_settings
+        from core.settings_store import detect_store
 
         try:
             self.settings_error = None
-            return load_settings(self.root)
+            store = detect_store(self.root)
+            self.settings_store = store.info
+            return read_settings(self.root, store).settings
         except SettingsError as exc:
             from core.settings import ProjectSettings
 
@@ -490,16 +495,19 @@ class Project:
             raise bad(f"holds {name} (at character {i})")
 
     # -- settings ----------------------------------------------------------------------------------
-    def update_settings(self, patch: Mapping[str, Any]) -> Changes:
+    def update_settings(self, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> Changes:
         """Save a settings patch (``SettingsError`` on bad input, nothing changed) and re-resolve the backend.
 
-        Switching memory on creates the long-term file when it is missing (never fatal). The
-        extraction schedule is kept in step by :class:`core.store.ProjectStore`, which sits above.
+        Each key goes where it lives (:func:`core.settings.update_settings`; ``base``: the values the
+        change was made against, for the stale-write check). Switching memory on creates the long-term
+        file when it is missing (never fatal). The extraction schedule is kept in step by
+        :class:`core.store.ProjectStore`, which sits above.
         """
-        from core.settings import update_settings
+        from core.settings import update_settings_read
 
         before = self.settings
-        self.settings = update_settings(self.root, patch)
+        read = update_settings_read(self.root, patch, base=base)
+        self.settings, self.settings_store = read.settings, read.store
         self.settings_error = None
         changes = Changes(settings=True)
         if (self.settings.memory_backend, self.settings.memory_backend_config) != (
@@ -571,7 +579,9 @@ def _config_stamp(root: Path) -> str:
     except OSError:
         data = b""
     layered = "L" if (root / ".fusion" / "memory").is_dir() else "S"
-    return layered + fileio.sha256_hex(data)
+    from core.settings_store.stamp import local_stamp  # memdesk's own settings and Fusion's database too
+
+    return layered + fileio.sha256_hex(data) + local_stamp(root)
 
 
 def open_project(root: str | os.PathLike[str]) -> Project:
