@@ -21,6 +21,7 @@ from core.consolidation import store
 from core.consolidation.model import ConsolidationProposal
 from core.consolidation.stage import document_hunks, lost_for
 from core.diff import apply_hunks
+from core.errors import MemoryBackendError
 from core.proposals import ProposalError
 from core.textmerge import merge3
 
@@ -127,7 +128,10 @@ def apply_proposal(project: Project, proposal_id: str, numbers: list[int] | None
         try:
             for path, current, text in plan:
                 expected = fileio.content_hash(current) if current is not None else None
-                project.write(path, text, expected_hash=expected, source=source, author=author)
+                result = project.write(path, text, expected_hash=expected, source=source, author=author)
+                if getattr(result, "status", "written") != "written":  # the firewall held it for review
+                    raise MemoryBackendError(f"{path} was held for review by the memory firewall (inbox "
+                                             f"{getattr(result, 'inbox_id', None)}); nothing was applied", "CONFLICT")
                 written.append((path, current))
         except Exception:
             _undo(project, written, author)

@@ -91,6 +91,25 @@ def _token_kind(tok: str) -> FactKind | None:
     return None
 
 
+_KINDS: dict[str, tuple[str, FactKind] | None] = {}  # token -> fact; most tokens are words seen again and again
+_KINDS_MAX = 200_000
+
+
+def _token_fact(raw: str) -> tuple[str, FactKind] | None:
+    found = _KINDS.get(raw, False)
+    if found is not False:
+        return found  # type: ignore[return-value]
+    if raw.isalpha() and (raw.islower() or raw.istitle() or raw.isupper()):
+        found = None
+    else:
+        tok = raw.strip(".:-")
+        kind = _token_kind(tok) if len(tok) >= 2 and tok.casefold() not in _TRIVIAL else None
+        found = (tok, kind) if kind is not None else None
+    if len(_KINDS) < _KINDS_MAX:
+        _KINDS[raw] = found
+    return found
+
+
 def extract_facts(text: str) -> Iterator[Fact]:
     """Every distinctive fact of ``text`` with its line (a fact inside another, e.g. a path in code, too)."""
     starts = _line_starts(text)
@@ -100,37 +119,40 @@ def extract_facts(text: str) -> Iterator[Fact]:
             value = (m.group(1) or (m.group(2) if m.lastindex and m.lastindex > 1 else None) or "").strip()
             if len(value) >= 2:
                 yield Fact(value, kind, line_of(starts, m.start()) - 1)
-    kinds: dict[str, tuple[str, FactKind] | None] = {}  # most tokens are ordinary words, seen many times
     for m in _TOKEN_RE.finditer(text):
-        raw = m.group(0)
-        if raw in kinds:
-            found = kinds[raw]
-        elif raw.isalpha() and (raw.islower() or raw.istitle() or raw.isupper()):
-            found = kinds[raw] = None
-        else:
-            tok = raw.strip(".:-")
-            kind = _token_kind(tok) if len(tok) >= 2 and tok.casefold() not in _TRIVIAL else None
-            found = kinds[raw] = (tok, kind) if kind is not None else None
+        found = _token_fact(m.group(0))
         if found is not None:
             yield Fact(found[0], found[1], line_of(starts, m.start()) - 1)
 
 
 def fact_set(text: str) -> set[str]:
-    """The distinct facts of ``text``."""
-    return {f.text for f in extract_facts(text)}
+    """The distinct facts of ``text`` (no line numbers: the fast path for many small texts)."""
+    out: set[str] = set()
+    for _kind, pattern in _SPANS:
+        for m in pattern.finditer(text):
+            value = (m.group(1) or (m.group(2) if m.lastindex and m.lastindex > 1 else None) or "").strip()
+            if len(value) >= 2:
+                out.add(value)
+    for raw in _TOKEN_RE.findall(text):
+        found = _token_fact(raw)
+        if found is not None:
+            out.add(found[0])
+    return out
 
 
 def conservation_check(old: Mapping[str, str], new: Mapping[str, str],
                        accounted: Mapping[str, Iterable[tuple[int, int]]] | None = None,
                        entry_of: Mapping[str, Mapping[int, str]] | None = None,
-                       ignore_lines: frozenset[str] = frozenset()) -> list[LostFact]:
+                       ignore_lines: frozenset[str] = frozenset(), counts: dict[str, int] | None = None
+                       ) -> list[LostFact]:
     """The facts of the ``old`` documents (path → text) found in none of the ``new`` ones.
 
     ``new`` holds every document after the change (unchanged ones too, so a fact that moved from a
     daily note into DREAMS.md is found). ``accounted`` gives per path the old line ranges (0-based,
     end exclusive) of entries the ledger marks dropped or superseded: their facts are not counted as
     lost. Facts on a line equal to one of ``ignore_lines`` (Fusion's scaffold comments) are not memory.
-    Each lost fact is reported once, at its first line.
+    Each lost fact is reported once, at its first line. ``counts["total"]`` receives how many distinct
+    facts the changed old documents hold.
     """
     new_texts = list(new.values())
     known: set[str] = set()
@@ -139,6 +161,7 @@ def conservation_check(old: Mapping[str, str], new: Mapping[str, str],
     joined: str | None = None
     lost: list[LostFact] = []
     seen: set[str] = set()
+    total: set[str] = set()
     for path, text in old.items():
         if new.get(path) == text:
             continue  # unchanged: all its facts are still there
@@ -146,6 +169,7 @@ def conservation_check(old: Mapping[str, str], new: Mapping[str, str],
         range_starts = [r[0] for r in ranges]
         lines = text.split("\n")
         for fact in extract_facts(text):
+            total.add(fact.text)
             if fact.text in known or fact.text in seen:
                 continue
             k = bisect.bisect_right(range_starts, fact.line) - 1
@@ -162,4 +186,6 @@ def conservation_check(old: Mapping[str, str], new: Mapping[str, str],
             shown = (entry_of or {}).get(path, {}).get(fact.line) or lines[fact.line]
             lost.append(LostFact(fact.text, fact.kind, path, fact.line + 1, shown.strip()[:200]))
     lost.sort(key=lambda f: (f.path, f.line))
+    if counts is not None:
+        counts["total"] = len(total)
     return lost

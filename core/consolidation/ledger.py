@@ -8,6 +8,7 @@ anything else was ``removed`` and the reply gave no reason, so its facts count a
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -32,8 +33,12 @@ def changed_old_lines(before: str, after: str) -> set[int]:
 
 
 def match_ledger(before: Mapping[str, str | None], after: Mapping[str, str],
-                 explicit: Iterable[LedgerEntry] = ()) -> list[LedgerEntry]:
-    """The ledger of the change ``before`` → ``after`` (path → text), ``explicit`` fates taking precedence."""
+                 explicit: Iterable[LedgerEntry] = (), touched_lines: Mapping[str, set[int]] | None = None
+                 ) -> list[LedgerEntry]:
+    """The ledger of the change ``before`` → ``after`` (path → text), ``explicit`` fates taking precedence.
+
+    ``touched_lines`` gives per path the old lines the diff changes, when the caller has the diff already.
+    """
     given = {(e.path, e.line): e for e in explicit}
     new_exact: dict[str, tuple[str, Entry]] = {}
     new_entries: list[tuple[str, Entry, frozenset[str]]] = []
@@ -51,7 +56,9 @@ def match_ledger(before: Mapping[str, str | None], after: Mapping[str, str],
     for path, old in before.items():
         if not old or after.get(path) == old:
             continue
-        touched = changed_old_lines(old, after.get(path, ""))
+        touched = (touched_lines or {}).get(path)
+        if touched is None:
+            touched = changed_old_lines(old, after.get(path, ""))
         for entry in scan(old):
             if entry.structural or not touched.intersection(range(entry.start, entry.end)):
                 continue
@@ -77,7 +84,7 @@ def _fate(path: str, entry: Entry, new_exact: dict[str, tuple[str, Entry]],
             for k in hits:
                 counts[k] += 1
     best: tuple[float, int] | None = None
-    for k, _n in sorted(counts.items(), key=lambda kv: -kv[1])[:8]:
+    for k, _n in heapq.nlargest(8, counts.items(), key=lambda kv: kv[1]):
         share = len(words & new_entries[k][2]) / len(words) if words else 0.0
         if best is None or share > best[0]:
             best = (share, k)

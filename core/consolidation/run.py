@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from core.consolidation import fusion, offline
 from core.consolidation.model import ConsolidationProposal, LedgerEntry
 from core.consolidation.stage import stage
+from core.consolidation.store import list_consolidations
 from core.layout import AGENT_DIR, DAILY_RE, LAYERED_DIR
 from core.providers import OfflineProvider, Provider, ProviderError, ProviderRequest
 from core.providers.base import CancelCheck, ProgressCallback, never_cancelled, no_progress
@@ -117,13 +118,17 @@ def run_dream(project: Project, provider: Provider, *, agent: str | None = None,
     after: dict[str, str] = {}
     ledger: list[LedgerEntry] = []
     done: list[str] = []
+    staged = {path for p in list_consolidations(project.root) if p.kind == "dream" for path in p.paths}
     pending = []
     for rel in notes:
+        if rel in staged:
+            continue  # waits for review in an earlier proposal: dreaming it again would stage it twice
         text = _read(project, rel)
         if text is not None and DAILY_RE.match(rel.rsplit("/", 1)[-1]) and _has_body(text):
             pending.append((rel, text))
     if not pending:
-        return RunOutcome("nothing", f"no daily note to dream over in {base}/ (every note is processed or empty)")
+        return RunOutcome("nothing", f"no daily note to dream over in {base}/ (every note is processed, empty, "
+                          "or waits for review in a pending proposal)")
     is_offline = isinstance(provider, OfflineProvider)
     for k, (rel, text) in enumerate(pending):
         if cancel():

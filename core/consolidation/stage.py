@@ -7,7 +7,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from core.consolidation import store
-from core.consolidation.facts import LostFact, conservation_check, fact_set
+from core.consolidation.facts import LostFact, conservation_check
 from core.consolidation.fusion import scaffold_lines
 from core.consolidation.ledger import accounted_ranges, match_ledger
 from core.consolidation.model import Change, ConsolidationProposal, DocumentChange, LedgerEntry
@@ -33,10 +33,10 @@ def document_hunks(before: str, after: str) -> list[Hunk]:
 
 
 def lost_for(before: Mapping[str, str | None], after: Mapping[str, str],
-             ledger: Iterable[LedgerEntry]) -> list[LostFact]:
+             ledger: Iterable[LedgerEntry], counts: dict[str, int] | None = None) -> list[LostFact]:
     """The conservation check of ``before`` → ``after`` with the ledger's dropped and superseded entries."""
     old = {p: t or "" for p, t in before.items()}
-    return conservation_check(old, after, accounted_ranges(ledger), ignore_lines=scaffold_lines())
+    return conservation_check(old, after, accounted_ranges(ledger), ignore_lines=scaffold_lines(), counts=counts)
 
 
 def build_proposal(kind: str, provider: str, scope: str, before: Mapping[str, str | None], after: Mapping[str, str],
@@ -46,9 +46,12 @@ def build_proposal(kind: str, provider: str, scope: str, before: Mapping[str, st
     documents = tuple(DocumentChange(p, before.get(p), after[p]) for p in after if before.get(p) != after[p])
     changes: list[Change] = []
     change_bytes = 0
+    touched: dict[str, set[int]] = {}
     for doc in documents:
         old_lines, new_lines = split_lines(doc.before or ""), split_lines(doc.after)
+        touched[doc.path] = set()
         for hunk in document_hunks(doc.before or "", doc.after):
+            touched[doc.path].update(range(hunk.old_start, hunk.old_end))
             removed = tuple(old_lines[hunk.old_start:hunk.old_end])
             added = tuple(new_lines[hunk.new_start:hunk.new_end])
             change_bytes += sum(len(x.encode("utf-8")) + 1 for x in removed + added)
@@ -56,14 +59,12 @@ def build_proposal(kind: str, provider: str, scope: str, before: Mapping[str, st
                                   hunk.new_start, hunk.new_end, removed, added))
     touched_before = {d.path: d.before for d in documents}
     touched_after = {d.path: d.after for d in documents}
-    ledger = match_ledger(touched_before, touched_after, explicit or ())
-    lost = lost_for(touched_before, touched_after, ledger)
-    total: set[str] = set()
-    for doc in documents:
-        total |= fact_set(doc.before or "")
+    ledger = match_ledger(touched_before, touched_after, explicit or (), touched)
+    counts: dict[str, int] = {}
+    lost = lost_for(touched_before, touched_after, ledger, counts)
     return ConsolidationProposal(pid or store.new_id(now), kind, iso_timestamp(now), provider, scope, origin,  # type: ignore[arg-type]
                                  summary, documents, tuple(changes), tuple(ledger), tuple(lost),
-                                 change_bytes=change_bytes, facts_total=len(total))
+                                 change_bytes=change_bytes, facts_total=counts.get("total", 0))
 
 
 def stage(project: Project, kind: str, provider: str, scope: str, before: Mapping[str, str | None],

@@ -265,3 +265,14 @@ def test_parse_dream_reply_matches_fusions_extraction():
     reply = parse_dream_reply("intro\n## dreams\n\n  A\n\n## LONG_TERM_UPDATES\nB  \n")
     assert (reply.dreams, reply.long_term_updates) == ("A", "B")
     assert SEED_SCAFFOLD.startswith("# Project Memory")
+
+
+def test_notes_waiting_in_a_pending_proposal_are_not_staged_twice(layered):
+    project = Project(layered)
+    first = run_dream(project, OfflineProvider(), now=NOW)
+    assert first.status == "staged"
+    assert run_dream(project, OfflineProvider(), now=NOW).status == "nothing"
+    from core.consolidation import reject_proposal
+
+    reject_proposal(project, first.proposal.id)
+    assert run_dream(project, OfflineProvider(), now=NOW).status == "staged"  # rejected: free to dream again
