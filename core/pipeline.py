@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from core.errors import MemoryBackendError
 
 if TYPE_CHECKING:
+    from core.layout import Layout
     from core.project import Project
 
 log = logging.getLogger(__name__)
@@ -171,20 +172,57 @@ def writer_for(source: str, author: str | None) -> Writer:
 
 
 # -- stages -----------------------------------------------------------------------------------------
+def is_document(layout: Layout, rel: object) -> bool:
+    """Whether ``rel`` (from anywhere: a person, a client, a row, a notification) names a memory document."""
+    return isinstance(rel, str) and 0 < len(rel) <= 1024 and "\x00" not in rel and layout.is_document(rel)
+
+
+def check_document(layout: Layout, rel: object, backend_id: str = "file", *, state: bool = False) -> str:
+    """Stage "what" on a layout: ``rel`` when it is a memory document (or, with ``state``, a named state file).
+
+    Refused (:class:`WriteRefused`, one line naming the path) otherwise.
+    """
+    if is_document(layout, rel) or (state and rel in STATE_FILES):
+        return rel  # type: ignore[return-value]
+    raise WriteRefused(
+        f"{_shown(rel)} is not a memory document of this project (by its layout's rules) nor one of memdesk's state "
+        "files; memdesk writes nothing else, so nothing was written", backend_id)
+
+
+def is_memory_path(rel: object) -> bool:
+    """Whether ``rel`` is a memory document of either layout (for data shared between hosts whose layouts differ)."""
+    from core.layout import ARCHIVE, LAYERED_DIR, SEED_INSIGHTS, SEED_MEMORY, Layout
+
+    if not isinstance(rel, str) or not 0 < len(rel) <= 1024 or "\x00" in rel:
+        return False
+    return rel in {SEED_MEMORY, SEED_INSIGHTS, ARCHIVE, f"{LAYERED_DIR}/memory-insights.md"} or \
+        Layout.is_layered_memory(rel)
+
+
+def check_memory_path(rel: object, backend_id: str = "file") -> str:
+    """Stage "what" for a row or a notification of a shared database: a memory document of either layout.
+
+    Refused (:class:`WriteRefused`, one line naming the path) otherwise: ``.env``, ``src/evil.py``,
+    ``.fusion/config.json`` or memdesk's own state are never read, imported, mirrored or written.
+    """
+    if is_memory_path(rel):
+        return rel  # type: ignore[return-value]
+    raise WriteRefused(f"{_shown(rel)} is not a memory document (by either layout's rules); memdesk reads and "
+                       "writes nothing else there, so nothing was written", backend_id)
+
+
+def _shown(rel: object) -> str:
+    shown = rel if isinstance(rel, str) and rel.isprintable() else repr(rel)
+    return shown if len(shown) <= 200 else shown[:200] + "..."
+
+
 def check_what(project: Project, rel: str, *, state: bool = False) -> None:
     """Stage "what": refuse (``WriteRefused``) a path that is not a memory document of the project.
 
     ``state=True`` (memdesk's own writers only) also admits the named :data:`STATE_FILES`; a path
     from a person, a client, a row or a notification never names one.
     """
-    if not isinstance(rel, str) or not rel or "\x00" in rel:
-        raise WriteRefused(f"{rel!r} is not a memory document of this project; nothing was written",
-                           project.backend.id)
-    if project.layout.is_document(rel) or (state and rel in STATE_FILES):
-        return
-    raise WriteRefused(
-        f"{rel} is not a memory document of this project (by its layout's rules) nor one of memdesk's state files; "
-        "memdesk writes nothing else, so nothing was written", project.backend.id)
+    check_document(project.layout, rel, project.backend.id, state=state)
 
 
 def check_where(project: Project, rel: str) -> None:

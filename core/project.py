@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 AppendStatus = Literal["written", "held", "skipped_empty", "skipped_duplicate"]
 AppendLayer = Literal["long-term", "daily"]
 _MAX_VERSION_ID = 2**63 - 1  # history ids are 64-bit in SQLite and PostgreSQL
+#: Longest search query, in characters (a query is words to look for, not a document).
+MAX_QUERY = 4096
+_BAD_QUERY_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -128,16 +132,21 @@ class Project:
         self.registry = registry or default_registry()
         self.layout = Layout(self.root)
         self.settings_error: SettingsError | None = None
+        #: Where Fusion's settings of this project live (:class:`core.settings_store.StoreInfo`), once read.
+        self.settings_store: Any = None
         self.settings = settings if settings is not None else self._load_settings()
         self.backend: MemoryBackend = resolve_memory_backend(self.settings, self.root, self.registry)
 
     # -- set-up ------------------------------------------------------------------------------------
     def _load_settings(self) -> ProjectSettings:
-        from core.settings import load_settings
+        from core.settings import read_settings
+        from core.settings_store import detect_store
 
         try:
             self.settings_error = None
-            return load_settings(self.root)
+            store = detect_store(self.root)
+            self.settings_store = store.info
+            return read_settings(self.root, store).settings
         except SettingsError as exc:
             from core.settings import ProjectSettings
 
@@ -453,7 +462,12 @@ class Project:
 
     def search(self, query: str, options: MemorySearchOptions | None = None, *, derived_ok: bool = True
                ) -> list[MemorySearchResult]:
-        """Search the backend; without its own search, memdesk's derived index when ``derived_ok``."""
+        """Search the backend; without its own search, memdesk's derived index when ``derived_ok``.
+
+        A query that cannot be one (not text, a NUL or another control character, a lone surrogate,
+        over :data:`MAX_QUERY` characters) is ``INVALID_CONFIG`` (a 400 over HTTP) naming the problem.
+        """
+        self._check_query(query)
         if self.can_search():
             return self.backend.search(query, options)
         if not derived_ok:
@@ -463,17 +477,37 @@ class Project:
 
         return derived_search(self.root, query, options)
 
+    def _check_query(self, query: object) -> None:
+        def bad(why: str) -> MemoryBackendError:
+            return MemoryBackendError(f"the search query {why}; nothing was searched", "INVALID_CONFIG",
+                                      self.backend.id)
+
+        if not isinstance(query, str):
+            raise bad(f"must be text, not {type(query).__name__}")
+        if len(query) > MAX_QUERY:
+            raise bad(f"is {len(query):,} characters long; the limit is {MAX_QUERY:,}")
+        found = _BAD_QUERY_CHAR.search(query)  # one character class: linear, never backtracks
+        if found is not None:
+            i, code = found.start(), ord(found.group())
+            if 0xD800 <= code <= 0xDFFF:
+                raise bad(f"holds a lone surrogate U+{code:04X} (at character {i}), which is not valid text")
+            name = "a NUL character" if code == 0 else f"the control character U+{code:04X}"
+            raise bad(f"holds {name} (at character {i})")
+
     # -- settings ----------------------------------------------------------------------------------
-    def update_settings(self, patch: Mapping[str, Any]) -> Changes:
+    def update_settings(self, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> Changes:
         """Save a settings patch (``SettingsError`` on bad input, nothing changed) and re-resolve the backend.
 
-        Switching memory on creates the long-term file when it is missing (never fatal). The
-        extraction schedule is kept in step by :class:`core.store.ProjectStore`, which sits above.
+        Each key goes where it lives (:func:`core.settings.update_settings`; ``base``: the values the
+        change was made against, for the stale-write check). Switching memory on creates the long-term
+        file when it is missing (never fatal). The extraction schedule is kept in step by
+        :class:`core.store.ProjectStore`, which sits above.
         """
-        from core.settings import update_settings
+        from core.settings import update_settings_read
 
         before = self.settings
-        self.settings = update_settings(self.root, patch)
+        read = update_settings_read(self.root, patch, base=base)
+        self.settings, self.settings_store = read.settings, read.store
         self.settings_error = None
         changes = Changes(settings=True)
         if (self.settings.memory_backend, self.settings.memory_backend_config) != (
@@ -545,7 +579,9 @@ def _config_stamp(root: Path) -> str:
     except OSError:
         data = b""
     layered = "L" if (root / ".fusion" / "memory").is_dir() else "S"
-    return layered + fileio.sha256_hex(data)
+    from core.settings_store.stamp import local_stamp  # memdesk's own settings and Fusion's database too
+
+    return layered + fileio.sha256_hex(data) + local_stamp(root)
 
 
 def open_project(root: str | os.PathLike[str]) -> Project:

@@ -11,15 +11,26 @@ from pathlib import Path
 from typing import Any
 
 
-def lazy_screen(root: Path | str) -> Any:
+class LazyScreen:
     """The project's firewall screen, built on the first write (a project that only reads never loads the rules)."""
-    screen: list[Any] = []
 
-    def call(request: Any) -> Any:
-        if not screen:
+    def __init__(self, root: Path | str) -> None:
+        self.root = Path(root)
+        self._firewall: Any = None
+
+    @property
+    def firewall(self) -> Any:
+        """The :class:`~core.firewall.screen.FirewallScreen` (built now if it was not yet)."""
+        if self._firewall is None:
             from core.firewall.screen import FirewallScreen
 
-            screen.append(FirewallScreen(root))
-        return screen[0](request)
+            self._firewall = FirewallScreen(self.root)
+        return self._firewall
 
-    return call
+    def __call__(self, request: Any) -> Any:
+        return self.firewall(request)
+
+
+def lazy_screen(root: Path | str) -> LazyScreen:
+    """The screen :class:`~core.project.Project` installs: the firewall, loaded on the first write."""
+    return LazyScreen(root)

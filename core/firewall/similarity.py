@@ -29,6 +29,8 @@ NEAR_DUPLICATE_THRESHOLD = 0.9
 #: Jaccard at which a pair is close enough to be about the same subject (then checked for a contradiction).
 SAME_SUBJECT_THRESHOLD = 0.5
 MIN_TOKENS = 4
+#: Postings longer than this are not walked when looking for contradiction candidates (see ``candidates``).
+COMMON_POSTINGS = 48
 MAX_ENTRY_TOKENS = 400
 _NEGATIONS = frozenset({"not", "never", "no", "dont", "don't", "doesnt", "isnt", "avoid", "without", "stop",
                         "cannot", "cant", "shouldnt", "mustnt", "wont", "instead", "disable", "disabled"})
@@ -112,6 +114,10 @@ class EntryIndex:
     entries: list[_Indexed] = field(default_factory=list)
     postings: dict[str, list[int]] = field(default_factory=dict)
     exact: dict[str, int] = field(default_factory=dict)
+    newlines: int = 0  # newlines in ``text``, kept so an extension counts only its own
+    #: Whether each entry is the first with its normalised text: later copies are never compared again
+    #: (a memory that repeats an entry nine times costs one comparison, and the first copy is named).
+    canonical: list[bool] = field(default_factory=list)
 
     @classmethod
     def build(cls, text: str) -> EntryIndex:
@@ -119,18 +125,39 @@ class EntryIndex:
         index = cls()
         index._add_text(text, 1, 0)
         index.text = text
+        index.newlines = text.count("\n")
         return index
 
     def updated(self, text: str) -> EntryIndex:
         """This index for ``text``: extended in place when ``text`` only adds to the end, else rebuilt."""
         if text is self.text or text == self.text:
             return self
-        if len(text) > len(self.text) and text.startswith(self.text) and self.text.endswith("\n"):
-            tail = text[len(self.text):]
-            self._add_text(tail, self.text.count("\n") + 1, len(self.text))
+        if len(text) > len(self.text) and text.startswith(self.text):
+            # The last entry may go on in the new text (seed appends add "\n\n<!-- date -->\n" after a
+            # file that ends without a newline): index again from its start, everything before stays.
+            start, first_line = len(self.text), self.newlines + 1
+            if self.entries and (self.entries[-1].entry.end >= len(self.text) - 1 or not self.text.endswith("\n\n")):
+                last = self._drop_last()
+                start, first_line = last.start, last.line
+            self._add_text(text[start:], first_line, start)
+            self.newlines += text.count("\n", len(self.text))
             self.text = text
             return self
         return EntryIndex.build(text)
+
+    def _drop_last(self) -> Entry:
+        item = self.entries.pop()
+        self.canonical.pop()
+        ident = len(self.entries)
+        for token in item.bag:
+            ids = self.postings[token]
+            if ids and ids[-1] == ident:
+                ids.pop()
+            if not ids:
+                del self.postings[token]
+        if self.exact.get(item.norm) == ident:
+            del self.exact[item.norm]
+        return item.entry
 
     def _add_text(self, text: str, first_line: int, base: int) -> None:
         for entry in split_entries(text, first_line, base):
@@ -142,6 +169,7 @@ class EntryIndex:
         item = _Indexed(entry, " ".join(seq), seq, frozenset(seq))
         ident = len(self.entries)
         self.entries.append(item)
+        self.canonical.append(item.norm not in self.exact)
         self.exact.setdefault(item.norm, ident)
         for token in item.bag:
             self.postings.setdefault(token, []).append(ident)
@@ -152,12 +180,19 @@ class EntryIndex:
         if not n:
             return {}
         need = n - math.ceil(threshold * n) + 1
+        need_duplicate = n - math.ceil(NEAR_DUPLICATE_THRESHOLD * n) + 1
         rare = sorted(bag, key=lambda t: len(self.postings.get(t, ())))[:need]
         shared: dict[int, int] = {}
-        for token in rare:
+        for k, token in enumerate(rare):
             deadline.check("near-duplicate")
-            for ident in self.postings.get(token, ()):
-                if ident not in shared:
+            ids = self.postings.get(token, ())
+            # Every near-duplicate is found through the first ``need_duplicate`` tokens. Beyond them (the
+            # wider net for contradictions), a token in more than COMMON_POSTINGS entries ("plugin",
+            # "test") says little about the subject and its postings are skipped: the walk stays short.
+            if k >= need_duplicate and len(ids) > COMMON_POSTINGS:
+                continue
+            for ident in ids:
+                if ident not in shared and self.canonical[ident]:
                     shared[ident] = len(bag & self.entries[ident].bag)
         return shared
 
