@@ -67,8 +67,12 @@ class ConsolidationView(QWidget):
         self.provider = QComboBox(self)
         self.provider.setEditable(True)
         self.provider.addItem("offline")
+        for combo, chars in ((self.picker, 24), (self.scope, 10), (self.provider, 8)):  # the view fits 800 px
+            combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+            combo.setMinimumContentsLength(chars)
         self.dream_button = QPushButton("Dream now", self)
-        self.compact_button = QPushButton("Compact long-term memory", self)
+        self.compact_button = QPushButton("Compact", self)
+        self.compact_button.setToolTip("Compact the long-term memory (MEMORY.md, or memory.md in the seed layout)")
         self.progress = QProgressBar(self)
         self.progress_label = QLabel(self)
         self.cancel_button = QPushButton("Cancel", self)
@@ -78,7 +82,8 @@ class ConsolidationView(QWidget):
         self.diff = SideBySideDiff("Before", "After", self)
         self.facts = LostFactsPanel(self)
         self.ledger = LedgerPanel(self)
-        self.allow_loss = QCheckBox("Apply even though facts would be lost", self)
+        self.allow_loss = QCheckBox("Apply anyway", self)
+        self.allow_loss.setToolTip("Apply even though facts would be lost (read them first)")
         self.outcome = QLabel(self)
         self.outcome.setWordWrap(True)
         self.reject_button = QPushButton("Reject proposal", self)
@@ -87,15 +92,17 @@ class ConsolidationView(QWidget):
         view_action(self, "Apply consolidation", "Ctrl+Return", self.apply)
         view_action(self, "Reject consolidation", "Ctrl+Shift+R", self.reject)
 
+        picking = QHBoxLayout()
+        picking.addWidget(QLabel("Proposal:", self))
+        picking.addWidget(self.picker, 1)
         runs = QHBoxLayout()
-        runs.addWidget(QLabel("Proposal:", self))
-        runs.addWidget(self.picker, 2)
         runs.addWidget(QLabel("Run for:", self))
         runs.addWidget(self.scope)
         runs.addWidget(QLabel("Provider:", self))
         runs.addWidget(self.provider)
         runs.addWidget(self.dream_button)
         runs.addWidget(self.compact_button)
+        runs.addStretch(1)
         busy = QHBoxLayout()
         busy.addWidget(self.progress, 1)
         busy.addWidget(self.progress_label, 2)
@@ -110,6 +117,8 @@ class ConsolidationView(QWidget):
         self.splitter.setStretchFactor(1, 3)
         self.splitter.setStretchFactor(2, 2)
         self.splitter.setSizes([260, 620, 480])
+        for pane in (self.changes, self.diff, side):
+            pane.setMinimumWidth(120)
         actions = QHBoxLayout()
         actions.addWidget(self.outcome, 1)
         actions.addWidget(self.allow_loss)
@@ -117,6 +126,7 @@ class ConsolidationView(QWidget):
         actions.addWidget(self.apply_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
+        layout.addLayout(picking)
         layout.addLayout(runs)
         layout.addLayout(busy)
         layout.addWidget(self.summary)
@@ -228,7 +238,7 @@ class ConsolidationView(QWidget):
         if not accepted:
             return "No change is accepted."
         if lost and not self.allow_loss.isChecked():
-            return f"{len(lost)} facts would be lost: tick “Apply even though facts would be lost” after reading them."
+            return f"{len(lost)} facts would be lost: tick “Apply anyway” after reading them."
         return None
 
     # -- decisions -----------------------------------------------------------------------------------
