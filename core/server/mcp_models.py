@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -62,8 +62,10 @@ class EditResult(BaseModel):
     path: str
     hash: str = Field(description="The document's new hash (pass it as expectedHash to change it again).")
     changed: bool
+    inboxId: str | None = Field(None, description="held: the inbox entry the operator reviews.")
     removed: str | None = Field(None, description="memory_remove_entry: the text removed (kept in history).")
     warnings: list[str] = Field(default_factory=list)
+    flags: list[dict[str, Any]] = Field(default_factory=list, description="{rule, kind, line, span, message}")
 
 
 class Change(BaseModel):

@@ -34,6 +34,7 @@ from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.fileio import content_hash
 from core.project import Project
 from core.server import editing, models, service
+from core.server.access import FULL, Access, ScopeError
 from core.server.changes import document_history, parse_since, recent_changes
 from core.server.guard import bearer
 from core.server.mcp_models import (
@@ -107,11 +108,14 @@ class McpServer(MCPServer):
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             cause = exc.__cause__
-            known = (Refusal, ValidationError, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError)
+            known = (Refusal, ValidationError, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError,
+                 ScopeError)
             if isinstance(exc, UnexpectedToolError) and not isinstance(cause, known):
                 raise  # a crash: the SDK logs it and tells the client only the tool's name
             if isinstance(cause, Refusal):
                 refusal = refusal_of(cause, self.roots())
+            elif isinstance(cause, ScopeError):
+                refusal = Refusal("SCOPE", str(cause))
             elif isinstance(cause, ValidationError):
                 refusal = validation_refusal(name, cause)
             elif isinstance(cause, MemoryBackendError | PathOutsideRootError | ProjectNotServed | SettingsError):
@@ -173,13 +177,30 @@ def _split_uri(uri: str) -> tuple[str, str]:
     return key, rel
 
 
-def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None) -> McpServer:
-    """The MCP server over ``served``; ``tokens`` names the HTTP callers (``None`` over stdio)."""
+def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None, access: Access = FULL
+                     ) -> McpServer:
+    """The MCP server over ``served``; ``tokens`` names the HTTP callers and gives their scopes (``None`` over
+    stdio, where ``access`` is the scope ``memdesk mcp`` was started with)."""
     mcp = McpServer(served, name="memdesk", title="memdesk", instructions=INSTRUCTIONS, version=server_version(),
                     log_level="WARNING", website_url="https://github.com/runfusion/fusion")
 
-    def project_of(selector: str | None) -> Project:
-        return served.get(selector)
+    def caller(ctx: Context | None) -> Access:
+        if tokens is None or ctx is None or ctx.request_context is None or ctx.headers is None:
+            return access
+        info = tokens.lookup(bearer(ctx.headers.get("authorization")))
+        return info.access if info is not None else Access("unknown", "read", projects=("\0",))
+
+    def project_of(selector: str | None, ctx: Context | None = None, need: str = "read",
+                   path: str | None = None, *, doc: bool = False) -> tuple[Project, str | None]:
+        """The project (checked against the caller's scope) and, with ``doc``, the document ``path`` resolved
+        and checked for ``need``."""
+        found = served.find(selector)
+        who = caller(ctx)
+        who.check_project(found.key, found.root)
+        p = served.get(selector)
+        rel = resolve(p, path) if doc else None
+        who.check(need, found.key, found.root, rel)
+        return p, rel
 
     def author(ctx: Context) -> str:
         params = ctx.session.client_params if ctx.request_context is not None else None
@@ -206,23 +227,27 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
               description="List the projects this server serves, with their layout, backend, whether they can "
                           "be written and what this caller may do there. Pass a project's key as the project "
                           "argument of the other tools.")
-    def memory_projects() -> ProjectsResult:
+    def memory_projects(ctx: Context) -> ProjectsResult:
         out = []
+        who = caller(ctx)
         for s in served.served:
+            if not who.sees_project(s.key, s.root):
+                continue
             p = served.get(s.key)
             reason = p.writable()
             out.append(ProjectInfo(key=s.key, layout="layered" if p.layout.layered else "seed",
                                    memoryPath=p.memory_path, backend=p.backend.id, writable=reason is None,
-                                   readOnlyReason=reason, documents=len(p.documents()), access="write"))
+                                   readOnlyReason=reason, documents=len(p.documents()), access=who.describe()))
         return ProjectsResult(projects=out)
 
     @mcp.tool(annotations=_hints(**READ, title="List memory documents"),
               description="List the project's memory documents (long-term memory, daily notes, dreams, "
                           "each agent's files, insights) with layer, size and last change. Start here to "
                           "find a document's path for memory_get.")
-    def memory_files(project: ProjectArg = None) -> FilesResult:
-        p = project_of(project)
-        return FilesResult(project=served.key_of(p), files=service.files(p).files)
+    def memory_files(ctx: Context, project: ProjectArg = None) -> FilesResult:
+        p, _ = project_of(project, ctx)
+        who = caller(ctx)
+        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path)])
 
     @mcp.tool(annotations=_hints(**READ, title="Read a memory document"),
               description=f"Read a window of a memory document: {DEFAULT_LINES} lines from startLine by default, "
@@ -232,14 +257,14 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
                           "memory. The hash is the whole document's (memory_write, memory_edit and "
                           "memory_remove_entry need it).")
     def memory_get(
+        ctx: Context,
         path: Annotated[str | None, Field(description="Document path; default: the long-term memory.")] = None,
         startLine: Annotated[int, Field(ge=1, description="First line, 1-based.")] = 1,
         lineCount: Annotated[int | None, Field(ge=1, le=MAX_LINES, description=f"How many lines (default "
                                                f"{DEFAULT_LINES}, at most {MAX_LINES}).")] = None,
         project: ProjectArg = None,
     ) -> GetResult:
-        p = project_of(project)
-        resolve(p, path)
+        p, _ = project_of(project, ctx, "read", path, doc=True)
         w = service.file_window(p, path, startLine, lineCount or DEFAULT_LINES)
         return GetResult(path=w.path, content=w.content, startLine=w.start_line, endLine=w.end_line,
                          totalLines=w.total_lines, nextStartLine=w.end_line + 1 if w.end_line < w.total_lines
@@ -251,37 +276,44 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
                           "when a local model is installed) or hybrid.")
     def memory_search(
         query: Annotated[str, Field(min_length=1, description="What to look for.")],
+        ctx: Context,
         mode: Annotated[Literal["keyword", "semantic", "hybrid"], Field(description="Search mode.")] = "keyword",
         limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 5,
         project: ProjectArg = None,
     ) -> models.SearchResponse:
-        return service.search(project_of(project), query, limit=limit, mode=mode, derived=True)
+        p, _ = project_of(project, ctx)
+        found = service.search(p, query, limit=limit, mode=mode, derived=True)
+        found.results = [h for h in found.results if caller(ctx).can("read", h.path)]
+        return found
 
     @mcp.tool(annotations=_hints(**READ, title="Recent changes"),
               description="What changed in the project's memory since a time, newest first: each append (with "
                           "its text) and each replacement of a document, with who made it. since: ISO 8601 "
                           "(2026-12-01T09:00:00Z) or a span back from now (30m, 24h, 7d); default 24h.")
     def memory_recent(
+        ctx: Context,
         since: Annotated[str | None, Field(description="ISO 8601 time or 30m / 24h / 7d.")] = None,
         path: Annotated[str | None, Field(description="Only this document.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most changes to return.")] = 50,
         project: ProjectArg = None,
     ) -> RecentResult:
-        p = project_of(project)
-        rel = resolve(p, path) if path else None
-        return recent_changes(p, parse_since(since), path=rel, limit=limit)
+        p, rel = project_of(project, ctx, "read", path, doc=path is not None)
+        who = caller(ctx)
+        return recent_changes(p, parse_since(since), path=rel, limit=limit, allowed=lambda r: who.can("read", r))
 
     @mcp.tool(annotations=_hints(**READ, title="Versions of a document"),
               description="The stored versions of a memory document, newest first: each is the text as it was "
                           "before a change (a save, a write, an edit, a removed entry, a restore), with when, "
                           "why and by whom, and its hash. memdesk keeps them; the operator can restore any.")
     def memory_history(
+        ctx: Context,
         path: Annotated[str | None, Field(description="Document path; default: the long-term memory.")] = None,
         limit: Annotated[int, Field(ge=1, le=200, description="Most versions to return.")] = 50,
         project: ProjectArg = None,
     ) -> HistoryResult:
-        p = project_of(project)
-        return document_history(p, resolve(p, path), limit=limit)
+        p, rel = project_of(project, ctx, "read", path, doc=True)
+        assert rel is not None
+        return document_history(p, rel, limit=limit)
 
     # -- writing ---------------------------------------------------------------------------------
     @mcp.tool(annotations=_hints(read_only=False, destructive=False, title="Append a memory entry"),
@@ -301,7 +333,9 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     ) -> models.AppendResponse:
         if not content.strip():
             raise Refusal("EMPTY_ENTRY", "the entry is empty (only white space); nothing was written")
-        p = project_of(project)
+        p, _ = project_of(project, ctx, "append")
+        target = p.append_target(layer=layer, agent=agent)
+        caller(ctx).check("append", served.key_of(p), p.root, target)
         result = service.append(p, content, layer=layer, agent=agent, author=author(ctx), source="mcp-append")
         result.message = mcp_scrub(result.message)
         await changed()
@@ -324,8 +358,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         ctx: Context,
         project: ProjectArg = None,
     ) -> models.WriteResponse:
-        p = project_of(project)
-        resolve(p, path)
+        p, _ = project_of(project, ctx, "write", path, doc=True)
         result = service.write_file(p, path, content, expected_hash=expectedHash, author=author(ctx),
                                     source="mcp-write")
         await changed()
@@ -335,8 +368,9 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
                       removed: str | None = None) -> EditResult:
         result = service.write_file(p, rel, new_text, expected_hash=expected, author=author(ctx), source=source)
         await changed()
-        return EditResult(status="written", path=result.path, hash=result.hash or content_hash(new_text),
-                          changed=result.changed, removed=removed, warnings=result.warnings)
+        return EditResult(status=result.status, inboxId=result.inbox_id, path=result.path,
+                          hash=result.hash or content_hash(new_text), changed=result.changed, removed=removed,
+                          warnings=result.warnings, flags=result.flags)
 
     def current(p: Project, rel: str, expected: str) -> str:
         text = p.read(rel)
@@ -366,8 +400,8 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         if (oldText is None) == (section is None):
             raise Refusal("INVALID_ARGUMENT", "give exactly one of oldText and section; nothing was written",
                           next="memory_edit with oldText or section")
-        p = project_of(project)
-        rel = resolve(p, path)
+        p, rel = project_of(project, ctx, "write", path, doc=True)
+        assert rel is not None
         text = current(p, rel, expectedHash)
         new = editing.replace_span(text, oldText, newText) if oldText is not None else \
             editing.replace_section(text, section or "", newText)
@@ -386,18 +420,21 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         line: Annotated[int | None, Field(ge=1, description="A 1-based line of the entry.")] = None,
         project: ProjectArg = None,
     ) -> EditResult:
-        p = project_of(project)
-        rel = resolve(p, path)
+        p, rel = project_of(project, ctx, "write", path, doc=True)
+        assert rel is not None
         doc = current(p, rel, expectedHash)
         new, removed = editing.remove_entry(doc, entry=text, line=line)
         return await rewrite(p, rel, expectedHash, new, ctx, "remove-entry", removed=removed)
 
     @mcp.resource("memdesk://{project}/{+path}", name="memory-document", mime_type="text/markdown",
                   description="A memory document of a served project, whole. Subscribe to be told when it changes.")
-    def document(project: str, path: str) -> str:
+    def document(project: str, path: str, ctx: Context) -> str:
         try:
-            return service.read_file(served.get(project), path).content
-        except (MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError) as exc:
+            p, _ = project_of(project, ctx, "read", path, doc=True)
+            return service.read_file(p, path).content
+        except ScopeError as exc:
+            raise ResourceError(Refusal("SCOPE", str(exc)).text) from exc
+        except (Refusal, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError) as exc:
             raise ResourceError(refusal_of(exc, mcp.roots()).text) from exc
 
     return mcp

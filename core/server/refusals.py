@@ -115,6 +115,9 @@ def refusal_of(exc: BaseException, roots: Iterable[tuple[str, Any]] = ()) -> Ref
     if isinstance(exc, Refusal):
         exc.reason = scrub(exc.reason, roots)
         return exc
+    if isinstance(exc, MemoryBackendError) and getattr(exc, "status", None) == "refused":  # the write screen
+        flags = [f.to_json() for f in getattr(exc, "flags", ())]
+        return Refusal("REFUSED", scrub(exc.message, roots), extra={"flags": flags} if flags else None)
     if isinstance(exc, MemoryBackendError):
         code = _CODE_MAP.get(exc.code, exc.code)
         extra = None
