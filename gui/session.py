@@ -11,7 +11,7 @@ and prune views both follow. Opening a project creates nothing on disk.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,9 @@ class ProjectSession(QObject):
         self.last_write: Any = None
         #: The stored proposal under review (insights to accept, a prune to apply), if any.
         self.proposal: Proposal | None = None
+        #: Asked before a settings change switches the backend (the window lists unsaved documents);
+        #: False keeps the backend and raises :class:`SettingsError`.
+        self.confirm_backend_switch: Callable[[], bool] = lambda: True
 
     # -- the project ---------------------------------------------------------------------------
     @property
@@ -195,6 +198,8 @@ class ProjectSession(QObject):
     def update_settings(self, patch: Mapping[str, Any]) -> ProjectSettings:
         """Persist a settings patch (raises :class:`SettingsError`), re-resolving the backend if needed."""
         before = self.backend
+        if _switches_backend(self.settings, patch) and not self.confirm_backend_switch():
+            raise SettingsError("Not switched: the unsaved edits are kept (cancelled).", "memoryBackend")
         self.store.update_settings(patch)  # the project's settings, backend and memory, and the schedule
         self.settingsChanged.emit(self.settings)
         if self.backend is not before:
@@ -255,3 +260,11 @@ class ProjectSession(QObject):
     def close(self) -> None:
         """Shut the backend down."""
         self.project.close()
+
+
+def _switches_backend(settings: ProjectSettings, patch: Mapping[str, Any]) -> bool:
+    """Whether ``patch`` changes the backend or its config."""
+    if "memoryBackend" in patch and patch["memoryBackend"] != settings.memory_backend:
+        return True
+    return "memoryBackendConfig" in patch and dict(patch["memoryBackendConfig"] or {}) != dict(
+        settings.memory_backend_config or {})
