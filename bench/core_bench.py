@@ -1,8 +1,9 @@
 """Core figures, each beside its floor measured in the same run: ``python -m bench core``.
 
-* appends to a 1 MiB working memory with the DEFAULT line budget (so archive rotation is reached),
-  different text each time, in process and as one ``memdesk append`` process; floors: ``O_APPEND``
-  + ``fsync`` of the same bytes, and a bare ``python -c pass``;
+* appends (issue 19) to the real memory repeated to 100 KB and to 1 MB (undated: over the default line
+  budget with nothing to move) and to dated memories of the same sizes, in process, and as one
+  ``memdesk append`` process; floors: ``O_APPEND`` + ``fsync`` of the same bytes, and a bare
+  ``python -c pass``. The ratio to the floor must not grow with the file;
 * atomic 1 MiB saves of different text each time (history included); floor: temp file + fsync +
   rename + folder fsync of the same bytes, timed in turn with the saves;
 * how much the history grew over those appends and saves, and how long restoring a 1 MiB version
@@ -39,10 +40,11 @@ def sentences() -> list[str]:
     return [line.strip("- ").strip() for line in REAL.read_text(encoding="utf-8").splitlines() if len(line) > 60]
 
 
-def one_mib_memory(rng: random.Random, pool: list[str], limit: int = 1_000_000, per_entry: int = 6) -> str:
-    """The real memory, then dated entries (seed 002's format) of ``per_entry`` sentences up to ``limit``
-    bytes: the shape agents leave."""
-    text = REAL.read_text(encoding="utf-8")
+def one_mib_memory(rng: random.Random, pool: list[str], limit: int = 1_000_000, per_entry: int = 6,
+                   head: str | None = None) -> str:
+    """The real memory (or ``head``), then dated entries (seed 002's format) of ``per_entry`` sentences up
+    to ``limit`` bytes: the shape agents leave."""
+    text = REAL.read_text(encoding="utf-8") if head is None else head
     parts, size, day = [text], len(text.encode("utf-8")), 0
     while True:
         entry = f"\n\n<!-- 2026-{1 + day // 28 % 12:02d}-{1 + day % 28:02d} -->\n" + " ".join(
@@ -107,15 +109,26 @@ def line(name: str, value: float, unit: str, floor: float | None = None, floor_n
     print(text)
 
 
-def bench_appends(root: Path, rng: random.Random, pool: list[str]) -> None:
-    text = one_mib_memory(rng, pool)
+def real_repeated(size: int) -> str:
+    """The real agent memory repeated and cut at a line end to at most ``size`` bytes: undated, so no entry
+    can move, and (at 1 MB) far over the default line budget: the shape issue 19 measured."""
+    data = REAL.read_bytes()
+    data = (data * (size // len(data) + 1))[:size]
+    return data[:data.rindex(b"\n") + 1].decode("utf-8")
+
+
+def append_run(tmp: Path, name: str, text: str, rng: random.Random, pool: list[str], runs: int = APPENDS
+               ) -> tuple[float, float]:
+    """``runs`` in-process appends to a project holding ``text``, each beside an ``O_APPEND`` + ``fsync`` of
+    the same bytes to a copy of the same size, in turn. Returns the medians (append, floor)."""
+    root = tmp / name
+    (root / ".fusion").mkdir(parents=True)
     fileio.atomic_write_bytes(root / REL, text.encode("utf-8"))
-    print(f"appends: {APPENDS} to a {len(text.encode()) / 1_048_576:.2f} MiB memory of {text.count(chr(10)) + 1:,} "
-          f"lines, default line budget {DEFAULT_MAX_LINES}")
     floor_file = root / "floor-append.md"
     floor_file.write_bytes(text.encode("utf-8"))
     times, floors, archived = [], [], 0
-    for i in range(APPENDS):
+    history_before = history_bytes(root)
+    for i in range(runs):
         entry = f"bench entry {i}: " + " ".join(rng.choice(pool) for _ in range(2))
         start = time.perf_counter()
         result = append_memory_entry(root, entry)
@@ -123,27 +136,45 @@ def bench_appends(root: Path, rng: random.Random, pool: list[str]) -> None:
         assert result.status == "written", result
         archived += result.archived_entries
         floors.append(ms(lambda e=entry: append_floor(floor_file, f"\n\n<!-- 2026-12-01 -->\n{e}".encode())))
-    f_med, f_p95 = statistics.median(floors), pct(floors, 0.95)
-    line("append in process, median", statistics.median(times), "ms", f_med, "O_APPEND+fsync")
-    line("append in process, p95", pct(times, 0.95), "ms", f_p95, "O_APPEND+fsync")
-    print(f"  median of the append/floor ratios pair by pair: "
-          f"{statistics.median(t / f for t, f in zip(times, floors, strict=True)):.1f}x")
-    line("append in process, slowest (a rotation)", max(times), "ms", max(floors), "O_APPEND+fsync")
-    print(f"  {APPENDS / (sum(times) / 1000):.0f} appends/s; {archived} entries moved to the archive by rotation "
-          f"(budget reached); memory now {(root / REL).stat().st_size / 1_048_576:.2f} MiB")
+    size = len(text.encode("utf-8"))
+    print(f"appends: {runs} to {name}: {size:,} bytes, {text.count(chr(10)) + 1:,} lines, "
+          f"{text.count('<!-- 20'):,} dated entries, default line budget {DEFAULT_MAX_LINES}")
+    f_med = statistics.median(floors)
+    line("  append in process, median", statistics.median(times), "ms", f_med, "O_APPEND+fsync")
+    line("  append in process, p95", pct(times, 0.95), "ms", pct(floors, 0.95), "O_APPEND+fsync")
+    pairs = statistics.median(t / f for t, f in zip(times, floors, strict=True))
+    slow = max(times)
+    print(f"  median of the append/floor ratios pair by pair: {pairs:.1f}x (target <= 10x); slowest {slow:.1f} ms; "
+          f"{archived} entries moved to the archive by rotation; history grew "
+          f"{(history_bytes(root) - history_before) / 1024:.0f} KiB")
+    shutil.rmtree(root, ignore_errors=True)
+    return statistics.median(times), f_med
 
 
+def bench_appends(tmp: Path, rng: random.Random, pool: list[str]) -> None:
+    """Appends to the real memory repeated (undated) and to a dated memory, at 100 KB and at 1 MB: the cost
+    must grow with the entry, not the file (the same ratio to the floor at both sizes)."""
+    ratios = {}
+    for size, label in ((100_000, "100 KB"), (1_000_000, "1 MB")):
+        undated = append_run(tmp, f"real-repeated-{label.replace(' ', '')}", real_repeated(size), rng, pool)
+        head = real_repeated(size // 10)  # a tenth of real memory, then dated entries of real sentences
+        dated = append_run(tmp, f"dated-{label.replace(' ', '')}", one_mib_memory(rng, pool, size, head=head),
+                           rng, pool)
+        ratios[label] = (undated[0] / undated[1], dated[0] / dated[1])
+    for kind, i in (("undated (real repeated)", 0), ("dated", 1)):
+        print(f"  {kind}: median append/floor {ratios['100 KB'][i]:.1f}x at 100 KB, {ratios['1 MB'][i]:.1f}x at 1 MB")
 
 
-def cli_append(tmp: Path, rng: random.Random, pool: list[str], runs: int = 15) -> None:
+def cli_append(tmp: Path, rng: random.Random, pool: list[str], runs: int = 15, *, undated: bool = False) -> None:
     """``memdesk append`` as one process on its own project: a 1 MiB memory under the line budget (long
-    entries), so no run rotates and each one appends to a whole MiB."""
-    root = tmp / "cli"
+    entries), so no run rotates and each one appends to a whole MiB; or (``undated``) the real memory
+    repeated to 1 MB, far over the line budget with nothing to move."""
+    root = tmp / ("cli-undated" if undated else "cli")
     (root / ".fusion").mkdir(parents=True)
-    text = one_mib_memory(rng, pool, limit=1_040_000, per_entry=60)
+    text = real_repeated(1_000_000) if undated else one_mib_memory(rng, pool, limit=1_040_000, per_entry=60)
     (root / REL).write_text(text, encoding="utf-8")
     lines = text.count("\n") + 1
-    assert lines + 4 * (runs + 1) < DEFAULT_MAX_LINES, lines
+    assert undated or lines + 4 * (runs + 1) < DEFAULT_MAX_LINES, lines
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     env["PYTHONPATH"] = str(REPO)
     cmd = [sys.executable, "-m", "core.cli", "append", "--project", str(root)]
@@ -157,6 +188,8 @@ def cli_append(tmp: Path, rng: random.Random, pool: list[str], runs: int = 15) -
     print(f"memdesk append as one process: {runs} runs on a {size / 1_048_576:.2f} MiB memory of {lines:,} lines")
     line("memdesk append (one process), median", statistics.median(times), "ms", statistics.median(floors),
          "python -c pass")
+    print(f"  median of the ratios pair by pair: "
+          f"{statistics.median(t / f for t, f in zip(times, floors, strict=True)):.2f}x (target <= 3.5x)")
     line("memdesk append (one process), p95", pct(times, 0.95), "ms", pct(floors, 0.95), "python -c pass")
     print(f"  {statistics.median(times) - statistics.median(floors):.1f} ms over a bare Python start (median); "
           "target: 60 ms in all")
@@ -229,17 +262,15 @@ def main() -> None:
     rng = random.Random(7)
     pool = sentences()
     try:
-        (tmp / ".fusion").mkdir()
-        before = history_bytes(tmp)
         bench_appends(tmp, rng, pool)
         cli_append(tmp, rng, pool)
-        after_appends = history_bytes(tmp)
+        cli_append(tmp, rng, pool, undated=True)
+        (tmp / ".fusion").mkdir()
+        before = history_bytes(tmp)
         bench_saves(tmp, rng, pool)
         after_saves = history_bytes(tmp)
-        print(f"history growth: {(after_appends - before) / 1_048_576:.2f} MiB over the appends, "
-              f"{(after_saves - after_appends) / 1_048_576:.2f} MiB over the saves, "
-              f"{(after_saves - before) / 1_048_576:.2f} MiB in all ({len(history.list_versions(tmp))} versions, "
-              f"{len(history.list_events(tmp))} append events; target < 5 MiB)")
+        print(f"history growth over the saves: {(after_saves - before) / 1_048_576:.2f} MiB "
+              f"({len(history.list_versions(tmp))} versions; target < 5 MiB)")
         bench_restore(tmp)
         bench_merge()
         bench_parse()

@@ -10,6 +10,7 @@ Nothing is deleted: the archive is written first, so a crash can duplicate an en
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -106,11 +107,72 @@ def plan_rotation(text: str, max_lines: int) -> tuple[str, str, int] | None:
     return kept, archived, len(moved)
 
 
+@dataclass
+class _Tally:
+    """What rotation needs to know of a document, kept between appends so a quiet one costs O(entry).
+
+    ``chars`` and ``tail`` identify the text it was counted on (its length and last characters); the
+    counts are lines (as :func:`_line_count`), the lines of the dated entries but the newest
+    (``movable``), where the newest entry's marker starts (``last``, -1 with none) and how many
+    entries are dated.
+    """
+
+    chars: int
+    tail: str
+    lines: int
+    movable: int
+    last: int
+    dated: int
+
+
+_TAIL = 32  # longer than a marker, so one cut at the old end is found again
+_tallies: dict[tuple[str, str], _Tally] = {}
+
+
+def _tally_of(text: str) -> _Tally:
+    """Count ``text`` whole (in memory: no read)."""
+    markers = list(_MARKER.finditer(text))
+    last = markers[-1].start() if markers else -1
+    movable = text.count("\n", markers[0].start(), last) if markers else 0
+    return _Tally(len(text), text[-_TAIL:], text.count("\n") + 1, movable, last, len(markers))
+
+
+def _tally_after(old: _Tally | None, text: str) -> _Tally:
+    """The tally of ``text``, from ``old`` when ``text`` is ``old``'s text with more appended (O(addition))."""
+    if old is None or len(text) < old.chars or text[max(0, old.chars - _TAIL):old.chars] != old.tail:
+        return _tally_of(text)
+    start = max(0, old.chars - _TAIL)
+    lines, movable, last, dated = old.lines + text.count("\n", old.chars), old.movable, old.last, old.dated
+    for m in _MARKER.finditer(text, start):
+        if m.end() <= old.chars:
+            continue  # counted already
+        if last >= 0:
+            movable += text.count("\n", last, m.start())
+        last, dated = m.start(), dated + 1
+    return _Tally(len(text), text[-_TAIL:], lines, movable, last, dated)
+
+
+def _may_move(t: _Tally, budget: int) -> bool:
+    """Whether :func:`plan_rotation` could move anything in the text ``t`` counts (its early exits)."""
+    return t.lines > budget * (1 + ROTATION_SLACK) and t.dated > 0 and t.movable >= budget * ROTATION_SLACK
+
+
+def _remember(key: tuple[str, str], tally: _Tally) -> None:
+    _tallies.pop(key, None)
+    if len(_tallies) >= 64:
+        _tallies.pop(next(iter(_tallies)))
+    _tallies[key] = tally
+
+
 def rotate_if_needed(project: Project, relpath: str, max_lines: int | None = None, *,
                      seen: str | None = None) -> int:
     """Move old dated entries of ``relpath`` to the archive when it is over budget; return how many moved.
 
-    ``seen`` is the text as the caller last wrote it, to skip the re-read when it is within budget.
+    ``seen`` is the text as the caller last wrote it. With it, whether anything could move is worked
+    out from a tally kept since the last append (its counts plus what was added), so an append that
+    moves nothing neither reads the file nor scans it: O(entry), however big the file (issue 19).
+    A wrong tally (the file changed behind it) can only cost a plan that moves nothing, or put a
+    rotation off to the next append; the plan itself always reads the file under its lock.
 
     The archive is appended first, then the document is replaced with a hash guard, so an append
     that lands meanwhile makes the replacement fail (``CONFLICT``) instead of being lost.
@@ -118,12 +180,17 @@ def rotate_if_needed(project: Project, relpath: str, max_lines: int | None = Non
     budget = DEFAULT_MAX_LINES if max_lines is None else max_lines
     if budget is None or budget <= 0:
         return 0
-    if seen is not None and _line_count(seen) <= budget * (1 + ROTATION_SLACK):
-        return 0  # the text just written is within budget: no need to read it again
+    key = (str(project.root), relpath)
+    if seen is not None:
+        tally = _tally_after(_tallies.get(key), seen)
+        _remember(key, tally)
+        if not _may_move(tally, budget):
+            return 0  # nothing would move: no read, no plan
     with docio.document_lock(project.root, relpath, project.backend.id):
         text = project.read(relpath)
         plan = plan_rotation(text, budget)
         if plan is None:
+            _remember(key, _tally_of(text))
             return 0
         kept, archived, count = plan
         archive = project.layout.archive_path
@@ -131,4 +198,5 @@ def rotate_if_needed(project: Project, relpath: str, max_lines: int | None = Non
         project.backend.append_document(
             archive, lambda current: (ARCHIVE_HEADER if not current else "") + archived, source="rotate")
         project.write(relpath, kept, expected_hash=fileio.content_hash(text), source="rotate")
+        _remember(key, _tally_of(kept))
     return count

@@ -86,7 +86,7 @@ def _check_readable(path: Path, relpath: str, backend_id: str, code: str = "READ
     except FileNotFoundError:
         return False
     except NotADirectoryError as exc:
-        raise MemoryBackendError(_not_a_folder(path, relpath), code, backend_id, exc) from exc
+        raise MemoryBackendError(not_a_folder(path, relpath), code, backend_id, exc) from exc
     except OSError as exc:
         raise MemoryBackendError(f"cannot read {relpath}: {exc.strerror or exc}", code, backend_id, exc) from exc
     if not stat.S_ISREG(st.st_mode):
@@ -99,7 +99,7 @@ def _check_readable(path: Path, relpath: str, backend_id: str, code: str = "READ
     return True
 
 
-def _not_a_folder(path: Path, relpath: str) -> str:
+def not_a_folder(path: Path, relpath: str) -> str:
     """Name the part of ``relpath`` that is a file where a folder belongs (``.fusion`` itself, say)."""
     parts = Path(relpath).parts
     root = path.parents[len(parts) - 1]

@@ -213,8 +213,26 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_bytes(path: Path, data: bytes, before_rename: Callable[[], object] | None = None) -> None:
+def _current_umask() -> int:
+    """The process's umask, read without changing it (``/proc`` on Linux; elsewhere set and restored)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    umask = os.umask(0o022)
+    os.umask(umask)
+    return umask
+
+
+def atomic_write_bytes(path: Path, data: bytes, before_rename: Callable[[], object] | None = None, *,
+                       new_file_mode: int | None = None) -> None:
     """Write ``data`` to ``path`` atomically: temp file in the same folder, fsync, rename.
+
+    The file keeps its mode; a new file gets ``new_file_mode`` less the umask (a file another program
+    owns and reads, such as Fusion's ``config.json``), else ``0600`` (the temporary file's own).
 
     ``before_rename`` runs once the temp file is on disk and before it replaces ``path``; when it
     raises, the temp file goes and ``path`` is left as it was (a save waits there for its history).
@@ -229,6 +247,8 @@ def atomic_write_bytes(path: Path, data: bytes, before_rename: Callable[[], obje
         mode = st.st_mode & 0o777 if stat.S_ISREG(st.st_mode) else None
     except FileNotFoundError:
         mode = None
+        if new_file_mode is not None:
+            mode = new_file_mode & ~_current_umask()
     import tempfile  # here: it imports random and shutil, and an append never writes a temporary file
 
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -326,6 +346,7 @@ def replace_text(
     author: str | None = None,
     max_size: int = MAX_FILE_SIZE,
     size_hint: str = "shorten or prune the memory first",
+    new_file_mode: int | None = None,
 ) -> ReplaceResult:
     """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
 
@@ -383,7 +404,7 @@ def replace_text(
                     # on the path the rename waits for.
                     new_digest.append(sha256_hex(data))
                     return keep_wait()
-            atomic_write_bytes(target, data, wait_for_history)
+            atomic_write_bytes(target, data, wait_for_history, new_file_mode=new_file_mode)
             _written.remember(target, data, new_digest[0] if new_digest else None)
     except MemoryBackendError:
         raise

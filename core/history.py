@@ -171,7 +171,7 @@ def list_events(root: Path | str, relpath: str | None = None, limit: int | None 
     out = []
     for eid, path, created, source, author, size, blob in rows:
         try:
-            text = zlib.decompress(blob).decode("utf-8")
+            text = history_store.inflate(blob, history_store.MAX_OBJECT, f"event {eid}").decode("utf-8")
         except (zlib.error, UnicodeDecodeError, TypeError):
             text = "(this event's text is damaged)"
         out.append(AppendEvent(eid, path, created, source, author, size, text))
@@ -200,11 +200,38 @@ def get_version(root: Path | str, version_id: int) -> tuple[Version, str] | None
         if row is None:
             return None
         version = Version(*row)
-        data = history_store.load(conn, version.hash)
+        try:
+            data = history_store.load(conn, version.hash)
+        except history_store.CorruptObject as exc:
+            raise HistoryUnavailable(db_path(root), f"holds version {version_id} of {version.path} damaged ({exc})",
+                                     f"drop the damaged version with `memdesk history drop {version_id}`",
+                                     exc) from exc
     try:
         return version, data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise HistoryUnavailable(db_path(root), f"holds version {version_id} that is not UTF-8", cause=exc) from exc
+
+
+def drop_version(root: Path | str, version_id: int) -> Version | None:
+    """Delete one stored version (a damaged one, say) and the content only it used; the dropped version or ``None``.
+
+    Its content is not rebuilt first, so a version whose object is damaged, bombed or loops can
+    always be dropped: the way out named when one is refused.
+    """
+    if isinstance(version_id, bool) or not isinstance(version_id, int) or not 0 < version_id <= _MAX_ID:
+        return None
+    settled()
+    with using(root, create=False, write=True) as conn:
+        if conn is None:
+            return None
+        row = conn.execute("SELECT id, path, hash, size, created_at, source, author FROM versions WHERE id = ?",
+                           (version_id,)).fetchone()
+        if row is None:
+            return None
+        conn.execute("DELETE FROM versions WHERE id = ?", (version_id,))
+        history_store.recent.forget(row[2])
+        history_store.collect(conn)
+    return Version(*row)
 
 
 # -- retention -----------------------------------------------------------------------------------

@@ -16,13 +16,15 @@ from __future__ import annotations
 import logging
 import os
 import sqlite3
+import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
 from core import history_store
-from core.errors import MemoryBackendError
+from core.errors import MemoryBackendError, PathOutsideRootError
 from core.fileio import MEMDESK_DIR
+from core.safepath import resolve_both_in_root
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +82,7 @@ class _Connections:
     def _cache(self) -> OrderedDict[str, tuple[tuple[int, int], sqlite3.Connection]]:
         return self._local.__dict__.setdefault("c", OrderedDict())
 
-    def get(self, db: Path, create: bool) -> sqlite3.Connection | None:
+    def get(self, db: Path, create: bool, root: Path | str | None = None) -> sqlite3.Connection | None:
         cache = self._cache()
         key = str(db)
         try:
@@ -96,6 +98,8 @@ class _Connections:
         self.drop(db)
         if st is None and not create:
             return None
+        if root is not None:
+            check_confined(root)
         conn = _open(db)
         st = os.stat(db)
         cache[key] = ((st.st_dev, st.st_ino), conn)
@@ -201,10 +205,37 @@ def _copy_legacy(conn: sqlite3.Connection) -> int:
     return len(rows)
 
 
+def check_confined(root: Path | str) -> None:
+    """Refuse (:class:`HistoryUnavailable`) a history database, journal or folder that leads out of the project.
+
+    The database is memdesk's state inside the project, so untrusted: a ``.fusion/memdesk`` or a
+    ``history.db`` (or its ``-journal``) that is a link out of the root, or a database with other
+    hard links, would make saves create or change a database elsewhere. Checked before each open.
+    """
+    db = db_path(root)
+    for rel in (HISTORY_DB, f"{HISTORY_DB}-journal"):
+        try:
+            logical, _real = resolve_both_in_root(root, rel)
+        except PathOutsideRootError as exc:
+            raise HistoryUnavailable(db, f"leads out of the project ({exc}); nothing was written",
+                                     f"remove the link {rel} (memdesk keeps its history inside the project) and "
+                                     "memdesk starts a new one", exc) from exc
+        except (RuntimeError, OSError) as exc:
+            raise HistoryUnavailable(db, f"cannot be resolved ({exc}); nothing was written", cause=exc) from exc
+        try:
+            st = os.stat(logical)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+            raise HistoryUnavailable(db, f"has {st.st_nlink - 1} other hard link(s), so writing it would change "
+                                     "another file too; nothing was written",
+                                     f"give it its own copy (cp {rel} {rel}.new && mv {rel}.new {rel})")
+
+
 def connection(root: Path | str, *, create: bool) -> sqlite3.Connection | None:
     """The project's history connection (``None`` when there is no database and ``create`` is false)."""
     db = db_path(root)
-    return _connections.get(db, create)
+    return _connections.get(db, create, root)
 
 
 def forget_connection(root: Path | str) -> None:

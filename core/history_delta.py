@@ -161,15 +161,30 @@ def make_delta(base: bytes, new: bytes) -> tuple[bytes, int]:
     return zlib.compress(b"".join(parts), 6), literal
 
 
-def apply_delta(base: bytes, delta: bytes) -> bytes:
-    """Build the target bytes of ``delta`` from ``base``; :class:`DeltaError` when the delta does not fit."""
+#: Largest target a delta may build unless the caller says otherwise (the largest document memdesk reads).
+MAX_TARGET = 16 * 1_048_576
+
+
+def apply_delta(base: bytes, delta: bytes, *, max_size: int = MAX_TARGET) -> bytes:
+    """Build the target bytes of ``delta`` from ``base``; :class:`DeltaError` when the delta does not fit.
+
+    Deltas are untrusted: the decompressed delta and its target are capped (``max_size``), so a
+    planted bomb is refused instead of filling memory.
+    """
     try:
-        raw = zlib.decompress(delta)
+        inflater = zlib.decompressobj()
+        # A delta holds its inserted bytes and 17 bytes an operation: a sane one is far under this.
+        cap = 4 * max_size + 4096
+        raw = inflater.decompress(delta, cap + 1)
+        if len(raw) > cap or inflater.unconsumed_tail:
+            raise DeltaError(f"the delta decompresses to more than {cap:,} bytes")
         magic, base_size, target_size = _HEADER.unpack_from(raw, 0)
     except (zlib.error, struct.error) as exc:
         raise DeltaError(f"unreadable delta: {exc}") from exc
     if magic != MAGIC or base_size != len(base):
         raise DeltaError("the delta was made against other content")
+    if target_size > max_size:
+        raise DeltaError(f"the delta builds {target_size:,} bytes, more than the {max_size:,} a document may hold")
     pieces: list[bytes] = []
     pos, total = _HEADER.size, 0
     try:

@@ -10,6 +10,7 @@ few MiB), so the next save's delta needs no rebuild.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import zlib
@@ -17,8 +18,13 @@ from collections import OrderedDict
 
 from core.history_delta import DeltaError, apply_delta, make_delta
 
+log = logging.getLogger(__name__)
+
 #: Longest chain of deltas behind a snapshot: bounds a restore to one decompression and this many copies.
 MAX_DEPTH = 100
+#: Largest content an object may rebuild to: the largest document memdesk reads (core.fileio.MAX_READ_SIZE).
+#: Objects are untrusted (a copied or planted history.db): a zlib bomb stops here, never balloons.
+MAX_OBJECT = 16 * 1_048_576
 SNAPSHOT_LEVEL = 1  # zlib level of snapshots: level 6 saves ~15 % for 3-4x the time on 1 MiB
 _CACHE_BYTES = 8 * 1_048_576
 
@@ -94,16 +100,27 @@ def load(conn: sqlite3.Connection, digest: str) -> bytes:
         current = row[0]
     try:
         if data is None:
-            _snap_hash, snap = chain.pop()
-            data = zlib.decompress(snap)
+            snap_hash, snap = chain.pop()
+            data = inflate(snap, MAX_OBJECT, f"object {snap_hash[:12]}")
         for _h, delta in reversed(chain):
-            data = apply_delta(data, delta)
+            data = apply_delta(data, delta, max_size=MAX_OBJECT)
     except (zlib.error, DeltaError) as exc:
         raise CorruptObject(f"object {digest[:12]} cannot be rebuilt: {exc}") from exc
     if sha256_hex(data) != digest:
         raise CorruptObject(f"object {digest[:12]} does not match its hash")
     recent.put(digest, data)
     return data
+
+
+def inflate(blob: bytes, cap: int, what: str) -> bytes:
+    """``zlib.decompress(blob)``, refusing (``zlib.error``) more than ``cap`` bytes out: a bomb never balloons."""
+    inflater = zlib.decompressobj()
+    out = inflater.decompress(blob, cap + 1)
+    if len(out) > cap or inflater.unconsumed_tail:
+        raise zlib.error(f"{what} decompresses to more than {cap:,} bytes (the largest document memdesk keeps)")
+    if not inflater.eof:
+        raise zlib.error(f"{what} is cut short")
+    return out
 
 
 def store(conn: sqlite3.Connection, data: bytes, digest: str, base: str | None) -> None:
@@ -139,7 +156,12 @@ def collect(conn: sqlite3.Connection) -> int:
         return 0
     for digest, base in rows:
         if digest in used and base in dead:
-            data = load(conn, digest)  # rebuilt before anything is deleted
+            try:
+                data = load(conn, digest)  # rebuilt before anything is deleted
+            except CorruptObject as exc:  # a damaged chain: keep what it stands on, delete nothing of it
+                log.warning("history: %s; its base is kept", exc)
+                dead.discard(base)
+                continue
             conn.execute("UPDATE objects SET base=NULL, depth=0, chain=0, data=? WHERE hash=?",
                          (zlib.compress(data, SNAPSHOT_LEVEL), digest))
     _renumber_depths(conn)
@@ -154,11 +176,13 @@ def _renumber_depths(conn: sqlite3.Connection) -> None:
 
     def depth(start: str) -> tuple[int, int]:
         stack, h = [], start
+        seen: set[str] = set()
         while h not in memo:
             base, size = rows[h]
-            if base is None or base not in rows:
-                memo[h] = (0, 0)
+            if base is None or base not in rows or h in seen:  # a loop (planted or damaged) ends here
+                memo[h] = (0, 0) if h not in seen else (MAX_DEPTH, 0)
                 break
+            seen.add(h)
             stack.append((h, size))
             h = base
         d, c = memo[h]

@@ -66,6 +66,18 @@ DREAMS_SCAFFOLD = (
 )
 
 
+#: Fusion's scaffold of an agent's own MEMORY.md (``ensureAgentMemoryFiles`` in Fusion's core, for an agent
+#: with no name and no seed memory: title, comment, then the empty memory and a newline).
+AGENT_LONG_TERM_SCAFFOLD = "# Agent Memory\n\n<!-- Per-agent memory. Keep separate from workspace Project Memory. -->\n\n\n"
+#: Fusion's scaffold of an agent's DREAMS.md (same place).
+AGENT_DREAMS_SCAFFOLD = "# Agent Memory Dreams\n\n<!-- Synthesized patterns from this agent's daily notes. -->\n"
+
+
+def agent_daily_scaffold(day: str) -> str:
+    """Return Fusion's scaffold of an agent's daily note for ``day`` (``YYYY-MM-DD``)."""
+    return f"# Agent Daily Memory {day}\n\n<!-- Running observations for this agent. -->\n"
+
+
 def daily_scaffold(day: str) -> str:
     """Return Fusion's scaffold of a new daily note for ``day`` (``YYYY-MM-DD``)."""
     return (
@@ -195,6 +207,10 @@ class Layout:
         """Return the exact text Fusion gives a new ``relpath`` (``None`` when it has no scaffold here)."""
         name = relpath.rsplit("/", 1)[-1]
         if self.layered and self.is_layered_memory(relpath):
+            if relpath.startswith(f"{AGENT_DIR}/"):
+                if name == DREAMS_NAME:
+                    return AGENT_DREAMS_SCAFFOLD
+                return AGENT_LONG_TERM_SCAFFOLD if name == LONG_TERM_NAME else agent_daily_scaffold(name[:-3])
             if name == LONG_TERM_NAME:
                 return LONG_TERM_SCAFFOLD
             if name == DREAMS_NAME:

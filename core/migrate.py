@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core import docio, fileio, history
+from core import blocks, docio, fileio, history
 from core.errors import MemoryBackendError
 from core.layout import LONG_TERM_SCAFFOLD, SEED_MEMORY, SEED_SCAFFOLD
 from core.project import Changes, Project
@@ -24,8 +24,7 @@ from core.project import Changes, Project
 SECTION_MAP = {"Architecture": "Decisions"}
 #: Where the lines before the legacy file's first section go.
 HEAD_SECTION = "Context"
-_HEADING = re.compile(r"^## (.+?)\s*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_FENCE = re.compile(r"(`{3,}|~{3,})")
 #: The scaffolds' own comments (seed and layered), which carry nothing worth moving.
 _SCAFFOLD_COMMENTS = {ln for ln in (SEED_SCAFFOLD + LONG_TERM_SCAFFOLD).splitlines() if ln.startswith("<!--")}
 
@@ -48,37 +47,56 @@ Unit = list[str]
 
 
 def _units(lines: list[str], *, close: bool = False) -> list[tuple[str | None, Unit]]:
-    """Split markdown into units moved or skipped whole: ``(heading title, [])`` for a real ``## `` heading,
-    ``(None, lines)`` for a fenced code block, a multi-line HTML comment, or one other line.
+    """Split markdown into units moved or skipped whole: ``(title, heading lines)`` for a real ``## ``
+    heading, ``(None, lines)`` for a fenced code block, an HTML comment, or one other line.
 
-    A ``## `` line inside a fence (backticks or tildes, closed by the same kind, at least as long)
-    or inside a comment is content, not a heading. An unclosed fence or comment runs to the end, as
-    a renderer reads it; ``close`` closes it, so that once moved it does not swallow what follows.
+    What is a heading, a fence or a comment is :mod:`core.blocks`' (CommonMark): a ``## `` line inside a
+    fence or a comment is content, not a heading. An unclosed fence or comment runs to the end, as a
+    renderer reads it; ``close`` closes it, so that once moved it does not swallow what follows.
     """
+    found = blocks.scan("\n".join(lines))
+    heads = {h.line: h for h in found.headings if h.depth == 0 and h.level == 2}
+    opaque = {b.start: b for b in found.blocks if b.kind == "fence" or b.comment}
     out: list[tuple[str | None, Unit]] = []
-    block: Unit | None = None
-    closer: re.Pattern[str] | None = None
-    for line in lines:
-        if block is not None:
-            block.append(line)
-            if closer is not None and closer.match(line):
-                out.append((None, block))
-                block = closer = None
+    i, total = 0, len(lines)
+    while i < total:
+        blk = opaque.get(i)
+        if blk is not None and blk.end > i + 1:
+            unit = lines[i:blk.end]
+            if close and blk.end >= found.lines and not _closed(unit, blk.kind):
+                unit = [*unit, _closer(unit[0], blk.kind)]
+            out.append((None, unit))
+            i = blk.end
             continue
-        fence = _FENCE.match(line)
-        if fence:
-            mark = fence.group(1)
-            block, closer = [line], re.compile(rf"^ {{0,3}}{re.escape(mark[0])}{{{len(mark)},}}\s*$")
+        head = heads.get(i)
+        if head is not None:
+            out.append((head.title, lines[i:head.stop]))
+            i = head.stop
             continue
-        if "<!--" in line and "-->" not in line[line.index("<!--"):]:
-            block, closer = [line], re.compile(r".*-->")
-            continue
-        heading = _HEADING.match(line)
-        out.append((heading.group(1), []) if heading else (None, [line]))
-    if block is not None:
-        fence = _FENCE.match(block[0])
-        out.append((None, [*block, fence.group(1) if fence else "-->"] if close else block))
+        if blk is not None and close and not _closed([lines[i]], blk.kind):
+            out.append((None, [lines[i], _closer(lines[i], blk.kind)]))
+        else:
+            out.append((None, [lines[i]]))
+        i += 1
     return out
+
+
+def _closed(unit: Unit, kind: str) -> bool:
+    """Whether a fence or comment unit ends with its closing line (else it ran to the end of the text)."""
+    if kind != "fence":
+        start = unit[0].find("<!--")
+        return "-->" in unit[0][start + 4:] if len(unit) == 1 else "-->" in unit[-1]
+    if len(unit) < 2:
+        return False
+    mark = _FENCE.search(unit[0])
+    last = unit[-1].strip()
+    return mark is not None and last.startswith(mark.group(1)) and set(last) == {mark.group(1)[0]}
+
+
+def _closer(first: str, kind: str) -> str:
+    """The line that closes a fence or a comment opened by ``first``."""
+    mark = _FENCE.search(first) if kind == "fence" else None
+    return mark.group(1) if mark else ("```" if kind == "fence" else "-->")
 
 
 def _lines(text: str) -> list[str]:
@@ -156,20 +174,18 @@ def merge_legacy(target: str, legacy: str) -> tuple[str, int]:
     if not moved:
         return target, 0
     # Real headings of the target (not ones inside its code blocks), with their line numbers.
-    existing: list[tuple[int, str]] = []
+    existing: list[tuple[int, str, int]] = []  # line, title, lines the heading takes
     line_no = 0
     for title, unit in _units(out):
         if title is not None:
-            existing.append((line_no, title))
-            line_no += 1
-        else:
-            line_no += len(unit)
+            existing.append((line_no, title, len(unit)))
+        line_no += len(unit)
     # Insert from the bottom so earlier indexes stay valid.
-    for idx, (at, title) in reversed(list(enumerate(existing))):
+    for idx, (at, title, size) in reversed(list(enumerate(existing))):
         if title not in additions:
             continue
         end = existing[idx + 1][0] if idx + 1 < len(existing) else len(out)
-        while end > at + 1 and not out[end - 1].strip():
+        while end > at + size and not out[end - 1].strip():
             end -= 1
         out[end:end] = ["", *(ln for u in additions.pop(title) for ln in u)]
     for title in order:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,11 +20,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from core import fileio
+from core import fileio, pipeline
 from core.backends.base import MemoryBackend
 from core.backends.registry import MemoryBackendRegistry, default_registry, resolve_memory_backend
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+from core.firewall import lazy_screen
 from core.layout import SEED_MEMORY, DocumentInfo, Layout
+from core.pipeline import Screen, Writer
 
 if TYPE_CHECKING:  # core.settings imports pydantic: a project given its settings never needs it
     from core.search.types import MemorySearchOptions, MemorySearchResult
@@ -36,9 +39,12 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-AppendStatus = Literal["written", "skipped_empty", "skipped_duplicate"]
+AppendStatus = Literal["written", "held", "skipped_empty", "skipped_duplicate"]
 AppendLayer = Literal["long-term", "daily"]
 _MAX_VERSION_ID = 2**63 - 1  # history ids are 64-bit in SQLite and PostgreSQL
+#: Longest search query, in characters (a query is words to look for, not a document).
+MAX_QUERY = 4096
+_BAD_QUERY_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -72,6 +78,9 @@ class WriteResult:
     changes: Changes = field(default_factory=Changes)
     warnings: tuple[str, ...] = ()
     data: bytes = field(default=b"", repr=False, compare=False)  # the document's new bytes
+    status: str = "written"  # "written" | "held" (with inbox_id); a refusal raises pipeline.WriteRefused
+    flags: tuple[dict[str, Any], ...] = ()  # the screen's findings: {rule, kind, line, span, message}
+    inbox_id: str | None = None
 
     @cached_property
     def hash(self) -> str:
@@ -90,12 +99,17 @@ class AppendOutcome:
     archived_entries: int = 0
     changes: Changes = field(default_factory=Changes)
     warnings: tuple[str, ...] = ()
+    flags: tuple[dict[str, Any], ...] = ()  # the screen's findings: {rule, kind, line, span, message}
+    inbox_id: str | None = None  # status "held": the inbox item that waits for review
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``memdesk append --json`` and the servers' append responses."""
-        return {"status": self.status, "filePath": str(self.file_path) if self.file_path else None,
-                "path": self.path, "message": self.message, "archivedEntries": self.archived_entries,
-                "warnings": list(self.warnings)}
+        out = {"status": self.status, "filePath": str(self.file_path) if self.file_path else None,
+               "path": self.path, "message": self.message, "archivedEntries": self.archived_entries,
+               "warnings": list(self.warnings), "flags": list(self.flags)}
+        if self.inbox_id is not None:
+            out["inboxId"] = self.inbox_id
+        return out
 
 
 class MemoryDisabledError(MemoryBackendError):
@@ -105,6 +119,7 @@ class MemoryDisabledError(MemoryBackendError):
 class Project:
     """One project folder: layout, settings, resolved backend, and every memory operation over them."""
 
+
     def __init__(self, root: str | os.PathLike[str], registry: MemoryBackendRegistry | None = None, *,
                  settings: ProjectSettings | None = None) -> None:
         root_p = Path(root).expanduser()
@@ -112,19 +127,26 @@ class Project:
             raise MemoryBackendError(f"project folder {str(root)!r} does not exist or is not a folder",
                                      "NOT_FOUND", "file")
         self.root = root_p.resolve()
+        #: The write pipeline's screen stage (:mod:`core.pipeline`): the firewall installs its own here.
+        self.screen: Screen = lazy_screen(self.root)  # the memory firewall (core.firewall, issue 20)
         self.registry = registry or default_registry()
         self.layout = Layout(self.root)
         self.settings_error: SettingsError | None = None
+        #: Where Fusion's settings of this project live (:class:`core.settings_store.StoreInfo`), once read.
+        self.settings_store: Any = None
         self.settings = settings if settings is not None else self._load_settings()
         self.backend: MemoryBackend = resolve_memory_backend(self.settings, self.root, self.registry)
 
     # -- set-up ------------------------------------------------------------------------------------
     def _load_settings(self) -> ProjectSettings:
-        from core.settings import load_settings
+        from core.settings import read_settings
+        from core.settings_store import detect_store
 
         try:
             self.settings_error = None
-            return load_settings(self.root)
+            store = detect_store(self.root)
+            self.settings_store = store.info
+            return read_settings(self.root, store).settings
         except SettingsError as exc:
             from core.settings import ProjectSettings
 
@@ -246,28 +268,36 @@ class Project:
 
     # -- writing -----------------------------------------------------------------------------------
     def write(self, path: str | None, content: str, *, expected_hash: str | None = None,
-              source: str = "write", author: str | None = None) -> WriteResult:
-        """Replace a document through its backend (previous version kept in history first)."""
+              source: str = "write", author: str | None = None, writer: Writer | None = None) -> WriteResult:
+        """Replace a document through the write pipeline (:mod:`core.pipeline`; previous version kept in history first).
+
+        ``status`` is ``written``, or ``held`` (``inbox_id``) when the screen holds it; a refusal raises
+        :class:`core.pipeline.WriteRefused`.
+        """
         if not isinstance(content, str):
             raise MemoryBackendError(f"content must be a string, not {type(content).__name__}",
                                      "INVALID_CONFIG", self.backend.id)
         rel = self.resolve_path(path)
         self.backend.require_writable()  # even a write that changes nothing: the answer must not depend on it
         data = self._encoded(content, f"the new text of {rel}")
-        before = self.backend.read_document_bytes(rel)
-        self._check_creatable(rel, before)
-        if before == data and (expected_hash is None or expected_hash == fileio.sha256_hex(before)):
-            return WriteResult(rel, False, len(data), data=data)
-        self.backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=author)
+        who = writer or pipeline.writer_for(source, author)
+        done = pipeline.replace(self, rel, content, writer=who, source=source, expected_hash=expected_hash,
+                                author=author)
+        flags = tuple(f.to_json() for f in done.flags)
+        if not done.changed:
+            return WriteResult(rel, False, len(data), data=data, status=done.status, flags=flags,
+                               inbox_id=done.inbox_id)
+        before = done.before
         changes = Changes(documents=frozenset({rel}), history=before is not None,
                           insights=rel == self.insights_path)
-        return WriteResult(rel, True, len(data), changes, tuple(self._warnings(rel, before or b"", content)), data)
-
+        warnings = tuple(self._warnings(rel, before or "", content)) + done.warnings
+        return WriteResult(rel, True, len(data), changes, warnings, data, status=done.status, flags=flags)
 
     def write_insights(self, content: str, *, expected_hash: str | None = None, source: str = "insights-merge",
-                       author: str | None = None) -> WriteResult:
+                       author: str | None = None, writer: Writer | None = None) -> WriteResult:
         """Replace the insights document (at this layout's path)."""
-        return self.write(self.insights_path, content, expected_hash=expected_hash, source=source, author=author)
+        return self.write(self.insights_path, content, expected_hash=expected_hash, source=source, author=author,
+                          writer=writer)
 
     def _check_text(self, text: str, what: str) -> None:
         """Refuse (``INVALID_CONFIG``) text that cannot be a UTF-8 memory file, before any I/O."""
@@ -341,8 +371,8 @@ class Project:
 
     def append(self, text: str | None, *, layer: AppendLayer | None = None, agent: str | None = None,
                path: str | None = None, author: str | None = None, source: str = "append",
-               force: bool = False, today: date | None = None, max_lines: int | None = None
-               ) -> AppendOutcome:
+               force: bool = False, today: date | None = None, max_lines: int | None = None,
+               writer: Writer | None = None) -> AppendOutcome:
         """Append an entry with seed 002's guards: empty → no I/O at all; already present → no write.
 
         Seed layout: ``\\n\\n<!-- YYYY-MM-DD -->\\n<content>`` and batched archive rotation. Layered
@@ -371,22 +401,26 @@ class Project:
         layered_format = self.layout.layered
         # Seed 002 creates a missing file with the entry alone; Fusion's layered files start from their scaffold.
         scaffold = (self.layout.scaffold_for(rel) or "") if layered_format else ""
-        before_holder: list[str] = []
 
         def build(current: str) -> str | None:
-            before_holder.append(current)
             if trimmed in current:
                 return None
             entry = f"\n{trimmed}\n" if layered_format else entries.format_entry(trimmed, today)
             history_worker.open_soon(self.root)  # the entry will be written: its event follows
             return (scaffold if not current else "") + entry
 
-        added = self.backend.append_document(rel, build, author=author, source=source)
-        before = before_holder[-1] if before_holder else ""
+        who = writer or pipeline.writer_for(source, author)
+        done = pipeline.append(self, rel, trimmed, build, writer=who, source=source, author=author)
+        before = done.before or ""
+        added = done.added
         file_path = self.root / rel
+        flags = tuple(f.to_json() for f in done.flags)
+        if done.status == "held":
+            return AppendOutcome("held", file_path, rel, f"Memory entry held for review ({done.inbox_id}) — {rel}",
+                                 flags=flags, inbox_id=done.inbox_id)
         if not added:
             return AppendOutcome("skipped_duplicate", file_path, rel,
-                                 entries.tool_message_for("skipped_duplicate", file_path))
+                                 entries.tool_message_for("skipped_duplicate", file_path), flags=flags)
         self._record_append(rel, trimmed, author, source)
         archived = 0
         after = before + added
@@ -400,8 +434,9 @@ class Project:
         changes = Changes(documents=frozenset({rel} | ({self.layout.archive_path} if archived else set())),
                           history=bool(archived))
         warnings += self._warnings(rel, before, after)
+        warnings += done.warnings
         return AppendOutcome("written", file_path, rel, entries.tool_message_for("written", file_path), archived,
-                             changes, tuple(warnings))
+                             changes, tuple(warnings), flags)
 
     def _record_append(self, rel: str, text: str, author: str | None, source: str) -> None:
         from core import history_worker
@@ -427,7 +462,12 @@ class Project:
 
     def search(self, query: str, options: MemorySearchOptions | None = None, *, derived_ok: bool = True
                ) -> list[MemorySearchResult]:
-        """Search the backend; without its own search, memdesk's derived index when ``derived_ok``."""
+        """Search the backend; without its own search, memdesk's derived index when ``derived_ok``.
+
+        A query that cannot be one (not text, a NUL or another control character, a lone surrogate,
+        over :data:`MAX_QUERY` characters) is ``INVALID_CONFIG`` (a 400 over HTTP) naming the problem.
+        """
+        self._check_query(query)
         if self.can_search():
             return self.backend.search(query, options)
         if not derived_ok:
@@ -437,17 +477,37 @@ class Project:
 
         return derived_search(self.root, query, options)
 
+    def _check_query(self, query: object) -> None:
+        def bad(why: str) -> MemoryBackendError:
+            return MemoryBackendError(f"the search query {why}; nothing was searched", "INVALID_CONFIG",
+                                      self.backend.id)
+
+        if not isinstance(query, str):
+            raise bad(f"must be text, not {type(query).__name__}")
+        if len(query) > MAX_QUERY:
+            raise bad(f"is {len(query):,} characters long; the limit is {MAX_QUERY:,}")
+        found = _BAD_QUERY_CHAR.search(query)  # one character class: linear, never backtracks
+        if found is not None:
+            i, code = found.start(), ord(found.group())
+            if 0xD800 <= code <= 0xDFFF:
+                raise bad(f"holds a lone surrogate U+{code:04X} (at character {i}), which is not valid text")
+            name = "a NUL character" if code == 0 else f"the control character U+{code:04X}"
+            raise bad(f"holds {name} (at character {i})")
+
     # -- settings ----------------------------------------------------------------------------------
-    def update_settings(self, patch: Mapping[str, Any]) -> Changes:
+    def update_settings(self, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> Changes:
         """Save a settings patch (``SettingsError`` on bad input, nothing changed) and re-resolve the backend.
 
-        Switching memory on creates the long-term file when it is missing (never fatal). The
-        extraction schedule is kept in step by :class:`core.store.ProjectStore`, which sits above.
+        Each key goes where it lives (:func:`core.settings.update_settings`; ``base``: the values the
+        change was made against, for the stale-write check). Switching memory on creates the long-term
+        file when it is missing (never fatal). The extraction schedule is kept in step by
+        :class:`core.store.ProjectStore`, which sits above.
         """
-        from core.settings import update_settings
+        from core.settings import update_settings_read
 
         before = self.settings
-        self.settings = update_settings(self.root, patch)
+        read = update_settings_read(self.root, patch, base=base)
+        self.settings, self.settings_store = read.settings, read.store
         self.settings_error = None
         changes = Changes(settings=True)
         if (self.settings.memory_backend, self.settings.memory_backend_config) != (
@@ -490,7 +550,7 @@ class Project:
 
         return history.get_version(self.root, version_id)
 
-    def restore(self, version_id: int, *, author: str | None = None) -> WriteResult:
+    def restore(self, version_id: int, *, author: str | None = None, writer: Writer | None = None) -> WriteResult:
         """Restore a stored version of a memory document to its own path, through the backend.
 
         The write keeps the content it replaces (source ``restore``) where the backend keeps history.
@@ -505,7 +565,7 @@ class Project:
             raise MemoryBackendError(
                 f"version {version_id} is of {version.path!r}, which is not a memory document of this project; "
                 "memdesk restores memory documents only", "INVALID_CONFIG", self.backend.id)
-        return self.write(version.path, content, source="restore", author=author)
+        return self.write(version.path, content, source="restore", author=author, writer=writer)
 
 
 # -- a small per-process cache for the seed-named wrappers ------------------------------------------
@@ -519,7 +579,9 @@ def _config_stamp(root: Path) -> str:
     except OSError:
         data = b""
     layered = "L" if (root / ".fusion" / "memory").is_dir() else "S"
-    return layered + fileio.sha256_hex(data)
+    from core.settings_store.stamp import local_stamp  # memdesk's own settings and Fusion's database too
+
+    return layered + fileio.sha256_hex(data) + local_stamp(root)
 
 
 def open_project(root: str | os.PathLike[str]) -> Project:

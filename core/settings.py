@@ -1,8 +1,11 @@
-"""Project settings: one pydantic model over ``.fusion/config.json`` (flat or Fusion's nested shape).
+"""Project settings: one pydantic model over two places (design §3b).
 
-Unknown keys in ``config.json`` are preserved untouched; the file keeps the shape it was found in.
-Fusion shipped the backend key as ``memoryBackendType``: it is read when ``memoryBackend`` is
-absent, and both are written.
+Fusion's memory settings (:class:`core.settings_schema.FusionMemorySettings`) live where Fusion reads
+them, in the project's settings store (:mod:`core.settings_store`: Fusion's API, ``.fusion/fusion.db``,
+or ``.fusion/config.json`` when there is no Fusion store); memdesk's own (its backend and config, history
+retention, the budget's readers) in ``.fusion/memdesk/settings.json``. Unknown keys are kept as they are:
+a change sends only the changed keys, ``None`` deleting one. Fusion's ``memoryBackendType`` is read as
+memdesk's backend when memdesk has none of its own.
 """
 
 from __future__ import annotations
@@ -10,62 +13,46 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import (
-    BaseModel,
     ConfigDict,
     Field,
-    StrictBool,
     StrictInt,
     StrictStr,
     ValidationError,
     field_validator,
 )
 
-from core import fileio, saving
-from core.errors import MemoryBackendError, SettingsError
+from core.errors import SettingsError
+from core.settings_schema import (  # noqa: F401 (the seed contract's names, re-exported)
+    DEFAULT_INSIGHT_SCHEDULE,
+    DEFAULT_MIN_INTERVAL_MS,
+    MAX_MIN_INTERVAL_MS,
+    FusionMemorySettings,
+    validate_cron,
+)
+from core.settings_store import SettingsStore, StoreInfo, detect_store
+from core.settings_store.config_json import ConfigFile  # noqa: F401 (moved there; kept importable here)
+from core.settings_store.own import OWN_PATH, legacy_own_values, move_legacy_keys, patch_own, read_own
 
 log = logging.getLogger(__name__)
 
 CONFIG_PATH = ".fusion/config.json"
-DEFAULT_INSIGHT_SCHEDULE = "0 2 * * *"
-DEFAULT_MIN_INTERVAL_MS = 86_400_000
 # Bounds of the numeric settings: what the code can compute with (dates, SQLite integers), with room
 # to spare; a bigger value is refused with SettingsError naming the bound.
-MAX_MIN_INTERVAL_MS = 3650 * 86_400_000  # ten years
 MAX_HISTORY_RETENTION_DAYS = 36_500  # a hundred years
 MAX_HISTORY_MIN_VERSIONS = 10_000
 LEGACY_BACKEND_KEY = "memoryBackendType"
 
 
-def validate_cron(expr: str) -> str:
-    """Return ``expr`` if it is a valid 5-field cron expression, else raise ``ValueError``."""
-    fields = expr.split()
-    if len(fields) != 5:
-        raise ValueError(f"a cron schedule has 5 fields (minute hour day month weekday); {expr!r} has {len(fields)}")
-    if expr == DEFAULT_INSIGHT_SCHEDULE:
-        return expr
-    from croniter import croniter  # here: importing it costs more than a read-only command's own work
-
-    if not croniter.is_valid(expr):
-        raise ValueError(f"{expr!r} is not a valid cron schedule")
-    return expr
-
-
-class ProjectSettings(BaseModel):
-    """The memory settings of one project, as stored in ``.fusion/config.json``."""
+class ProjectSettings(FusionMemorySettings):
+    """The memory settings of one project: Fusion's (in its store) and memdesk's own (in memdesk's state)."""
 
     model_config = ConfigDict(populate_by_name=True, extra="ignore", validate_assignment=True)
 
-    memory_enabled: StrictBool = Field(
-        True,
-        alias="memoryEnabled",
-        title="Memory enabled",
-        description="When on, agents consult and update the project memory. When off, no memory "
-        "instructions reach the agents; the file stays readable.",
-    )
     memory_backend: StrictStr = Field(
         "file",
         alias="memoryBackend",
@@ -79,28 +66,6 @@ class ProjectSettings(BaseModel):
         title="Backend settings",
         description="Settings of the chosen backend; their form comes from the backend's own model.",
     )
-    insight_extraction_enabled: StrictBool = Field(
-        False,
-        alias="insightExtractionEnabled",
-        title="Insight extraction",
-        description="When on, an AI periodically distils insights from the working memory.",
-    )
-    insight_extraction_schedule: StrictStr = Field(
-        DEFAULT_INSIGHT_SCHEDULE,
-        alias="insightExtractionSchedule",
-        title="Extraction schedule",
-        description="When extraction runs, as a 5-field cron expression (minute hour day month weekday).",
-    )
-    insight_extraction_min_interval_ms: StrictInt = Field(
-        DEFAULT_MIN_INTERVAL_MS,
-        alias="insightExtractionMinIntervalMs",
-        ge=0,
-        le=MAX_MIN_INTERVAL_MS,
-        title="Minimum interval",
-        description="Least time between two extractions, in milliseconds.",
-        json_schema_extra={"unit": "ms"},
-    )
-
     history_retention_days: StrictInt = Field(
         90,
         alias="historyRetentionDays",
@@ -129,11 +94,6 @@ class ProjectSettings(BaseModel):
         description="Per document path, the ids of the agents whose load limits the budget meter checks "
         "(a document not listed uses the defaults: Fusion for Fusion's files).",
     )
-
-    @field_validator("insight_extraction_schedule")
-    @classmethod
-    def _check_cron(cls, value: str) -> str:
-        return validate_cron(value)
 
     @field_validator("memory_backend")
     @classmethod
@@ -188,78 +148,59 @@ def coerce_settings(settings: ProjectSettings | Mapping[str, Any] | None) -> Pro
         raise _error_to_settings_error(exc) from exc
 
 
-class ConfigFile:
-    """The raw ``config.json`` of a project: its settings dict and the shape to write back."""
-
-    def __init__(self, root: Path | str) -> None:
-        self.root = Path(root)
-        self.path = self.root / CONFIG_PATH
-        self.document: dict[str, Any] = {}
-        self.nested = False
-        self.text: str = ""
-        self._load()
-
-    def _load(self) -> None:
-        try:
-            text = fileio.read_in_root(self.root, CONFIG_PATH)
-        except MemoryBackendError as exc:
-            raise SettingsError(f"cannot read {CONFIG_PATH}: {exc}", field=None) from exc
-        if text is None or not text.strip():
-            self.text = text or ""
-            return
-        self.text = text
-        try:
-            doc = json.loads(text)
-        except RecursionError as exc:
-            raise SettingsError(f"{CONFIG_PATH} is nested too deeply to read; fix or remove it — memdesk will "
-                                "not overwrite it") from exc
-        except json.JSONDecodeError as exc:
-            raise SettingsError(
-                f"{CONFIG_PATH} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); "
-                "fix or remove it — memdesk will not overwrite it",
-            ) from exc
-        if not isinstance(doc, dict):
-            raise SettingsError(f"{CONFIG_PATH} must hold a JSON object, not {type(doc).__name__}")
-        self.document = doc
-        if isinstance(doc.get("settings"), dict) and ("nextId" in doc or len(doc) <= 2):
-            self.nested = True
-        elif "settings" in doc and "nextId" in doc:
-            raise SettingsError(f'{CONFIG_PATH}: "settings" must be a JSON object')
-
-    @property
-    def settings(self) -> dict[str, Any]:
-        """The settings mapping (the nested ``settings`` object, or the whole flat document)."""
-        if self.nested:
-            return self.document["settings"]
-        return self.document
-
-    def save(self, settings: dict[str, Any], source: str = "settings") -> None:
-        """Write ``settings`` back in the shape found, atomically, keeping every other key."""
-        doc = dict(self.document)
-        if self.nested:
-            doc["settings"] = settings
-        else:
-            doc = settings
-        text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-        try:
-            saving.replace_text(self.root, CONFIG_PATH, text, expected_hash=fileio.content_hash(self.text),
-                                source=source)
-        except MemoryBackendError as exc:
-            raise SettingsError(f"cannot save {CONFIG_PATH}: {exc}") from exc
 
 
-def load_settings(root: Path | str) -> ProjectSettings:
-    """Load the project's settings (defaults for missing keys). Raises :class:`SettingsError`.
+# -- where each key lives ---------------------------------------------------------------------------
+#: memdesk's own settings: in ``.fusion/memdesk/settings.json``, never in Fusion's store.
+OWN_KEYS: frozenset[str] = frozenset(
+    {"memoryBackend", "memoryBackendConfig", "historyRetentionDays", "historyMinVersions", "memdeskBudgetConsumers"})
+#: Fusion's settings memdesk knows: in the project's settings store.
+FUSION_KEYS: frozenset[str] = frozenset(ALIAS_TO_FIELD) - OWN_KEYS
 
-    An invalid value already in the file (say, out of its bounds) is named with the way to set it back.
+
+@dataclass(frozen=True)
+class SettingsRead:
+    """The settings of a project, the store they came from, and the raw objects they were made of."""
+
+    settings: ProjectSettings
+    store: StoreInfo
+    fusion_raw: dict[str, Any]  # the store's whole object, unknown keys included
+    own_raw: dict[str, Any]
+
+
+def _combined(store_kind: str, fusion_raw: Mapping[str, Any], own: Mapping[str, Any],
+              legacy: Mapping[str, Any]) -> dict[str, Any]:
+    data = {k: fusion_raw[k] for k in FUSION_KEYS if k in fusion_raw}
+    if store_kind == "config-json":  # keys an earlier memdesk left there count until they are moved
+        data.update({k: fusion_raw[k] for k in OWN_KEYS if k in fusion_raw})
+    data.update(legacy)
+    data.update({k: own[k] for k in OWN_KEYS if k in own})
+    return data
+
+
+def read_settings(root: Path | str, store: SettingsStore | None = None) -> SettingsRead:
+    """Read the project's settings from its store and memdesk's own file. Raises :class:`SettingsError`.
+
+    An invalid value already stored (say, out of its bounds) is named with where it is and how to set it back.
     """
+    store = store or detect_store(root)
+    fusion_raw = store.read()
+    own = read_own(root)
+    legacy = legacy_own_values(root, OWN_KEYS) if store.info.kind == "fusion-db" else {}
     try:
-        return coerce_settings(ConfigFile(root).settings)
+        settings = coerce_settings(_combined(store.info.kind, fusion_raw, own, legacy))
     except SettingsError as exc:
         if exc.field is None:
             raise
-        raise SettingsError(f"{CONFIG_PATH}: {exc}; set it back with `memdesk settings set {exc.field} VALUE` "
+        where = OWN_PATH if exc.field in own else store.info.path or store.info.plain_name
+        raise SettingsError(f"{where}: {exc}; set it back with `memdesk settings set {exc.field} VALUE` "
                             f"or `memdesk settings unset {exc.field}`", field=exc.field, reason=exc.reason) from exc
+    return SettingsRead(settings, store.info, fusion_raw, own)
+
+
+def load_settings(root: Path | str) -> ProjectSettings:
+    """Load the project's settings (defaults for missing keys). Raises :class:`SettingsError`."""
+    return read_settings(root).settings
 
 
 def _normalise_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
@@ -269,8 +210,6 @@ def _normalise_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = value
         elif key in FIELD_ALIASES:
             out[FIELD_ALIASES[key]] = value
-        elif key == LEGACY_BACKEND_KEY:
-            out["memoryBackend"] = value
         else:
             known = ", ".join(sorted(ALIAS_TO_FIELD))
             raise SettingsError(f"unknown setting {key!r}; known settings: {known}", field=key,
@@ -278,26 +217,66 @@ def _normalise_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def update_settings(root: Path | str, patch: Mapping[str, Any]) -> ProjectSettings:
-    """Apply ``patch`` (camelCase or snake_case keys; ``None`` deletes a key) and save.
+def update_settings(root: Path | str, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None = None,
+                    store: SettingsStore | None = None) -> ProjectSettings:
+    """Apply ``patch`` (camelCase or snake_case keys; ``None`` deletes a key) where each key lives.
 
-    Invalid values raise :class:`SettingsError` naming the field, and the file is left as it was.
+    Fusion's keys go to the project's settings store, memdesk's own to ``.fusion/memdesk/settings.json``.
+    Invalid values raise :class:`SettingsError` naming the field, and nothing is changed. ``base``: the
+    values (camelCase) the change was made against; a key that moved since to another value is a
+    conflict (:class:`SettingsError` at that field), keys that did not are applied to the fresh values.
     """
-    cfg = ConfigFile(root)
-    raw = dict(cfg.settings)
-    for key, value in _normalise_patch(patch).items():
+    return update_settings_read(root, patch, base=base, store=store).settings
+
+
+def update_settings_read(root: Path | str, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None = None,
+                         store: SettingsStore | None = None) -> SettingsRead:
+    """:func:`update_settings`, returning the fresh :class:`SettingsRead`."""
+    changes = _normalise_patch(patch)
+    for key, value in changes.items():
         if value is None:
-            raw.pop(key, None)
-            if key == "memoryBackend":
-                raw.pop(LEGACY_BACKEND_KEY, None)
             continue
         try:
             ProjectSettings.model_validate({key: value})
         except ValidationError as exc:
             raise _error_to_settings_error(exc) from exc
-        raw[key] = value
-        if key == "memoryBackend":
-            raw[LEGACY_BACKEND_KEY] = value
-    merged = coerce_settings(raw)
-    cfg.save(raw)
-    return merged
+    store = store or detect_store(root)
+    fusion_raw = store.read()
+    own = read_own(root)
+    legacy = legacy_own_values(root, OWN_KEYS) if store.info.kind == "fusion-db" else {}
+    combined = _combined(store.info.kind, fusion_raw, own, legacy)
+    if "memoryBackend" not in combined and combined.get(LEGACY_BACKEND_KEY):
+        combined["memoryBackend"] = combined[LEGACY_BACKEND_KEY]
+    if base is not None:
+        _check_stale({**ProjectSettings().model_dump(by_alias=True), **combined}, base, changes)
+    fusion_patch = {k: v for k, v in changes.items() if k in FUSION_KEYS}
+    own_patch = {k: v for k, v in changes.items() if k in OWN_KEYS}
+    merged = dict(combined)
+    for key, value in changes.items():
+        if value is None:
+            merged.pop(key, None)
+            if key == "memoryBackend" and fusion_raw.get(LEGACY_BACKEND_KEY):
+                merged[key] = fusion_raw[LEGACY_BACKEND_KEY]
+        else:
+            merged[key] = value
+    coerce_settings(merged)  # a combination the model refuses (a bad value left elsewhere) changes nothing
+    if store.info.kind == "config-json":
+        move_legacy_keys(root, OWN_KEYS)
+    elif store.info.kind == "fusion-db" and legacy_own_values(root, OWN_KEYS):
+        patch_own(root, {k: v for k, v in legacy.items() if k not in own})
+        if not fusion_patch:
+            store.refresh_copy()  # type: ignore[attr-defined]
+    if fusion_patch:
+        store.patch(fusion_patch)
+    if own_patch:
+        patch_own(root, own_patch)
+    return read_settings(root, store)
+
+
+def _check_stale(now: Mapping[str, Any], base: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
+    for key, value in changes.items():
+        if key in base and now.get(key) != base[key] and now.get(key) != value:
+            raise SettingsError(
+                f"{key} was changed elsewhere to {json.dumps(now.get(key))} since this form was loaded "
+                f"(it was {json.dumps(base[key])}); nothing was saved — review it and apply again",
+                field=key, reason=f"changed elsewhere to {json.dumps(now.get(key))}")

@@ -43,7 +43,7 @@ class ProjectStore:
             self._ensure_memory()
         return current
 
-    def update_settings(self, patch: Mapping[str, Any]) -> ProjectSettings:
+    def update_settings(self, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> ProjectSettings:
         """Save ``patch``; creates the memory file when memory is switched on (non-fatal).
 
         Invalid patches raise :class:`~core.errors.SettingsError` and change nothing.
@@ -53,12 +53,12 @@ class ProjectStore:
         except Exception:
             previous = None
         if self.project is not None:  # the project writes the settings, re-resolves its backend, creates memory
-            self.project.update_settings(patch)
+            self.project.update_settings(patch, base=base)
             updated = self.project.settings
             if previous is None or _schedule_fields(previous) != _schedule_fields(updated):
                 self._sync_schedule(updated)
             return updated
-        updated = settings_mod.update_settings(self.root, patch)
+        updated = settings_mod.update_settings(self.root, patch, base=base)
         if updated.memory_enabled and (previous is None or not previous.memory_enabled):
             self._ensure_memory()
         if previous is None or _schedule_fields(previous) != _schedule_fields(updated):

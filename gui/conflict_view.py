@@ -21,14 +21,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.textmerge import changed_lines
 from gui.tasks import Operation, run_in_background
 from gui.widgets.colors import is_dark
+from gui.widgets.diff_navigator import DiffNavigator, diff_hunks
 from gui.widgets.parts import view_action
 
 _MINE_TINT = ("#fff1cc", "#4a3b00")  # light, dark
 _DISK_TINT = ("#dcefff", "#0f2f4a")
-SHORTCUTS = {"merge": "Ctrl+Shift+M", "take_disk": "Ctrl+Shift+D", "keep_mine": "Ctrl+Shift+K"}
+SHORTCUTS = {"merge": "Ctrl+Shift+M", "take_disk": "Ctrl+Shift+D", "keep_mine": "Ctrl+Shift+K",
+             "next_difference": "F7", "previous_difference": "Shift+F7"}
 
 
 def _pane(title: str, parent: QWidget) -> tuple[QWidget, QPlainTextEdit, QLabel]:
@@ -74,8 +75,19 @@ class ConflictView(QWidget):
         self.merge_button.setToolTip(
             "Combine both: changes on one side are taken, overlapping changes are marked "
             "<<<<<<< mine / ======= / >>>>>>> disk in the editor for you to resolve.")
+        # Next / previous difference (gui.widgets.diff_navigator): F7 / Shift+F7.
+        self.navigator = DiffNavigator(self.mine, self.disk, self)
+        self.position_label = QLabel("", self)
+        self.position_label.setObjectName("conflictPosition")
+        self.previous_button = QPushButton("↑ Previous", self)
+        self.previous_button.setToolTip("Previous difference")
+        self.next_button = QPushButton("↓ Next", self)
+        self.next_button.setToolTip("Next difference")
         buttons = QHBoxLayout()
         buttons.addWidget(self.summary, 1)
+        buttons.addWidget(self.position_label)
+        buttons.addWidget(self.previous_button)
+        buttons.addWidget(self.next_button)
         buttons.addWidget(self.merge_button)
         buttons.addWidget(self.take_disk_button)
         buttons.addWidget(self.keep_mine_button)
@@ -89,6 +101,9 @@ class ConflictView(QWidget):
             "merge": self._action("Merge by hand", SHORTCUTS["merge"], self.merge_button),
             "take_disk": self._action("Take disk's version", SHORTCUTS["take_disk"], self.take_disk_button),
             "keep_mine": self._action("Keep my version", SHORTCUTS["keep_mine"], self.keep_mine_button),
+            "next_difference": self._action("Next difference", SHORTCUTS["next_difference"], self.next_button),
+            "previous_difference": self._action("Previous difference", SHORTCUTS["previous_difference"],
+                                                self.previous_button),
         }
         self._connect_signals()
 
@@ -104,6 +119,9 @@ class ConflictView(QWidget):
         self.keep_mine_button.clicked.connect(self.keepMineRequested)
         self.take_disk_button.clicked.connect(self.takeDiskRequested)
         self.merge_button.clicked.connect(self.mergeRequested)
+        self.next_button.clicked.connect(self.navigator.next)
+        self.previous_button.clicked.connect(self.navigator.previous)
+        self.navigator.moved.connect(lambda i, n: self.position_label.setText(DiffNavigator.describe(i, n)))
         # Scroll both sides together: most lines are the same, so they stay side by side.
         mine_bar, disk_bar = self.mine.verticalScrollBar(), self.disk.verticalScrollBar()
         mine_bar.valueChanged.connect(lambda v: disk_bar.value() != v and disk_bar.setValue(v))
@@ -140,13 +158,14 @@ class ConflictView(QWidget):
         self.summary.setText("Comparing…")
         self.cancel()
         mine = self._mine
-        self._diff_op = run_in_background(lambda _t: changed_lines(mine, disk), on_done=self._on_diff,
+        self._diff_op = run_in_background(lambda _t: diff_hunks(mine, disk), on_done=self._on_diff,
                                           parent=self)
         self._diff_op.finished.connect(self._diff_op.deleteLater)
 
-    def _on_diff(self, result: tuple[set[int], set[int]]) -> None:
+    def _on_diff(self, result: tuple[set[int], set[int], list]) -> None:
         self._diff_op = None
-        only_mine, only_disk = result
+        only_mine, only_disk, hunks = result
+        self.navigator.set_hunks(hunks)
         dark = is_dark()
         self._tint(self.mine, only_mine, _MINE_TINT[dark])
         self._tint(self.disk, only_disk, _DISK_TINT[dark])

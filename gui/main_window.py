@@ -26,7 +26,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui.desk_tools import DeskTools
 from gui.recent import RecentProjects
+from gui.save_all import SAVE_ALL_KEYS
 from gui.status_bar import StatusBar
 from gui.theme import MODES, ThemeManager
 from gui.view_tabs import ViewFactory, ViewTabs
@@ -87,6 +89,8 @@ class MainWindow(QMainWindow):
         #: Another host's committed changes, when the backend announces them (postgres LISTEN/NOTIFY).
         self.backend_watcher = BackendChangeWatcher(parent=self)
         self.actions_by_name: dict[str, QAction] = {}
+        #: Find in all documents, quick open, the palette, Preferences… (helper "deskplus").
+        self.desk = DeskTools(self)
         self._build_menus()
         self._connect_signals()
         self.setWindowTitle("memdesk")
@@ -104,8 +108,11 @@ class MainWindow(QMainWindow):
     def _build_menus(self) -> None:
         file_menu = self.menuBar().addMenu("&File")
         file_menu.addAction(self._action("open", "&Open project folder…", "Ctrl+O"))
+        file_menu.addAction(self._action("quick_open", "&Quick open…", "Ctrl+P"))
+        file_menu.addAction(self._action("new_document", "&New document…", "Ctrl+N"))
         self.recent_menu = file_menu.addMenu("Open &recent")
         file_menu.addAction(self._action("save", "&Save memory", "Ctrl+S"))
+        file_menu.addAction(self._action("save_all", "Save a&ll", *SAVE_ALL_KEYS))
         file_menu.addAction(self._action("reload", "Re&load from disk", "F5"))
         file_menu.addSeparator()
         file_menu.addAction(self._action("quit", "&Quit", "Ctrl+Q"))
@@ -114,10 +121,16 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self._action("redo", "&Redo", "Ctrl+Shift+Z", QKeySequence.StandardKey.Redo))
         edit_menu.addSeparator()
         edit_menu.addAction(self._action("find", "&Find…", "Ctrl+F"))
+        edit_menu.addAction(self._action("replace", "Find and &replace…", "Ctrl+H"))
+        edit_menu.addAction(self._action("find_all", "Find in &all documents…", "Ctrl+Shift+F"))
         edit_menu.addAction(self._action("goto", "&Go to line…", "Ctrl+G"))
         edit_menu.addAction(self._action("next_section", "&Next section", "Ctrl+Down", "Alt+Down"))
         edit_menu.addAction(self._action("previous_section", "Pre&vious section", "Ctrl+Up", "Alt+Up"))
+        edit_menu.addSeparator()
+        edit_menu.addAction(self._action("preferences", "Pre&ferences…", "Ctrl+,"))
+        self.actions_by_name["preferences"].setMenuRole(QAction.MenuRole.PreferencesRole)
         self.view_menu = self.menuBar().addMenu("&View")
+        self.view_menu.addAction(self._action("palette", "&Command palette…", "Ctrl+Shift+P"))
         self.view_menu.addAction(self._action("preview", "Toggle &preview", "Ctrl+E"))
         self.view_menu.addAction(self._action("outline", "Toggle &outline", "Ctrl+Shift+O"))
         self.view_menu.addAction(self._action("notices", "Show &notices", "Ctrl+Shift+N"))
@@ -162,11 +175,18 @@ class MainWindow(QMainWindow):
         a = self.actions_by_name
         a["open"].triggered.connect(self.choose_project)
         a["save"].triggered.connect(lambda: self.editor is not None and self.editor.save())
+        a["save_all"].triggered.connect(self.save_all)
         a["reload"].triggered.connect(self.reload)
         a["quit"].triggered.connect(self.close)
         a["undo"].triggered.connect(lambda: self.editor is not None and self.editor.text_edit.undo())
         a["redo"].triggered.connect(lambda: self.editor is not None and self.editor.text_edit.redo())
         a["find"].triggered.connect(self._on_find)
+        a["replace"].triggered.connect(lambda: self._in_editor(lambda ed: ed.show_replace()))
+        a["find_all"].triggered.connect(self.desk.show_find_all)
+        a["quick_open"].triggered.connect(self.desk.show_quick_open)
+        a["new_document"].triggered.connect(self.desk.new_document)
+        a["preferences"].triggered.connect(self.desk.show_preferences)
+        a["palette"].triggered.connect(self.desk.show_palette)
         a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
         a["goto"].triggered.connect(lambda: self._in_editor(lambda ed: ed.show_goto()))
         a["next_section"].triggered.connect(lambda: self._in_editor(lambda ed: ed.next_section()))
@@ -199,7 +219,7 @@ class MainWindow(QMainWindow):
         editor.saved.connect(lambda: session.memoryReplaced.emit("editor"))
         editor.text_edit.undoAvailable.connect(self.actions_by_name["undo"].setEnabled)
         editor.text_edit.redoAvailable.connect(self.actions_by_name["redo"].setEnabled)
-        reserved = ("preview", "next_section", "previous_section", "goto")
+        reserved = ("preview", "next_section", "previous_section", "goto", "replace")
         editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
@@ -212,6 +232,9 @@ class MainWindow(QMainWindow):
         session.settingsChanged.connect(self._watch_memory)
         session.backendChanged.connect(self._show_project_state)
         session.backendChanged.connect(self._watch_memory)
+        from gui.consolidation_timer import ConsolidationTimer  # Fusion's dream/auto-summarize schedules
+
+        self._consolidation_timer = ConsolidationTimer(session, parent=self)
 
     def _connect_view(self, view: QWidget) -> None:
         if hasattr(view, "runExtractionRequested"):  # the insights and prune views
@@ -349,6 +372,9 @@ class MainWindow(QMainWindow):
         return True
 
     def _close_project(self) -> None:
+        if getattr(self, "_consolidation_timer", None) is not None:
+            self._consolidation_timer.stop()
+            self._consolidation_timer = None
         self.watcher.stop()
         self.backend_watcher.stop()
         self.status.budget_meter.clear()  # load budget (helper "budget")
@@ -357,6 +383,7 @@ class MainWindow(QMainWindow):
         if self.editor is not None:
             self.editor.shutdown()
         self.tabs.clear_project()
+        self.desk.reset()
         if self._dialogs is not None:
             self._dialogs.set_session(None)
         if self.session is not None:
@@ -419,6 +446,16 @@ class MainWindow(QMainWindow):
 
             discard_all(self.editor)
         return True
+
+    def save_all(self) -> bool:
+        """File ▸ Save all: save every document with unsaved edits (:mod:`gui.save_all`); True when all were."""
+        if self.editor is None:
+            return True
+        from gui.save_all import save_all
+
+        result = save_all(self.editor)
+        self.status.show_message(result.message())
+        return result.ok
 
     def reload(self) -> None:
         """Reload memory from disk (asking about unsaved edits) and refresh the current view."""

@@ -195,12 +195,15 @@ class ProjectSession(QObject):
         return None
 
     # -- settings ------------------------------------------------------------------------------
-    def update_settings(self, patch: Mapping[str, Any]) -> ProjectSettings:
-        """Persist a settings patch (raises :class:`SettingsError`), re-resolving the backend if needed."""
+    def update_settings(self, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> ProjectSettings:
+        """Persist a settings patch (raises :class:`SettingsError`), re-resolving the backend if needed.
+
+        ``base``: the values the change was made against; a key changed elsewhere since is a conflict.
+        """
         before = self.backend
         if _switches_backend(self.settings, patch) and not self.confirm_backend_switch():
             raise SettingsError("Not switched: the unsaved edits are kept (cancelled).", "memoryBackend")
-        self.store.update_settings(patch)  # the project's settings, backend and memory, and the schedule
+        self.store.update_settings(patch, base=base)  # the project's settings, backend and memory, the schedule
         self.settingsChanged.emit(self.settings)
         if self.backend is not before:
             self._on_new_backend()

@@ -8,6 +8,8 @@ from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
+# A running Fusion on the test machine (its ~/.fusion/settings.json) must not become the tests' settings store.
+os.environ.setdefault("MEMDESK_FUSION_HOME", os.path.join(os.path.dirname(__file__), "data", "no-fusion-home"))
 
 import pytest  # noqa: E402
 

@@ -231,6 +231,16 @@ class PostgresMemoryBackend(MemoryBackend):
         self.warnings.append(message)
         del self.warnings[:-20]
 
+    def _document_path(self, relpath: str) -> str:
+        """A memory document of either layout (stage "what" of :mod:`core.pipeline`), else ``INVALID_CONFIG``.
+
+        Rows and notifications are other hosts' data: a path such as ``.fusion/config.json`` or
+        ``src/evil.py`` is never read, imported or mirrored.
+        """
+        from core.pipeline import check_memory_path
+
+        return check_memory_path(check_document_path(relpath, self.id), self.id)
+
     def _synced(self, path: str) -> str | None:
         """The document's text, after taking in an outside edit of its mirror file (skipped while nothing moved)."""
         assert self.mirror is not None
@@ -252,7 +262,7 @@ class PostgresMemoryBackend(MemoryBackend):
     def read_document(self, relpath: str) -> str | None:
         """The document's text, ``None`` when it was never written."""
         self.require_initialized()
-        path = check_document_path(relpath, self.id)
+        path = self._document_path(relpath)
         if self.mirror is not None:
             return self._synced(path)
         with self.db.connection("read") as conn:
@@ -263,7 +273,7 @@ class PostgresMemoryBackend(MemoryBackend):
                        source: str = "write", author: str | None = None) -> None:
         """Replace the document in one transaction (history first); ``CONFLICT`` on a stale ``expected_hash``."""
         self.require_initialized()
-        path = check_document_path(relpath, self.id)
+        path = self._document_path(relpath)
         if not isinstance(content, str):
             raise MemoryBackendError(f"content must be a string, not {type(content).__name__}", "WRITE_FAILED",
                                      self.id)
@@ -288,7 +298,7 @@ class PostgresMemoryBackend(MemoryBackend):
                         source: str = "append") -> str | None:
         """Append ``build(current)`` under the document's lock, re-reading it first; return what was appended."""
         self.require_initialized()
-        path = check_document_path(relpath, self.id)
+        path = self._document_path(relpath)
         with self._file_lock(path):
             with self.db.transaction(f"append to {path}") as conn:
                 docs.lock(conn, self.project_key, path)
@@ -369,6 +379,12 @@ class PostgresMemoryBackend(MemoryBackend):
     def watch(self, callback: Callable[[DocumentChange], None]) -> Watch:
         """Call ``callback`` (on a feed thread) for every change; another host's change refreshes the mirror first."""
         def on_change(change: DocumentChange) -> None:
+            if change.path is not None and self.initialized:
+                try:
+                    self._document_path(change.path)
+                except MemoryBackendError as exc:  # another host's notification names a file that is no document
+                    self._warn(f"a change notification was skipped: {exc}")
+                    return
             if self.mirror is not None and not change.own and self.initialized:
                 try:
                     self._synced(change.path or self.primary)

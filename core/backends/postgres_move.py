@@ -17,7 +17,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import fileio, history, saving
+from core import fileio, history, pipeline, saving
 from core.backends.pg import documents as docs
 from core.backends.pg.documents import check_document_path
 from core.backends.pg.mirror import MirrorFiles
@@ -40,11 +40,13 @@ class MoveReport:
     documents: dict[str, str] = field(default_factory=dict)
     versions_copied: int = 0
     unchanged: list[str] = field(default_factory=list)
+    #: Rows that are not memory documents of this project (``.fusion/config.json``…), with why: never written.
+    skipped: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         """camelCase JSON for ``--json``."""
         return {"direction": self.direction, "projectKey": self.project_key, "documents": self.documents,
-                "versionsCopied": self.versions_copied, "unchanged": self.unchanged}
+                "versionsCopied": self.versions_copied, "unchanged": self.unchanged, "skipped": self.skipped}
 
 
 def default_project_key(root: Path) -> str:
@@ -136,9 +138,20 @@ def move_to_files(root: Path) -> MoveReport:
     try:
         texts: dict[str, str] = {}
         for path, *_ in backend.list_documents():
+            try:  # rows are the team's data: only memory documents of this project's layout are written
+                pipeline.check_memory_path(path, "postgres")
+            except MemoryBackendError as exc:
+                report.skipped[str(path)] = str(exc)
+                continue
             text = backend.read_document(path)  # with the mirror on, an agent's edit of the file is taken in first
             if text is not None:
                 texts[path] = text
+        for path in texts:  # stage "where" for every file before any is written
+            try:
+                fileio.check_writable(root, path, "postgres")
+            except (RuntimeError, OSError) as exc:
+                raise MemoryBackendError(f"{path} cannot be written ({exc}); nothing was moved", "INVALID_CONFIG",
+                                         "postgres", exc) from exc
         for path, text in texts.items():
             report.versions_copied += _copy_db_history(backend, root, path)
             result = saving.replace_text(root, path, text, source="move", backend_id="postgres")

@@ -31,6 +31,9 @@ COMMAND_MODULES = (
     "core.cli.budget_cmds",
     "core.cli.serve_cmds",
     "core.cli.connections_cmds",
+    "core.cli.fusion_cmds",
+    "core.cli.firewall_cmds",
+    "core.cli.consolidation_cmds",
 )
 
 #: Which module registers each command.
@@ -44,6 +47,9 @@ COMMANDS: dict[str, str] = {
     "budget": "core.cli.budget_cmds",
     **dict.fromkeys(("serve", "mcp", "tokens"), "core.cli.serve_cmds"),
     **dict.fromkeys(("connections", "backend"), "core.cli.connections_cmds"),
+    "fusion": "core.cli.fusion_cmds",
+    **dict.fromkeys(("policy", "inbox", "scan"), "core.cli.firewall_cmds"),
+    **dict.fromkeys(("dream", "compact", "rewrites", "backups"), "core.cli.consolidation_cmds"),
 }
 
 

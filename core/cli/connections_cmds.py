@@ -7,6 +7,7 @@ A DSN's password is never printed: listings and messages show the DSN with ``pas
 from __future__ import annotations
 
 import argparse
+import sys
 
 from core.cli.common import CliError, add_common, emit_json, fail_from, project_root, read_stdin_text
 from core.connections import (
@@ -154,6 +155,8 @@ def cmd_move(args: argparse.Namespace) -> int:
     for path, digest in report.documents.items():
         same = "  (already there)" if path in report.unchanged else ""
         print(f"  {digest[:12]}  {path}{same}")
+    for path, why in report.skipped.items():
+        print(f"memdesk: skipped the stored row {path!r}: {why}", file=sys.stderr)
     back = ("memdesk backend move --to file" if args.to == "postgres" else
             f"memdesk backend move --to postgres --connection NAME --project-key {report.project_key}")
     print(f"to undo: {back}")

@@ -52,6 +52,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         a.add_argument("id")
         a.set_defaults(func=func)
 
+    from core.cli import consolidation_cmds  # dream and compaction proposals are reviewed here too
+
+    consolidation_cmds.add_proposal_actions(actions, add_action)
+
     p = add_common(subparsers.add_parser("run-scheduled", help="run the extraction if the schedule says it is due"))
     p.set_defaults(func=cmd_run_scheduled)
 
@@ -142,8 +146,14 @@ def cmd_list(args: argparse.Namespace) -> int:
     proposals = list_proposals(root, pending_only=not args.include_reviewed, warnings=warnings)
     for warning in warnings:
         print(f"memdesk: warning: {warning}", file=sys.stderr)
+    from core.cli.consolidation_cmds import list_lines
+
+    consolidations = list_lines(args, args.include_reviewed)
     if args.json:
         emit_json(proposals)
+    elif consolidations:
+        for line in [*map(_short, proposals), *consolidations]:
+            print(line)
     elif not proposals:
         print("Nothing waits for review." if not args.include_reviewed else "No proposals.")
     else:
@@ -163,8 +173,11 @@ def _load(args: argparse.Namespace) -> Any:
 
 def cmd_show(args: argparse.Namespace) -> int:
     """Print a proposal: its insights with their numbers and statuses, and the prune's state."""
+    from core.cli import consolidation_cmds
     from core.proposals import is_stale
 
+    if consolidation_cmds.is_consolidation(args):
+        return consolidation_cmds.cmd_show(args)
     proposal = _load(args)
     if args.json:
         emit_json(proposal)
@@ -213,7 +226,11 @@ def cmd_accept(args: argparse.Namespace) -> int:
 
 
 def cmd_reject(args: argparse.Namespace) -> int:
-    """Reject the chosen insights."""
+    """Reject the chosen insights (or a whole dream or compaction proposal)."""
+    from core.cli import consolidation_cmds
+
+    if consolidation_cmds.is_consolidation(args):
+        return consolidation_cmds.cmd_reject(args)
     return _review(args, False)
 
 

@@ -18,22 +18,46 @@ from pathlib import Path
 FILE_BACKENDS = frozenset({"file", "readonly", "qmd"})
 
 
-def configured_backend(root: Path) -> str | None:
-    """The backend id ``config.json`` names (the layout's default when none), read as plain JSON.
+#: memdesk's own settings file (core.settings_store.own.OWN_PATH) and Fusion's database (fusion_db.DB_PATH).
+OWN_FILE = (".fusion", "memdesk", "settings.json")
+FUSION_DB = (".fusion", "fusion.db")
 
-    ``None`` when the file cannot be read as a settings object: the full settings code then says why.
-    """
+
+def _json_object(path: str) -> dict | None:
+    """The JSON object in ``path`` (``{}`` when absent), ``None`` when it is not one."""
     try:
-        with open(os.path.join(root, ".fusion", "config.json"), "rb") as fh:
+        with open(path, "rb") as fh:
             doc = json.loads(fh.read().decode("utf-8") or "{}")
     except FileNotFoundError:
-        doc = {}
+        return {}
     except (OSError, ValueError, RecursionError):
         return None
-    if not isinstance(doc, dict):
+    return doc if isinstance(doc, dict) else None
+
+
+def _simple_store(root: Path) -> bool:
+    """Whether the settings are in ``config.json`` alone: no Fusion database and no running Fusion to ask."""
+    if os.path.exists(os.path.join(root, *FUSION_DB)):
+        return False
+    from core import userdirs
+    from core.settings_store.connections import CONNECTIONS_FILE, fusion_home
+
+    return not (userdirs.user_config_dir() / CONNECTIONS_FILE).exists() and \
+        not (fusion_home() / "settings.json").exists()
+
+
+def configured_backend(root: Path) -> str | None:
+    """The backend id memdesk's own settings (else ``config.json``) name, or the layout's default, read as
+    plain JSON.
+
+    ``None`` when a file cannot be read as a settings object: the full settings code then says why.
+    """
+    own = _json_object(os.path.join(root, *OWN_FILE))
+    doc = _json_object(os.path.join(root, ".fusion", "config.json"))
+    if own is None or doc is None:
         return None
     settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else doc
-    backend = settings.get("memoryBackend", settings.get("memoryBackendType"))
+    backend = own.get("memoryBackend", settings.get("memoryBackend", settings.get("memoryBackendType")))
     if backend is None:
         from core.layout import detect_layout
 
@@ -65,12 +89,18 @@ DEFAULT_INSIGHT_SCHEDULE = "0 2 * * *"
 _INT_BOUNDS = {"insightExtractionMinIntervalMs": (0, 3650 * 86_400_000), "historyRetentionDays": (0, 36_500),
                "historyMinVersions": (1, 10_000)}
 _BOOLS = ("memoryEnabled", "insightExtractionEnabled")
+#: Settings only the model checks (cron schedules, enums, folders): their presence takes the full path.
+_MODEL_ONLY = ("memoryDreamsEnabled", "memoryDreamsSchedule", "memoryAutoSummarizeEnabled",
+               "memoryAutoSummarizeThresholdChars", "memoryAutoSummarizeSchedule", "memoryBackupEnabled",
+               "memoryBackupSchedule", "memoryBackupRetention", "memoryBackupDir", "memoryBackupScope",
+               "agentMemoryInclusionMode")
+_OWN = ("memoryBackend", "memoryBackendConfig", "historyRetentionDays", "historyMinVersions", "memdeskBudgetConsumers")
 _FIELDS = {"memoryEnabled": "memory_enabled", "memoryBackend": "memory_backend",
            "memoryBackendConfig": "memory_backend_config", "insightExtractionEnabled": "insight_extraction_enabled",
            "insightExtractionSchedule": "insight_extraction_schedule",
            "insightExtractionMinIntervalMs": "insight_extraction_min_interval_ms",
            "historyRetentionDays": "history_retention_days", "historyMinVersions": "history_min_versions",
-           "memdeskBudgetConsumers": "memdesk_budget_consumers"}
+           "memdeskBudgetConsumers": "memdesk_budget_consumers", "memoryBackendType": "memory_backend_type"}
 
 
 class LightSettings:
@@ -81,8 +111,9 @@ class LightSettings:
     for anything else. Made only from settings :func:`light_settings` found valid as the model would.
     """
 
-    def __init__(self, data: dict[str, object]) -> None:
+    def __init__(self, data: dict[str, object], raw: dict[str, object] | None = None) -> None:
         self._data = data
+        self._raw = {**(raw or {}), **data}
         self.memory_enabled = data.get("memoryEnabled", True)
         self.memory_backend = data.get("memoryBackend", "file")
         self.memory_backend_config = data.get("memoryBackendConfig", {})
@@ -96,7 +127,7 @@ class LightSettings:
         if self._full is None:
             from core.settings import coerce_settings
 
-            self._full = coerce_settings(self._data)
+            self._full = coerce_settings(self._raw)
         return getattr(self._full, name)
 
 
@@ -105,12 +136,16 @@ def light_settings(root: Path) -> LightSettings | None:
     plainly valid; ``None`` otherwise (the full settings code then reads them, and names any problem)."""
     from core import fileio
 
+    if not _simple_store(root):
+        return None
     try:
         text = fileio.read_in_root(root, ".fusion/config.json")
         doc = json.loads(text) if text and text.strip() else {}
+        own_text = fileio.read_in_root(root, "/".join(OWN_FILE))
+        own = json.loads(own_text) if own_text and own_text.strip() else {}
     except Exception:  # unreadable, not JSON, nested too deep …: the settings code says why
         return None
-    if not isinstance(doc, dict):
+    if not isinstance(doc, dict) or not isinstance(own, dict):
         return None
     if isinstance(doc.get("settings"), dict) and ("nextId" in doc or len(doc) <= 2):
         raw = doc["settings"]
@@ -118,10 +153,11 @@ def light_settings(root: Path) -> LightSettings | None:
         return None
     else:
         raw = doc
+    raw = {**raw, **{k: v for k, v in own.items() if k in _OWN}}
     data = _plain_settings(raw)
     if data is None:
         return None
-    settings = LightSettings(data)
+    settings = LightSettings(data, raw)
     backend = settings.memory_backend
     if "memoryBackend" not in data:
         from core.layout import detect_layout
@@ -136,7 +172,7 @@ def _plain_settings(raw: dict[str, object]) -> dict[str, object] | None:
     data = {k: v for k, v in raw.items() if v is not None}
     if "memoryBackend" not in data and data.get("memoryBackendType"):
         data["memoryBackend"] = data["memoryBackendType"]
-    if any(key in _FIELDS.values() for key in data):  # snake_case keys: the model's business
+    if any(key in _FIELDS.values() or key in _MODEL_ONLY for key in data):  # snake_case keys: the model's business
         return None
     data = {k: v for k, v in data.items() if k in _FIELDS}
     for key, value in data.items():
@@ -147,6 +183,8 @@ def _plain_settings(raw: dict[str, object]) -> dict[str, object] | None:
             ok = type(value) is int and low <= value <= high
         elif key == "memoryBackend":
             ok = isinstance(value, str) and bool(value.strip())
+        elif key == "memoryBackendType":
+            ok = isinstance(value, str)
         elif key == "memoryBackendConfig":
             ok = isinstance(value, dict)
         elif key == "insightExtractionSchedule":

@@ -27,6 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=("keyword", "semantic", "hybrid"), default="hybrid",
                    help="keyword (FTS5), semantic (meaning) or hybrid (both fused; default)")
     p.add_argument("--limit", type=_positive, default=10, metavar="N", help="at most N results (default 10)")
+    p.add_argument("--include-superseded", action="store_true",
+                   help="also entries marked [superseded DATE] (left out by default)")
     p.set_defaults(func=cmd_search)
 
     h = subparsers.add_parser("history", help="list, show or restore earlier versions of memory files")
@@ -45,6 +47,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("id", type=_version_id, help="version id (from 'history list')")
     p.add_argument("--path", "--file", dest="path", metavar="REL", help="refuse unless the version is of this file")
     p.set_defaults(func=cmd_history_restore)
+    p = add_common(hs.add_parser("drop", help="delete a stored version (a damaged one), without rebuilding it"))
+    p.add_argument("id", type=_version_id, help="version id (from 'history list' or the error naming it)")
+    p.set_defaults(func=cmd_history_drop)
     h.set_defaults(func=lambda _a: _usage(h))
 
     p = add_common(subparsers.add_parser("reindex", help="rebuild the search indexes from the memory"))
@@ -106,8 +111,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     root = project_root(args)
     if not args.query.strip():
         raise CliError("the query is empty; give words to look for", 2)
+    limit = args.limit
+    if not args.include_superseded:  # ask for more, then leave superseded entries out
+        args.limit = limit * 2 + 10
     try:
         results, backend_id, ran, note = _search(args, root)
+        if not args.include_superseded:
+            from core.firewall.search_filter import without_superseded
+
+            results = without_superseded(root, results)[:limit]
     except CliError:
         raise
     except Exception as exc:
@@ -270,6 +282,20 @@ def cmd_history_restore(args: argparse.Namespace) -> int:
         print(f"Restored version {version.id} of {version.path} (the content it replaces is in the history).")
     else:
         print(f"{version.path} already has the content of version {version.id}; nothing changed.")
+    return 0
+
+
+def cmd_history_drop(args: argparse.Namespace) -> int:
+    """Delete one version of memdesk's own history (the way out named when a damaged one is refused)."""
+    from core import history
+
+    dropped = _history_call(history.drop_version, project_root(args), args.id)
+    if dropped is None:
+        raise CliError(f"no version {args.id} in the history (see 'memdesk history list')", 2)
+    if args.json:
+        emit_json({"dropped": dropped.id, "path": dropped.path})
+    else:
+        print(f"Dropped version {dropped.id} of {dropped.path} from the history.")
     return 0
 
 

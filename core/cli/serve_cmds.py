@@ -24,12 +24,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("mcp", help="run the MCP server over stdio (for an agent host)")
     p.add_argument("--project", "-p", default=".", metavar="PATH",
                    help="project root folder (default: the current folder)")
+    _scope_flags(p, projects=False)
     p.set_defaults(func=cmd_mcp)
 
     tokens = subparsers.add_parser("tokens", help="create, list and revoke the API tokens of `memdesk serve`")
     actions = tokens.add_subparsers(dest="action", metavar="ACTION", parser_class=type(tokens))
     a = _token_action(actions, "create", "create a token and print it (shown only this once)")
     a.add_argument("name", help="who will use it (an agent host, a script); recorded as the author of its writes")
+    _scope_flags(a, projects=True)
     a.set_defaults(func=cmd_tokens_create)
     a = _token_action(actions, "list", "list tokens (names, creation times, first characters)")
     a.set_defaults(func=cmd_tokens_list)
@@ -37,6 +39,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("name")
     a.set_defaults(func=cmd_tokens_revoke)
     tokens.set_defaults(func=lambda _args: (tokens.print_help(), 2)[1])
+
+
+def _scope_flags(parser: argparse.ArgumentParser, *, projects: bool) -> None:
+    parser.add_argument("--scope", choices=("read", "append", "write"), default="write",
+                        help="read (read and search), append (also add entries) or write (everything; the default)")
+    if projects:
+        parser.add_argument("--project", dest="scope_projects", action="append", default=[], metavar="P",
+                            help="only this served project (its key or folder); repeat for several (default: all)")
+    parser.add_argument("--path", dest="scope_paths", action="append", default=[], metavar="GLOB",
+                        help="only documents matching this glob may be changed (a read token: read), e.g. "
+                             "'.fusion/agent-memory/bot/**'; repeat for several (default: all)")
 
 
 def _token_action(actions: argparse._SubParsersAction, name: str, text: str) -> argparse.ArgumentParser:
@@ -98,18 +111,30 @@ def cmd_serve(args: argparse.Namespace) -> int:
     keys = ", ".join(f"{s.key} ({s.root})" for s in served.served)
     print(f"memdesk: serving {keys} on http://{shown}:{port} (API docs /docs"
           f"{'' if args.no_mcp else ', MCP /mcp'}); Ctrl+C stops", file=sys.stderr, flush=True)
-    server.run()
+    from core.consolidation.scheduled import ScheduledRuns  # Fusion's dream/auto-summarize schedules
+
+    ticker = ScheduledRuns([s.root for s in served.served]).start()
+    try:
+        server.run()
+    finally:
+        ticker.stop()
     return 0
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve one project over MCP on stdin/stdout until the client closes it."""
     _need_servers()
+    from core.server.access import Access, check_glob
     from core.server.mcp_server import build_mcp_server
 
     served = _served([args.project])
+    try:
+        paths = tuple(check_glob(g) for g in args.scope_paths)
+    except ValueError as exc:
+        raise CliError(str(exc), 2) from exc
+    access = Access(None, args.scope, (), paths)
     # stdout carries the protocol: everything else goes to stderr.
-    build_mcp_server(served).run("stdio")
+    build_mcp_server(served, access=access).run("stdio")
     return 0
 
 
@@ -118,15 +143,20 @@ def cmd_tokens_create(args: argparse.Namespace) -> int:
     from core.server.tokens import TokenStore
 
     try:
-        token = TokenStore().create(args.name)
+        token = TokenStore().create(args.name, scope=args.scope, projects=args.scope_projects,
+                                    paths=args.scope_paths)
     except Exception as exc:
         raise fail_from(exc) from exc
     if getattr(args, "json", False):
-        emit_json({"name": args.name, "token": token})
+        emit_json({"name": args.name, "token": token, "scope": args.scope, "projects": args.scope_projects,
+                   "paths": args.scope_paths})
     else:
+        from core.server.tokens import TokenStore as _T
+
+        info = next(t for t in _T().list() if t.name == args.name)
         print(token)
-        print(f"memdesk: token {args.name!r} created; it is shown only now (memdesk keeps only its hash)",
-              file=sys.stderr)
+        print(f"memdesk: token {args.name!r} created with scope {info.access.describe()}; it is shown only now "
+              "(memdesk keeps only its hash)", file=sys.stderr)
     return 0
 
 
@@ -144,7 +174,7 @@ def cmd_tokens_list(args: argparse.Namespace) -> int:
     if not tokens:
         print("no tokens (create one with `memdesk tokens create NAME`)")
     for t in tokens:
-        print(f"{t.name:<24} {t.prefix}…  created {t.created_at}")
+        print(f"{t.name:<24} {t.prefix}…  created {t.created_at}  scope: {t.access.describe()}")
     return 0
 
 

@@ -1,12 +1,20 @@
-"""``memdesk settings get|set|unset``: read and change ``.fusion/config.json`` through the model."""
+"""``memdesk settings get|set|unset``: read and change the project's settings where they live, naming the store.
+
+Fusion's settings go to the project's store (Fusion's API, ``.fusion/fusion.db``, or ``config.json`` when
+there is no Fusion store; :mod:`core.settings_store`), memdesk's own to ``.fusion/memdesk/settings.json``.
+Every output names the store; ``get --json`` has it as ``store: {kind, name, path|url, readOnly}``.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
-from core.settings import ALIAS_TO_FIELD, FIELD_ALIASES, ProjectSettings
+from core.settings import ALIAS_TO_FIELD, FIELD_ALIASES, OWN_KEYS, ProjectSettings, read_settings
+from core.settings_store.base import StoreInfo, StoreReadOnlyError
+from core.settings_store.own import OWN_PATH
 from core.store import ProjectStore
 
 
@@ -45,21 +53,36 @@ def _dump(settings: ProjectSettings) -> dict:
     return settings.model_dump(by_alias=True)
 
 
+def _where(key: str, info: StoreInfo) -> str:
+    return f"memdesk's own settings {OWN_PATH}" if key in OWN_KEYS else info.plain_name
+
+
+def _fail(exc: BaseException) -> CliError:
+    if isinstance(exc, StoreReadOnlyError) or type(exc).__name__ == "FusionApiError":
+        return CliError(str(exc), 1)  # not bad input: the store cannot take it now
+    return fail_from(exc)
+
+
 def cmd_get(args: argparse.Namespace) -> int:
-    """Print every setting (or one) with defaults filled in."""
-    store = ProjectStore(project_root(args))
+    """Print every setting (or one) with defaults filled in, and the store they came from."""
     try:
-        values = _dump(store.settings())
+        read = read_settings(project_root(args))
     except Exception as exc:
-        raise fail_from(exc) from exc
+        raise _fail(exc) from exc
+    values = _dump(read.settings)
     if args.key:
         key = _alias(args.key)
         value = values[key]
         print(json.dumps(value) if args.json or not isinstance(value, str) else value)
+        print(f"memdesk: {key} from {_where(key, read.store)}", file=sys.stderr)
         return 0
     if args.json:
-        emit_json(values)
+        emit_json({"store": read.store.to_json(), "own": {"path": OWN_PATH, "keys": sorted(OWN_KEYS)},
+                   "settings": values})
     else:
+        print(f"# Fusion's settings: {read.store.plain_name}"
+              + (f" — read-only: {read.store.read_only}" if read.store.read_only else ""))
+        print(f"# memdesk's own settings ({', '.join(sorted(OWN_KEYS))}): {OWN_PATH}")
         for key, value in values.items():
             print(f"{key} = {json.dumps(value)}")
     return 0
@@ -87,15 +110,17 @@ def cmd_unset(args: argparse.Namespace) -> int:
 
 
 def _update(args: argparse.Namespace, patch: dict) -> int:
-    store = ProjectStore(project_root(args))
+    root = project_root(args)
+    store = ProjectStore(root)
     try:
         updated = store.update_settings(patch)
+        info = read_settings(root).store
     except Exception as exc:
-        raise fail_from(exc) from exc
+        raise _fail(exc) from exc
     key = next(iter(patch))
     value = _dump(updated)[key]
     if args.json:
-        emit_json({key: value})
+        emit_json({key: value, "store": info.to_json() if key not in OWN_KEYS else {"kind": "memdesk", "path": OWN_PATH}})
     else:
-        print(f"{key} = {json.dumps(value)}")
+        print(f"{key} = {json.dumps(value)}  (saved in {_where(key, info)})")
     return 0

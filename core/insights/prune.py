@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core import fileio
+from core import blocks, fileio
 from core.errors import MemoryBackendError
 from core.insights._text import js_trim
 from core.insights.files import read_working_memory, write_working_memory
@@ -47,40 +47,21 @@ REQUIRED_MEMORY_SECTIONS: tuple[str, ...] = ("Architecture", "Conventions", "Pit
 LAYERED_REQUIRED_SECTIONS: tuple[str, ...] = ("Decisions", "Conventions", "Pitfalls")
 _MIN_REQUIRED = 2
 
-# A real level-2 ATX heading: up to three spaces, "## ", the text, optional closing hashes.
-_H2_RE = re.compile(r"^ {0,3}## +(.*?)(?: +#+)? *$")
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,9}[.)])\s+\S")
 _DATED_RE = re.compile(r"^<!-- \d{4}-\d{2}-\d{2} -->$")
 
 
 def _block_lines(text: str) -> list[str]:
-    """The lines of ``text`` that are markdown blocks: outside code fences and HTML comments."""
-    out: list[str] = []
-    fence: str | None = None
-    in_comment = False
-    for line in text.splitlines():
-        if fence is not None:
-            if line.strip().startswith(fence) and set(line.strip()) == {fence[0]}:
-                fence = None
-            continue
-        if in_comment:
-            in_comment = "-->" not in line
-            continue
-        opened = _FENCE_RE.match(line)
-        if opened:
-            fence = opened.group(1)
-            continue
-        out.append(line)
-        start = line.rfind("<!--")
-        if start >= 0 and "-->" not in line[start:]:
-            in_comment = True  # a comment that runs on: its lines are no headings
-    return out
+    """The lines of ``text`` outside code (fenced or indented) and HTML blocks, comments included."""
+    found = blocks.scan(text)
+    lines = text.split("\n")
+    return [ln.rstrip("\r") for n, ln in enumerate(lines[:found.lines]) if not found.opaque(n)]
 
 
 def memory_headings(text: str) -> tuple[str, ...]:
-    """The texts of the real ``## `` headings of ``text`` (not in code, comments or deeper levels)."""
-    return tuple(m.group(1).strip() for line in _block_lines(text) if (m := _H2_RE.match(line)))
+    """The texts of the real level-2 headings of ``text``: top-level, as CommonMark reads them
+    (:mod:`core.blocks`: ``##\tTitle`` and setext headings count; none inside code or comments)."""
+    return tuple(h.title for h in blocks.scan(text).top(2) if h.level == 2)
 
 
 def required_sections(layout: str = "seed") -> tuple[str, ...]:

@@ -90,6 +90,8 @@ class ProviderRequest:
     existing_insights: str | None = None
     project_root: Path | None = None
     now: datetime | None = None
+    #: A system prompt of the caller's own (compaction sends Fusion's); ``None``: the provider's default.
+    system_prompt: str | None = None
 
 
 @runtime_checkable

@@ -50,6 +50,11 @@ def _tail(data: bytes | bytearray | None) -> str:
     return " ".join(text.split())
 
 
+def _stdin_text(request: ProviderRequest) -> str:
+    """What the command reads: the caller's system prompt (when it has one) before the prompt."""
+    return f"{request.system_prompt}\n\n{request.prompt}" if request.system_prompt else request.prompt
+
+
 class _Output:
     """Reads one pipe on its own thread: up to ``cap`` bytes (or only the last ``keep`` bytes).
 
@@ -164,7 +169,7 @@ class CommandProvider:
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         stdout = _Output(proc.stdout, cap=self.max_reply_bytes)
         stderr = _Output(proc.stderr, keep=_STDERR_KEEP)
-        threading.Thread(target=_feed, args=(proc.stdin, request.prompt.encode("utf-8")), daemon=True,
+        threading.Thread(target=_feed, args=(proc.stdin, _stdin_text(request).encode("utf-8")), daemon=True,
                          name="memdesk-command-input").start()
         started = time.monotonic()
         program = Path(self.argv[0]).name

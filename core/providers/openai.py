@@ -89,10 +89,10 @@ class OpenAIProvider:
             headers["Authorization"] = f"Bearer {key.strip()}"
         return headers
 
-    def _body(self, prompt: str) -> bytes:
+    def _body(self, prompt: str, system: str | None = None) -> bytes:
         return json.dumps({
             "model": self.model,
-            "messages": [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
+            "messages": [{"role": "system", "content": system or SYSTEM_PROMPT}, {"role": "user", "content": prompt}],
             "temperature": 0,
         }).encode("utf-8")
 
@@ -200,7 +200,7 @@ class OpenAIProvider:
     def complete(self, request: ProviderRequest, *, cancel: CancelCheck = never_cancelled,
                  progress: ProgressCallback = no_progress) -> str:
         """Send the prompt and return the model's reply text; raise :class:`ProviderError` on failure."""
-        headers, body = self._headers(), self._body(request.prompt)
+        headers, body = self._headers(), self._body(request.prompt, request.system_prompt)
         outcome: dict[str, Any] = {}
         stop = threading.Event()
 

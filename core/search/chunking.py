@@ -13,11 +13,11 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from core import blocks
+
 _DATE_MARKER = re.compile(r"^<!--\s*(\d{4}-\d{2}-\d{2})\s*-->\s*$")
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
-_FENCE = re.compile(r"^\s{0,3}(```|~~~)")
 _ITEM_START = frozenset("-*+0123456789")
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 
 
 @dataclass(frozen=True)
@@ -87,57 +87,63 @@ class _Builder:
 
 
 def chunk_markdown(text: str, file: str) -> list[Entry]:
-    """Return the entries of ``text`` (the content of ``file``, a project-relative path) in order."""
+    """Return the entries of ``text`` (the content of ``file``, a project-relative path) in order.
+
+    Headings, fenced code and HTML comments are :mod:`core.blocks`' (CommonMark's), so a ``## `` line
+    inside a comment or a fence names no section, and ``##\tTitle`` or a setext heading does.
+    """
     b = _Builder(file)
-    lines = text.splitlines()
-    in_fence = False
-    in_comment = False
-    for idx, raw in enumerate(lines):
+    lines = text.split("\n")
+    if lines and not lines[-1]:
+        lines.pop()  # a final newline starts no line
+    if "\r" in text:
+        lines = [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    found = blocks.scan(text)
+    heads = {h.line: h for h in found.headings if h.depth == 0}
+    opaque = {blk.start: blk for blk in found.blocks if blk.kind == "fence" or blk.comment}
+    total = len(lines)
+    idx = 0
+    while idx < total:
+        line = lines[idx]
         lineno = idx + 1
-        line = raw  # splitlines() already dropped "\r\n", "\n" and "\r"
-        stripped = line.strip()
-        if in_fence:
-            b.add(line)
-            if _FENCE.match(line):
-                in_fence = False
-            continue
-        if in_comment:
-            if "-->" in line:
-                in_comment = False
-            continue
-        head = stripped[:3]
-        if (head == "```" or head == "~~~") and _FENCE.match(line):
-            if not b.kind:
-                b.begin("para", lineno)
-            b.add(line)
-            in_fence = True
-            continue
-        comment = stripped.startswith("<!--")
-        marker = _DATE_MARKER.match(stripped) if comment else None
-        if marker:
-            b.begin("dated", lineno + 1, marker.group(1))
-            continue
-        if comment and b.kind != "dated":
-            in_comment = "-->" not in stripped
-            if b.kind == "para":
+        blk = opaque.get(idx)
+        if blk is not None:
+            stop = min(blk.end, total)
+            if blk.kind == "fence":  # code stays inside the entry it belongs to
+                if not b.kind:
+                    b.begin("para", lineno)
+                for i in range(idx, stop):
+                    b.add(lines[i])
+                idx = stop
+                continue
+            marker = _DATE_MARKER.match(line.strip()) if stop == idx + 1 else None
+            if marker:
+                b.begin("dated", lineno + 1, marker.group(1))
+            elif b.kind == "dated":  # a comment inside a dated entry is part of its text
+                for i in range(idx, stop):
+                    b.add(lines[i])
+            elif b.kind == "para":
                 b.end()
+            idx = stop
             continue
-        heading = _HEADING.match(line) if line.startswith("#") else None
-        if heading:
+        heading = heads.get(idx)
+        if heading is not None:
             b.end()
-            level = len(heading.group(1))
-            if level == 2:
-                b.section = heading.group(2).strip() or None
-            elif level >= 3:
+            if heading.level == 2:
+                b.section = heading.title or None
+            elif heading.level >= 3:
                 b.begin("para", lineno)
-                b.add(line)
+                for i in range(idx, min(heading.stop, total)):
+                    b.add(lines[i])
                 b.end()
+            idx = max(heading.stop, idx + 1)
             continue
+        idx += 1
         if b.kind == "dated":
             b.add(line)
             continue
-        if not stripped:
-            if b.kind == "item" and _next_is_indented(lines, idx + 1):
+        if not line.strip():
+            if b.kind == "item" and _next_is_indented(lines, idx):
                 b.add(line)
             else:
                 b.end()

@@ -6,7 +6,8 @@ It runs before any route, in this order, and refuses with one JSON line:
 - no ``Authorization: Bearer <token>``, or a token not in the user's token file → 401;
 - a body over :data:`MAX_BODY_BYTES` → 413, decided from ``Content-Length`` before reading, or by
   counting while reading and stopping at the limit, so an oversize body is never held whole.
-The name of the token that was accepted is put in ``scope["state"]["memdesk_author"]``.
+The name of the token that was accepted is put in ``scope["state"]["memdesk_author"]``, its scope
+(:class:`core.server.access.Access`) in ``scope["state"]["memdesk_access"]``.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ log = logging.getLogger(__name__)
 #: One memory file is at most 1 MiB; a JSON body carrying one needs some room for keys and escapes.
 MAX_BODY_BYTES = 1_048_576 + 65_536
 AUTHOR_KEY = "memdesk_author"
+#: The token's :class:`core.server.access.Access` (its scope), for the routes and the MCP tools.
+ACCESS_KEY = "memdesk_access"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 
 
@@ -82,16 +85,19 @@ class Guard:
                           f"127.0.0.1:{self.port} or localhost:{self.port})")
             return
         try:
-            author = self.tokens.verify(bearer(headers.get("authorization")))
+            info = self.tokens.lookup(bearer(headers.get("authorization")))
         except ValueError as exc:  # a broken tokens file: nobody gets in, and the operator is told why
             await _refuse(send, 503, f"cannot check tokens: {exc}")
             return
-        if author is None:
+        author = info.name if info is not None else None
+        if info is None:
             await _refuse(send, 401, "a valid token is required: send 'Authorization: Bearer <token>' "
                           "(create one with `memdesk tokens create NAME`)",
                           [(b"www-authenticate", b'Bearer realm="memdesk"')])
             return
-        scope.setdefault("state", {})[AUTHOR_KEY] = author
+        state = scope.setdefault("state", {})
+        state[AUTHOR_KEY] = author
+        state[ACCESS_KEY] = info.access
         length = headers.get("content-length")
         if length is not None:
             if not length.strip().isdigit():

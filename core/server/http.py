@@ -13,6 +13,7 @@ path or body → 400, a backend that cannot search → 501 on the search route.
 from __future__ import annotations
 
 import contextlib
+import json
 from collections.abc import AsyncIterator, Iterable
 from typing import Annotated, Any
 
@@ -21,12 +22,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project import Project
 from core.server import models, service
-from core.server.guard import AUTHOR_KEY, Guard
+from core.server.access import FULL, Access, ScopeError
+from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
+from core.server.refusals import scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 
@@ -95,6 +98,10 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def _settings(_request: Request, exc: SettingsError) -> JSONResponse:
         return _error(500, f"project settings cannot be used: {exc}", code="INVALID_CONFIG")
 
+    @app.exception_handler(ScopeError)
+    async def _scope(_request: Request, exc: ScopeError) -> JSONResponse:
+        return _error(403, str(exc), code="SCOPE")
+
     @app.exception_handler(RequestValidationError)
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         # Fusion answers 400 (not FastAPI's 422) to a body whose content is not a string.
@@ -109,10 +116,22 @@ async def _project(request: Request,
     # On the event loop when the cached model is current (two stats, cheaper than a thread-pool hop);
     # building one (a settings change: the backend opens its store) runs in the pool.
     served: ServedProjects = request.app.state.served
+    found = served.find(project)
+    access(request).check_project(found.key, found.root)
     return served.cached(project) or await run_in_threadpool(served.get, project)
 
 
 Proj = Annotated[Project, Depends(_project)]
+
+
+def access(request: Request) -> Access:
+    """The scope of the token the guard accepted (full when no guard runs: the tests' bare API)."""
+    return request.scope.get("state", {}).get(ACCESS_KEY, FULL)
+
+
+def allow(request: Request, p: Project, need: str, rel: str | None = None) -> None:
+    """Raise :class:`ScopeError` (403) unless the request's token may ``need`` document ``rel`` of ``p``."""
+    access(request).check(need, request.app.state.served.key_of(p), p.root, rel)
 
 
 def author(request: Request) -> str | None:
@@ -128,29 +147,39 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     _install_error_handlers(app)
 
     app.state.served = served
+    from core.server.settings_routes import add_settings_routes  # GET/PUT /api/settings (issue 18)
+
+    add_settings_routes(app, Proj)
 
     @app.get("/api/memory", response_model=models.ContentResponse, tags=["memory"])
-    def get_memory(p: Proj) -> Response:
+    def get_memory(p: Proj, request: Request) -> Response:
         """The working (long-term) memory; ``""`` when there is none."""
+        allow(request, p, "read", p.memory_path)
         doc = service.read_file(p, None)
         return _document_json(p, doc, models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
 
     @app.put("/api/memory", response_model=models.WriteResponse, tags=["memory"])
     def put_memory(body: models.ContentWrite, p: Proj, request: Request) -> Response:
         """Replace the working memory (previous version kept in history)."""
+        allow(request, p, "write", p.memory_path)
         return _json(service.write_file(p, None, body.content, expected_hash=body.expected_hash,
                                         author=author(request), source="http-write"))
 
     @app.get("/api/memory/files", response_model=models.FilesResponse, tags=["files"])
-    def get_files(p: Proj) -> Response:
-        """Every memory document of the project, in the layout's order."""
-        return _json(service.files(p))
+    def get_files(p: Proj, request: Request) -> Response:
+        """Every memory document of the project, in the layout's order (those the token may read)."""
+        allow(request, p, "read")
+        files = service.files(p)
+        who = access(request)
+        files.files = [f for f in files.files if who.can("read", f.path)]
+        return _json(files)
 
     @app.get("/api/memory/file", response_model=models.FileResponse, tags=["files"])
-    def get_file(p: Proj, path: Annotated[str | None, Query()] = None) -> Response:
+    def get_file(p: Proj, request: Request, path: Annotated[str | None, Query()] = None) -> Response:
         """One whole document (no line cap)."""
         if not path:
             raise ApiError(400, "path is required (?path=.fusion/memory/MEMORY.md, MEMORY.md, ...)")
+        allow(request, p, "read", p.resolve_path(path))
         doc = service.read_file(p, path)
         return _document_json(p, doc, doc)
 
@@ -163,6 +192,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         target = path or body.path
         if not target:
             raise ApiError(400, "path is required (in the body or ?path=)")
+        allow(request, p, "write", p.resolve_path(target))
         return _json(service.write_file(p, target, body.content, expected_hash=body.expected_hash,
                                         author=author(request), source="http-write"))
 
@@ -170,42 +200,53 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
               responses={400: {"model": models.AppendResponse}})
     def post_append(body: models.AppendRequest, p: Proj, request: Request) -> Response:
         """Append one dated entry (seed 002): ``written``, ``skipped_duplicate``, or 400 ``skipped_empty``."""
+        if body.content.strip():
+            allow(request, p, "append", p.append_target(layer=body.layer, agent=body.agent, path=body.path))
         result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
                                 author=author(request), source="http-append")
+        result.message = scrub(result.message, [(s.key, s.root) for s in served.served])  # no server paths
         return _json(result, 400 if result.status == "skipped_empty" else 200)
 
     @app.get("/api/memory/backend", response_model=models.BackendResponse, tags=["backend"])
-    def get_backend(p: Proj) -> Response:
+    def get_backend(p: Proj, request: Request) -> Response:
         """The backend in use (after any fallback), its capabilities and the registered backends."""
+        allow(request, p, "read")
         return _json(service.backend_info(p, served.registry))
 
     @app.get("/api/memory/insights", response_model=models.InsightsResponse, tags=["insights"])
-    def get_insights(p: Proj) -> Response:
+    def get_insights(p: Proj, request: Request) -> Response:
         """The insights document; ``content: null`` when there is none."""
+        allow(request, p, "read", p.insights_path)
         return _json(service.insights(p))
 
     @app.put("/api/memory/insights", response_model=models.WriteResponse, tags=["insights"])
     def put_insights(body: models.ContentWrite, p: Proj, request: Request) -> Response:
         """Replace the insights document."""
+        allow(request, p, "write", p.insights_path)
         return _json(service.write_insights(p, body.content, expected_hash=body.expected_hash,
                                             author=author(request), source="http-insights"))
 
     @app.get("/api/memory/audit", response_model=models.AuditResponse, tags=["insights"])
-    def get_audit(p: Proj) -> Response:
+    def get_audit(p: Proj, request: Request) -> Response:
         """The memory audit report (computed now; nothing is written)."""
+        allow(request, p, "read")
         return _json(service.audit(p))
 
     @app.get("/api/memory/stats", response_model=models.StatsResponse, tags=["memory"])
-    def get_stats(p: Proj) -> Response:
+    def get_stats(p: Proj, request: Request) -> Response:
         """Sizes of working memory and insights, in characters."""
+        allow(request, p, "read")
         return _json(service.stats(p))
 
     @app.post("/api/memory/search", response_model=models.SearchResponse, tags=["memory"],
               responses={501: {"model": models.ErrorResponse}})
-    def post_search(body: models.SearchRequest, p: Proj) -> Response:
+    def post_search(body: models.SearchRequest, p: Proj, request: Request) -> Response:
         """Search the memory; a backend that cannot search answers 501 unless ``derived`` is true."""
         try:
-            return _json(service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived))
+            allow(request, p, "read")
+            found = service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived)
+            found.results = [h for h in found.results if access(request).can("read", h.path)]
+            return _json(found)
         except MemoryBackendError as exc:
             if exc.code == "CAPABILITY_UNSUPPORTED":
                 raise ApiError(501, f"{exc.message}; send \"derived\": true to search memdesk's own index",
@@ -216,17 +257,51 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
 
 
 class _Dispatch:
-    """Send ``/mcp`` to the MCP server's streamable-HTTP handler and everything else to the API."""
+    """Send ``/mcp`` to the MCP server's streamable-HTTP handler and everything else to the API.
+
+    An MCP session belongs to the token that opened it: the session id the SDK answers ``initialize``
+    with is remembered with the token's name, and a request naming that session with another token is
+    refused (403) before the SDK sees it.
+    """
+
+    MAX_SESSIONS = 10_000
 
     def __init__(self, api: ASGIApp, mcp: ASGIApp | None) -> None:
         self.api, self.mcp = api, mcp
+        self.owners: dict[str, str | None] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
         if self.mcp is not None and scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
-            await self.mcp(scope, receive, send)
+            await self._mcp(scope, receive, send)
         else:
             await self.api(scope, receive, send)
+
+    async def _mcp(self, scope: Scope, receive: Receive, send: Send) -> None:
+        assert self.mcp is not None
+        who = scope.get("state", {}).get(AUTHOR_KEY)
+        session = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-session-id"), None)
+        if session is not None and session in self.owners and self.owners[session] != who:
+            body = json.dumps({"error": "this MCP session was opened with another token; open your own session "
+                               "(initialize) with this token", "code": "SESSION_TOKEN"}).encode()
+            await send({"type": "http.response.start", "status": 403,
+                        "headers": [(b"content-type", b"application/json"),
+                                    (b"content-length", str(len(body)).encode())]})
+            await send({"type": "http.response.body", "body": body})
+            return
+
+        async def remember(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                for k, v in message.get("headers", ()):
+                    if k.lower() == b"mcp-session-id":
+                        sid = v.decode("latin-1")
+                        if sid not in self.owners:
+                            if len(self.owners) >= self.MAX_SESSIONS:
+                                self.owners.pop(next(iter(self.owners)))
+                            self.owners[sid] = who
+            await send(message)
+
+        await self.mcp(scope, receive, remember)
 
 
 def create_app(served: ServedProjects, tokens: TokenStore, *, port: int, host: str = "127.0.0.1",

@@ -1,68 +1,133 @@
 """memdesk's MCP server (official ``mcp`` SDK): memory tools and one resource per document.
 
 ``memdesk mcp`` runs it over stdio for one project; ``memdesk serve`` mounts it at ``/mcp`` over
-streamable HTTP for every served project. Tools: ``memory_files``, ``memory_get``, ``memory_search``,
-``memory_append``, ``memory_write``; each returns structured content. Resources are
-``memdesk://<project>/<document path>`` (markdown). Writes record their author: the MCP client's
-name over stdio; over HTTP the token's name and the client's name.
+streamable HTTP for every served project. Tools (each annotated with MCP's hints):
+``memory_projects``, ``memory_files``, ``memory_get`` (a window of lines, 120 by default, at most 400,
+as Fusion's ``fn_memory_get``), ``memory_search``, ``memory_recent``, ``memory_history`` (read only);
+``memory_append`` (additive); ``memory_write``, ``memory_edit``, ``memory_remove_entry`` (under the
+document's ``expectedHash``). Every write goes through :meth:`Project.write`/:meth:`Project.append`,
+so through memdesk's write pipeline. Every refusal is a tool error ``CODE: reason. Next: tool.`` with
+the same fields as structured content (:mod:`core.server.refusals`); no message carries a server path.
+Resources are ``memdesk://<project>/<document path>``; a subscribed client gets
+``notifications/resources/updated`` when the document changes (:mod:`core.server.notify`).
 """
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
-from typing import Annotated, Literal
+from importlib import metadata
+from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
+from mcp_types import (
+    CallToolResult,
+    EmptyResult,
+    SubscribeRequestParams,
+    TextContent,
+    ToolAnnotations,
+    UnsubscribeRequestParams,
+)
 from mcp_types import Resource as MCPResource
-from pydantic import BaseModel, Field
+from pydantic import Field, ValidationError
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+from core.fileio import content_hash
 from core.project import Project
-from core.server import models, service
+from core.server import editing, models, service
+from core.server.access import FULL, Access, ScopeError
+from core.server.changes import document_history, parse_since, recent_changes
 from core.server.guard import bearer
+from core.server.mcp_models import (
+    DEFAULT_LINES,
+    MAX_LINES,
+    EditResult,
+    FilesResult,
+    GetResult,
+    HistoryResult,
+    ProjectInfo,
+    ProjectsResult,
+    RecentResult,
+)
+from core.server.notify import ResourceHub
+from core.server.refusals import Refusal, refusal_of, validation_refusal
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 
 INSTRUCTIONS = (
-    "Project memory of AI coding agents, managed by memdesk. Read with memory_files / memory_get / "
-    "memory_search; add what you learnt with memory_append (one short, self-contained markdown entry: a "
-    "decision, convention, pitfall or piece of context; never secrets, never a copy of code). Replace a "
-    "whole document only with memory_write, passing the hash memory_get gave you."
+    "Project memory of AI coding agents, managed by memdesk. Read with memory_files / memory_get (a window of "
+    "lines; follow nextStartLine) / memory_search; see what changed with memory_recent and memory_history. Add "
+    "what you learnt with memory_append (one short, self-contained markdown entry: a decision, convention, "
+    "pitfall or piece of context; never secrets, never a copy of code). Change existing text with memory_edit "
+    "or memory_remove_entry, replace a whole document with memory_write: each needs the hash memory_get gave "
+    "you. With several projects served, memory_projects lists them."
 )
 
 ProjectArg = Annotated[str | None, Field(
-    description="Which served project (its key as listed by memory_files, or its folder). "
-                "Leave out when the server serves one project.")]
+    description="Which served project (its key, as memory_projects lists it). Leave out when the server serves "
+                "one project.")]
+HashArg = Annotated[str, Field(min_length=64, max_length=64,
+                               description="The hash memory_get returned for this document.")]
 
 
-class GetResult(BaseModel):
-    """A line window of one document, and the hash of the whole document (camelCase as Fusion's memory_get)."""
-
-    path: str
-    content: str
-    startLine: int
-    endLine: int
-    totalLines: int
-    hash: str = Field(description="SHA-256 of the whole document: memory_write's expectedHash.")
-    backend: str
+def server_version() -> str:
+    """memdesk's version, from the installed package's metadata."""
+    try:
+        return metadata.version("memdesk")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
 
 
-class FilesResult(BaseModel):
-    """The documents of a project."""
+def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = True, title: str) -> ToolAnnotations:
+    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=None if read_only else destructive,
+                           idempotent_hint=idempotent, open_world_hint=False)
 
-    project: str
-    files: list[models.FileInfo]
+
+READ = {"read_only": True}
 
 
 class McpServer(MCPServer):
-    """An :class:`MCPServer` that lists one resource per memory document of each served project."""
+    """An :class:`MCPServer` over served projects: lists one resource per document, turns every refusal into
+    a tool error with a code and the next tool, and keeps documents' subscriptions."""
 
-    def __init__(self, served: ServedProjects, **kwargs: object) -> None:
-        super().__init__(**kwargs)  # type: ignore[arg-type]
+    def __init__(self, served: ServedProjects, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
         self.served = served
+        self.hub = ResourceHub(self._locate)
+        low = self._lowlevel_server
+        low.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
+        low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)
 
+    # -- refusals --------------------------------------------------------------------------------
+    def roots(self) -> list[tuple[str, Any]]:
+        """(key, folder) of each served project: what :func:`refusals.scrub` hides."""
+        return [(s.key, s.root) for s in self.served.served]
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Run a tool; any anticipated failure becomes ``CODE: reason. Next: tool.`` with ``isError``."""
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            known = (Refusal, ValidationError, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError,
+                 ScopeError)
+            if isinstance(exc, UnexpectedToolError) and not isinstance(cause, known):
+                raise  # a crash: the SDK logs it and tells the client only the tool's name
+            if isinstance(cause, Refusal):
+                refusal = refusal_of(cause, self.roots())
+            elif isinstance(cause, ScopeError):
+                refusal = Refusal("SCOPE", str(cause))
+            elif isinstance(cause, ValidationError):
+                refusal = validation_refusal(name, cause)
+            elif isinstance(cause, MemoryBackendError | PathOutsideRootError | ProjectNotServed | SettingsError):
+                refusal = refusal_of(cause, self.roots())
+            elif cause is None and self._tool_manager.get_tool(name) is None:
+                refusal = Refusal("UNKNOWN_TOOL", f"memdesk has no tool {name!r}")
+            else:
+                refusal = Refusal("INVALID_ARGUMENT", str(exc).split(": ", 1)[-1])
+            return CallToolResult(content=[TextContent(type="text", text=refusal.text)],
+                                  structured_content={"error": refusal.to_json()}, is_error=True)
+
+    # -- resources -------------------------------------------------------------------------------
     async def list_resources(self) -> list[MCPResource]:
         """One markdown resource per existing document of each served project."""
         out = []
@@ -77,39 +142,65 @@ class McpServer(MCPServer):
                                        mime_type="text/markdown", size=d.size))
         return out
 
+    def _locate(self, uri: str) -> str:
+        """The file of a document URI (``memdesk://KEY/PATH``); a refusal for anything else."""
+        key, rel = _split_uri(uri)
+        project = self.served.get(key)
+        return str(project.root / project.resolve_path(rel))
 
-@contextlib.contextmanager
-def _tool_errors() -> Iterator[None]:
-    """A tool's project-model error as its :class:`ToolError` (see :func:`_fail`)."""
-    try:
-        yield
-    except (MemoryBackendError, PathOutsideRootError) as exc:
-        raise _fail(exc) from exc
-
-
-def _fail(exc: Exception) -> ToolError:
-    """One line an agent can act on, with the error code in brackets."""
-    if isinstance(exc, MemoryBackendError):
-        extra = ""
-        current = getattr(exc, "current_hash", None)
-        if exc.code == "CONFLICT" and current:
-            extra = (f"; the document's current hash is {current}: read it again with memory_get, merge your "
-                     "change, and retry with that expectedHash")
-        return ToolError(f"{exc.message} [{exc.code}]{extra}")
-    if isinstance(exc, PathOutsideRootError | ProjectNotServed | SettingsError):
-        return ToolError(str(exc.args[0]) if exc.args else str(exc))
-    return ToolError(f"{type(exc).__name__}: {exc}")
-
-
-def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None) -> McpServer:
-    """The MCP server over ``served``; ``tokens`` names the HTTP callers (``None`` over stdio)."""
-    mcp = McpServer(served, name="memdesk", instructions=INSTRUCTIONS, log_level="WARNING")
-
-    def _project_of(selector: str | None) -> Project:
+    async def _subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
         try:
-            return served.get(selector)
-        except (ProjectNotServed, SettingsError) as exc:
-            raise _fail(exc) from exc
+            self.hub.subscribe(_connection(ctx), str(params.uri))
+        except (Refusal, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError) as exc:
+            from mcp.shared.exceptions import MCPError
+            from mcp_types import INVALID_PARAMS
+
+            raise MCPError(INVALID_PARAMS, refusal_of(exc, self.roots()).text) from exc
+        return EmptyResult()
+
+    async def _unsubscribe(self, ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
+        self.hub.unsubscribe(_connection(ctx), str(params.uri))
+        return EmptyResult()
+
+
+def _connection(ctx: Any) -> Any:
+    """The client's connection (it lives as long as the client; the request's session proxy does not)."""
+    return getattr(ctx.session, "_connection", ctx.session)
+
+
+def _split_uri(uri: str) -> tuple[str, str]:
+    prefix = "memdesk://"
+    if not uri.startswith(prefix) or "/" not in uri[len(prefix):]:
+        raise Refusal("INVALID_PATH", f"{uri!r} is not a memdesk document URI (memdesk://PROJECT/PATH)",
+                      next="resources/list to see the documents")
+    key, _, rel = uri[len(prefix):].partition("/")
+    return key, rel
+
+
+def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None, access: Access = FULL
+                     ) -> McpServer:
+    """The MCP server over ``served``; ``tokens`` names the HTTP callers and gives their scopes (``None`` over
+    stdio, where ``access`` is the scope ``memdesk mcp`` was started with)."""
+    mcp = McpServer(served, name="memdesk", title="memdesk", instructions=INSTRUCTIONS, version=server_version(),
+                    log_level="WARNING", website_url="https://github.com/runfusion/fusion")
+
+    def caller(ctx: Context | None) -> Access:
+        if tokens is None or ctx is None or ctx.request_context is None or ctx.headers is None:
+            return access
+        info = tokens.lookup(bearer(ctx.headers.get("authorization")))
+        return info.access if info is not None else Access("unknown", "read", projects=("\0",))
+
+    def project_of(selector: str | None, ctx: Context | None = None, need: str = "read",
+                   path: str | None = None, *, doc: bool = False) -> tuple[Project, str | None]:
+        """The project (checked against the caller's scope) and, with ``doc``, the document ``path`` resolved
+        and checked for ``need``."""
+        found = served.find(selector)
+        who = caller(ctx)
+        who.check_project(found.key, found.root)
+        p = served.get(selector)
+        rel = resolve(p, path) if doc else None
+        who.check(need, found.key, found.root, rel)
+        return p, rel
 
     def author(ctx: Context) -> str:
         params = ctx.session.client_params if ctx.request_context is not None else None
@@ -122,50 +213,117 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
                 return f"{name} ({client})" if client else name
         return client or "mcp-client"
 
-    @mcp.tool(description="List the project's memory documents (long-term memory, daily notes, dreams, "
+    def resolve(p: Project, path: str | None) -> str:
+        try:
+            return p.resolve_path(path)
+        except MemoryBackendError as exc:  # a path that names no document: not a configuration problem
+            raise Refusal("INVALID_PATH", exc.message) from exc
+
+    async def changed() -> None:
+        await mcp.hub.check_now()
+
+    # -- reading ---------------------------------------------------------------------------------
+    @mcp.tool(annotations=_hints(**READ, title="List served projects"),
+              description="List the projects this server serves, with their layout, backend, whether they can "
+                          "be written and what this caller may do there. Pass a project's key as the project "
+                          "argument of the other tools.")
+    def memory_projects(ctx: Context) -> ProjectsResult:
+        out = []
+        who = caller(ctx)
+        for s in served.served:
+            if not who.sees_project(s.key, s.root):
+                continue
+            p = served.get(s.key)
+            reason = p.writable()
+            out.append(ProjectInfo(key=s.key, layout="layered" if p.layout.layered else "seed",
+                                   memoryPath=p.memory_path, backend=p.backend.id, writable=reason is None,
+                                   readOnlyReason=reason, documents=len(p.documents()), access=who.describe()))
+        return ProjectsResult(projects=out)
+
+    @mcp.tool(annotations=_hints(**READ, title="List memory documents"),
+              description="List the project's memory documents (long-term memory, daily notes, dreams, "
                           "each agent's files, insights) with layer, size and last change. Start here to "
                           "find a document's path for memory_get.")
-    def memory_files(project: ProjectArg = None) -> FilesResult:
-        p = _project_of(project)
-        with _tool_errors():
-            return FilesResult(project=served.key_of(p), files=service.files(p).files)
+    def memory_files(ctx: Context, project: ProjectArg = None) -> FilesResult:
+        p, _ = project_of(project, ctx)
+        who = caller(ctx)
+        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path)])
 
-    @mcp.tool(description="Read a memory document, whole by default or a window of lines. path: a path "
-                          "from memory_files, or MEMORY.md / DREAMS.md / YYYY-MM-DD.md; leave out for the "
-                          "long-term memory. Returns the lines and the hash of the whole document "
-                          "(memory_write needs it).")
+    @mcp.tool(annotations=_hints(**READ, title="Read a memory document"),
+              description=f"Read a window of a memory document: {DEFAULT_LINES} lines from startLine by default, "
+                          f"at most {MAX_LINES}. A document of up to {DEFAULT_LINES} lines comes whole in one "
+                          "call; for a longer one, call again from nextStartLine. path: a path from "
+                          "memory_files, or MEMORY.md / DREAMS.md / YYYY-MM-DD.md; leave out for the long-term "
+                          "memory. The hash is the whole document's (memory_write, memory_edit and "
+                          "memory_remove_entry need it).")
     def memory_get(
+        ctx: Context,
         path: Annotated[str | None, Field(description="Document path; default: the long-term memory.")] = None,
         startLine: Annotated[int, Field(ge=1, description="First line, 1-based.")] = 1,
-        lineCount: Annotated[int | None, Field(ge=1, description="How many lines; default: to the end.")] = None,
+        lineCount: Annotated[int | None, Field(ge=1, le=MAX_LINES, description=f"How many lines (default "
+                                               f"{DEFAULT_LINES}, at most {MAX_LINES}).")] = None,
         project: ProjectArg = None,
     ) -> GetResult:
-        p = _project_of(project)
-        with _tool_errors():
-            w = service.file_window(p, path, startLine, lineCount)
+        p, _ = project_of(project, ctx, "read", path, doc=True)
+        w = service.file_window(p, path, startLine, lineCount or DEFAULT_LINES)
         return GetResult(path=w.path, content=w.content, startLine=w.start_line, endLine=w.end_line,
-                         totalLines=w.total_lines, hash=w.hash, backend=p.backend.id)
+                         totalLines=w.total_lines, nextStartLine=w.end_line + 1 if w.end_line < w.total_lines
+                         else None, hash=w.hash, backend=p.backend.id)
 
-    @mcp.tool(description="Search the project's memory and get the best matching entries with their "
+    @mcp.tool(annotations=_hints(**READ, title="Search memory"),
+              description="Search the project's memory and get the best matching entries with their "
                           "document, line and section. mode: keyword (words, default), semantic (meaning; "
                           "when a local model is installed) or hybrid.")
     def memory_search(
         query: Annotated[str, Field(min_length=1, description="What to look for.")],
+        ctx: Context,
         mode: Annotated[Literal["keyword", "semantic", "hybrid"], Field(description="Search mode.")] = "keyword",
         limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 5,
         project: ProjectArg = None,
     ) -> models.SearchResponse:
-        p = _project_of(project)
-        with _tool_errors():
-            return service.search(p, query, limit=limit, mode=mode, derived=True)
+        p, _ = project_of(project, ctx)
+        found = service.search(p, query, limit=limit, mode=mode, derived=True)
+        found.results = [h for h in found.results if caller(ctx).can("read", h.path)]
+        return found
 
-    @mcp.tool(description="Add one entry to memory: a short, self-contained markdown note (a decision, "
-                          "convention, pitfall or context) that a later agent should know. It is dated and "
-                          "appended; an empty entry is refused (skipped_empty) and one already present is "
-                          "not added twice (skipped_duplicate). In a layered project, layer picks the document: "
-                          "daily (today's running notes, the default) or long-term (durable MEMORY.md); agent: "
-                          "your agent id, to write to your own memory instead of the project's.")
-    def memory_append(
+    @mcp.tool(annotations=_hints(**READ, title="Recent changes"),
+              description="What changed in the project's memory since a time, newest first: each append (with "
+                          "its text) and each replacement of a document, with who made it. since: ISO 8601 "
+                          "(2026-12-01T09:00:00Z) or a span back from now (30m, 24h, 7d); default 24h.")
+    def memory_recent(
+        ctx: Context,
+        since: Annotated[str | None, Field(description="ISO 8601 time or 30m / 24h / 7d.")] = None,
+        path: Annotated[str | None, Field(description="Only this document.")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most changes to return.")] = 50,
+        project: ProjectArg = None,
+    ) -> RecentResult:
+        p, rel = project_of(project, ctx, "read", path, doc=path is not None)
+        who = caller(ctx)
+        return recent_changes(p, parse_since(since), path=rel, limit=limit, allowed=lambda r: who.can("read", r))
+
+    @mcp.tool(annotations=_hints(**READ, title="Versions of a document"),
+              description="The stored versions of a memory document, newest first: each is the text as it was "
+                          "before a change (a save, a write, an edit, a removed entry, a restore), with when, "
+                          "why and by whom, and its hash. memdesk keeps them; the operator can restore any.")
+    def memory_history(
+        ctx: Context,
+        path: Annotated[str | None, Field(description="Document path; default: the long-term memory.")] = None,
+        limit: Annotated[int, Field(ge=1, le=200, description="Most versions to return.")] = 50,
+        project: ProjectArg = None,
+    ) -> HistoryResult:
+        p, rel = project_of(project, ctx, "read", path, doc=True)
+        assert rel is not None
+        return document_history(p, rel, limit=limit)
+
+    # -- writing ---------------------------------------------------------------------------------
+    @mcp.tool(annotations=_hints(read_only=False, destructive=False, title="Append a memory entry"),
+              description="Add one entry to memory: a short, self-contained markdown note (a decision, "
+                          "convention, pitfall or context) that a later agent should know. It is appended; "
+                          "one already present is not added twice (status skipped_duplicate); an empty one is "
+                          "refused. In a layered project, layer picks the document: daily (today's running "
+                          "notes, the default) or long-term (durable MEMORY.md); agent: your agent id, to write "
+                          "to your own memory instead of the project's.")
+    async def memory_append(
         content: Annotated[str, Field(description="The entry's markdown.")],
         ctx: Context,
         layer: Annotated[Literal["long-term", "daily"] | None, Field(
@@ -173,33 +331,110 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         agent: Annotated[str | None, Field(description="Agent id for the agent's own memory.")] = None,
         project: ProjectArg = None,
     ) -> models.AppendResponse:
-        p = _project_of(project)
-        with _tool_errors():
-            return service.append(p, content, layer=layer, agent=agent, author=author(ctx), source="mcp-append")
+        if not content.strip():
+            raise Refusal("EMPTY_ENTRY", "the entry is empty (only white space); nothing was written")
+        p, _ = project_of(project, ctx, "append")
+        target = p.append_target(layer=layer, agent=agent)
+        caller(ctx).check("append", served.key_of(p), p.root, target)
+        result = service.append(p, content, layer=layer, agent=agent, author=author(ctx), source="mcp-append")
+        result.message = mcp_scrub(result.message)
+        await changed()
+        return result
 
-    @mcp.tool(description="Replace a whole memory document. Only after memory_get: pass the hash it gave as "
+    def mcp_scrub(text: str) -> str:
+        from core.server.refusals import scrub
+
+        return scrub(text, mcp.roots())
+
+    @mcp.tool(annotations=_hints(read_only=False, destructive=True, title="Replace a memory document"),
+              description="Replace a whole memory document. Only after memory_get: pass the hash it gave as "
                           "expectedHash; if the document changed since, nothing is written and the error "
                           "gives the current hash (read again, merge, retry). The old text is kept in "
-                          "history. Prefer memory_append for adding an entry.")
-    def memory_write(
+                          "history. Prefer memory_edit to change a part and memory_append to add an entry.")
+    async def memory_write(
         path: Annotated[str, Field(description="Document path, as memory_files lists it.")],
         content: Annotated[str, Field(description="The document's complete new text.")],
-        expectedHash: Annotated[str, Field(min_length=64, max_length=64,
-                                           description="The hash memory_get returned for this document.")],
+        expectedHash: HashArg,
         ctx: Context,
         project: ProjectArg = None,
     ) -> models.WriteResponse:
-        p = _project_of(project)
-        with _tool_errors():
-            return service.write_file(p, path, content, expected_hash=expectedHash, author=author(ctx),
-                                      source="mcp-write")
+        p, _ = project_of(project, ctx, "write", path, doc=True)
+        result = service.write_file(p, path, content, expected_hash=expectedHash, author=author(ctx),
+                                    source="mcp-write")
+        await changed()
+        return result
+
+    async def rewrite(p: Project, rel: str, expected: str, new_text: str, ctx: Context, source: str,
+                      removed: str | None = None) -> EditResult:
+        result = service.write_file(p, rel, new_text, expected_hash=expected, author=author(ctx), source=source)
+        await changed()
+        return EditResult(status=result.status, inboxId=result.inbox_id, path=result.path,
+                          hash=result.hash or content_hash(new_text), changed=result.changed, removed=removed,
+                          warnings=result.warnings, flags=result.flags)
+
+    def current(p: Project, rel: str, expected: str) -> str:
+        text = p.read(rel)
+        if not p.exists(rel):
+            raise Refusal("NOT_FOUND", f"{rel} does not exist yet; nothing was written",
+                          next="memory_append to start it, or memory_files to list the documents")
+        if content_hash(text) != expected:
+            raise Refusal("CONFLICT", f"{rel} changed since you read it (its hash is now {content_hash(text)}); "
+                          "nothing was written", extra={"currentHash": content_hash(text)})
+        return text
+
+    @mcp.tool(annotations=_hints(read_only=False, destructive=True, idempotent=False, title="Edit a memory document"),
+              description="Change one part of a memory document under the hash memory_get gave you: either "
+                          "replace the one exact occurrence of oldText with newText, or give section (a heading, "
+                          "'## Pitfalls' or 'Pitfalls') to replace that section's body with newText (the heading "
+                          "stays). The text before is kept in history; a stale hash is refused with the current "
+                          "one.")
+    async def memory_edit(
+        path: Annotated[str, Field(description="Document path, as memory_files lists it.")],
+        expectedHash: HashArg,
+        newText: Annotated[str, Field(description="The replacement text (may be empty to delete the span).")],
+        ctx: Context,
+        oldText: Annotated[str | None, Field(description="The exact text to replace; it must occur once.")] = None,
+        section: Annotated[str | None, Field(description="A heading whose body newText replaces.")] = None,
+        project: ProjectArg = None,
+    ) -> EditResult:
+        if (oldText is None) == (section is None):
+            raise Refusal("INVALID_ARGUMENT", "give exactly one of oldText and section; nothing was written",
+                          next="memory_edit with oldText or section")
+        p, rel = project_of(project, ctx, "write", path, doc=True)
+        assert rel is not None
+        text = current(p, rel, expectedHash)
+        new = editing.replace_span(text, oldText, newText) if oldText is not None else \
+            editing.replace_section(text, section or "", newText)
+        return await rewrite(p, rel, expectedHash, new, ctx, "edit")
+
+    @mcp.tool(annotations=_hints(read_only=False, destructive=True, idempotent=False, title="Remove a memory entry"),
+              description="Remove one entry from a memory document under the hash memory_get gave you: give the "
+                          "entry's exact text (or part of it, occurring once) or one of its line numbers. The whole "
+                          "entry goes (its paragraph or list item, with a seed entry's date marker); the document "
+                          "before is kept in history, so the operator can restore it.")
+    async def memory_remove_entry(
+        path: Annotated[str, Field(description="Document path, as memory_files lists it.")],
+        expectedHash: HashArg,
+        ctx: Context,
+        text: Annotated[str | None, Field(description="Text of the entry (exact, occurring once).")] = None,
+        line: Annotated[int | None, Field(ge=1, description="A 1-based line of the entry.")] = None,
+        project: ProjectArg = None,
+    ) -> EditResult:
+        p, rel = project_of(project, ctx, "write", path, doc=True)
+        assert rel is not None
+        doc = current(p, rel, expectedHash)
+        new, removed = editing.remove_entry(doc, entry=text, line=line)
+        return await rewrite(p, rel, expectedHash, new, ctx, "remove-entry", removed=removed)
 
     @mcp.resource("memdesk://{project}/{+path}", name="memory-document", mime_type="text/markdown",
-                  description="A memory document of a served project, whole.")
-    def document(project: str, path: str) -> str:
+                  description="A memory document of a served project, whole. Subscribe to be told when it changes.")
+    def document(project: str, path: str, ctx: Context) -> str:
         try:
-            return service.read_file(served.get(project), path).content
-        except (MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError) as exc:
-            raise ResourceError(str(_fail(exc))) from exc
+            p, _ = project_of(project, ctx, "read", path, doc=True)
+            return service.read_file(p, path).content
+        except ScopeError as exc:
+            raise ResourceError(Refusal("SCOPE", str(exc)).text) from exc
+        except (Refusal, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError) as exc:
+            raise ResourceError(refusal_of(exc, mcp.roots()).text) from exc
 
     return mcp

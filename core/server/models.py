@@ -63,6 +63,9 @@ class WriteResponse(_Model):
     changed: bool | None = Field(None, description="False when the document already held this text.")
     size: int | None = Field(None, description="Bytes of UTF-8 stored.")
     warnings: list[str] = Field(default_factory=list)
+    status: Literal["written", "held"] = "written"  # the memory firewall (issue 20): held → inboxId
+    inbox_id: str | None = Field(None, alias="inboxId")
+    flags: list[dict[str, Any]] = Field(default_factory=list, description="{rule, kind, line, span, message}")
 
 
 # -- files ----------------------------------------------------------------------------------------
@@ -115,11 +118,13 @@ class AppendRequest(_Request):
 class AppendResponse(_Model):
     """The append's seed-002 status and the tool's message."""
 
-    status: Literal["written", "skipped_empty", "skipped_duplicate"]
+    status: Literal["written", "held", "skipped_empty", "skipped_duplicate"]
     message: str
     path: str | None = None
     archived_entries: int = Field(0, alias="archivedEntries")
     warnings: list[str] = Field(default_factory=list)
+    inbox_id: str | None = Field(None, alias="inboxId")  # the memory firewall (issue 20)
+    flags: list[dict[str, Any]] = Field(default_factory=list, description="{rule, kind, line, span, message}")
 
 
 # -- backend, insights, stats, audit --------------------------------------------------------------

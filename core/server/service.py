@@ -248,7 +248,8 @@ def write_file(project: Project, path: str | None, content: str, *, expected_has
         _add_current_hash(project, rel, exc)
         raise
     return models.WriteResponse(path=result.path, hash=result.hash, changed=result.changed, size=result.size,
-                                warnings=list(result.warnings))
+                                warnings=list(result.warnings), status=result.status, inboxId=result.inbox_id,
+                                flags=list(result.flags))
 
 
 def write_insights(project: Project, content: str, *, expected_hash: str | None, author: str | None,
@@ -268,4 +269,5 @@ def append(project: Project, content: str, *, layer: str | None = None, agent: s
     """Append one entry with seed 002's guards; the status and message are the tool's."""
     outcome = project.append(content, layer=layer, agent=agent, path=path, author=author, source=source)
     return models.AppendResponse(status=outcome.status, message=outcome.message, path=outcome.path,
-                                 archivedEntries=outcome.archived_entries, warnings=list(outcome.warnings))
+                                 archivedEntries=outcome.archived_entries, warnings=list(outcome.warnings),
+                                 inboxId=outcome.inbox_id, flags=list(outcome.flags))

@@ -22,6 +22,7 @@ from filelock import FileLock
 
 from core import fileio
 from core.errors import MemoryBackendError, SettingsError
+from core.server.access import LEVELS, Access, check_glob
 from core.user_config import user_config_dir
 
 __all__ = ["TOKEN_PREFIX", "TokenInfo", "TokenStore", "tokens_path"]
@@ -42,16 +43,28 @@ def _digest(token: str) -> str:
 
 @dataclass(frozen=True)
 class TokenInfo:
-    """One stored token, without its secret: name, creation time, the first characters, the hash."""
+    """One stored token, without its secret: name, creation time, the first characters, the hash, and its
+    scope (:mod:`core.server.access`; a token stored without one has the full scope, ``legacy``)."""
 
     name: str
     created_at: str
     prefix: str
     digest: str
+    scope: str = "write"
+    projects: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    legacy: bool = False
 
-    def to_json(self) -> dict[str, str]:
+    @property
+    def access(self) -> Access:
+        """What this token lets its holder do."""
+        return Access(self.name, self.scope, self.projects, self.paths, self.legacy)
+
+    def to_json(self) -> dict[str, object]:
         """The camelCase JSON shown by ``memdesk tokens list --json`` (the hash is left out)."""
-        return {"name": self.name, "createdAt": self.created_at, "prefix": self.prefix}
+        return {"name": self.name, "createdAt": self.created_at, "prefix": self.prefix, "scope": self.scope,
+                "projects": list(self.projects), "paths": list(self.paths), "fullScope": self.legacy,
+                "access": self.access.describe()}
 
 
 class TokenStore:
@@ -90,14 +103,18 @@ class TokenStore:
         try:
             data = json.loads(text)
             rows = data["tokens"]
-            return tuple(TokenInfo(str(r["name"]), str(r["createdAt"]), str(r["prefix"]), str(r["hash"]))
-                         for r in rows)
+            return tuple(_row(r) for r in rows)
         except (ValueError, KeyError, TypeError) as exc:
             raise SettingsError(f"{self.path} is not a memdesk tokens file ({exc}); fix or remove it — "
                                 "memdesk will not overwrite it") from exc
 
     def verify(self, token: str | None) -> str | None:
         """Return the name of the stored token equal to ``token``, or ``None``."""
+        info = self.lookup(token)
+        return info.name if info is not None else None
+
+    def lookup(self, token: str | None) -> TokenInfo | None:
+        """The stored token equal to ``token`` (with its scope), or ``None``."""
         if not token or not token.startswith(TOKEN_PREFIX):
             return None
         digest = _digest(token)
@@ -105,7 +122,7 @@ class TokenStore:
         for info in self.list():
             # compare_digest on every row: the time taken does not tell which rows came close.
             if hmac.compare_digest(info.digest, digest):
-                found = info.name
+                found = info
         return found
 
     # -- changing --------------------------------------------------------------------------------
@@ -114,14 +131,23 @@ class TokenStore:
         return FileLock(str(self.path) + ".lock", timeout=10)
 
     def _save(self, tokens: list[TokenInfo]) -> None:
-        rows = [{"name": t.name, "createdAt": t.created_at, "prefix": t.prefix, "hash": t.digest} for t in tokens]
+        rows = [_to_row(t) for t in tokens]
         text = json.dumps({"tokens": rows}, indent=2) + "\n"
         # A new file is created 0600 (mkstemp); an existing one keeps the mode the user gave it.
         fileio.atomic_write_bytes(self.path, text.encode("utf-8"))
         self._cache = None
 
-    def create(self, name: str, *, now: datetime | None = None) -> str:
-        """Create a token called ``name`` and return it (the only time it is ever shown)."""
+    def create(self, name: str, *, now: datetime | None = None, scope: str = "write",
+               projects: tuple[str, ...] | list[str] = (), paths: tuple[str, ...] | list[str] = ()) -> str:
+        """Create a token called ``name`` with ``scope`` on ``projects`` and ``paths`` (empty: all) and return
+        it (the only time it is ever shown)."""
+        if scope not in LEVELS:
+            raise SettingsError(f"scope {scope!r} is not one of {', '.join(LEVELS)}", field="scope")
+        try:
+            globs = tuple(check_glob(g) for g in paths)
+        except ValueError as exc:
+            raise SettingsError(str(exc), field="path") from exc
+        keys = tuple(_project_ref(p) for p in projects)
         if not isinstance(name, str) or not _NAME_RE.match(name):
             raise SettingsError(f"token name {name!r} must be 1-64 letters, digits, '.', '_', '@' or '-', "
                                 "starting with a letter or digit", field="name")
@@ -132,7 +158,7 @@ class TokenStore:
                                     field="name")
             token = TOKEN_PREFIX + secrets.token_urlsafe(32)
             created = (now or datetime.now(UTC)).isoformat(timespec="seconds").replace("+00:00", "Z")
-            tokens.append(TokenInfo(name, created, token[: len(TOKEN_PREFIX) + 4], _digest(token)))
+            tokens.append(TokenInfo(name, created, token[: len(TOKEN_PREFIX) + 4], _digest(token), scope, keys, globs))
             self._save(tokens)
         return token
 
@@ -145,3 +171,38 @@ class TokenStore:
                 known = ", ".join(t.name for t in tokens) or "none"
                 raise SettingsError(f"no token named {name!r} (tokens: {known})", field="name")
             self._save(kept)
+
+
+def _row(r: dict[str, object]) -> TokenInfo:
+    """A stored row; one without ``scope`` (made before scopes) keeps the full scope and says so."""
+    base = (str(r["name"]), str(r["createdAt"]), str(r["prefix"]), str(r["hash"]))
+    if "scope" not in r:
+        return TokenInfo(*base, legacy=True)
+    scope = str(r["scope"])
+    if scope not in LEVELS:
+        raise ValueError(f"token {base[0]!r} has an unknown scope {scope!r}")
+    projects, paths = r.get("projects", []), r.get("paths", [])
+    if not isinstance(projects, list) or not isinstance(paths, list):
+        raise ValueError(f"token {base[0]!r}: projects and paths must be lists")
+    return TokenInfo(*base, scope, tuple(str(p) for p in projects), tuple(check_glob(str(g)) for g in paths))
+
+
+def _to_row(t: TokenInfo) -> dict[str, object]:
+    row: dict[str, object] = {"name": t.name, "createdAt": t.created_at, "prefix": t.prefix, "hash": t.digest}
+    if not t.legacy:  # a legacy token stays as it was: full scope, said so
+        row.update(scope=t.scope, projects=list(t.projects), paths=list(t.paths))
+    return row
+
+
+def _project_ref(value: str) -> str:
+    """A ``--project`` as stored: an existing folder as its real path, anything else as the key it names."""
+    v = value.strip()
+    if not v:
+        raise SettingsError("an empty --project names no project", field="project")
+    p = Path(v).expanduser()
+    if ("/" in v or v in (".", "~")) and p.is_dir():
+        return str(p.resolve())
+    if "/" in v:
+        raise SettingsError(f"--project {value!r} is not a folder (give a served project's key or its folder)",
+                            field="project")
+    return v

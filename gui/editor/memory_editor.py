@@ -33,6 +33,7 @@ from gui.editor.highlighter import MarkdownHighlighter
 from gui.editor.missing_banner import MissingDocumentBanner
 from gui.editor.navigation import Navigator
 from gui.editor.preview import PreviewPane
+from gui.editor.replace_bar import ReplaceBar
 from gui.editor.seen_changes import dropped_lines
 from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
@@ -86,6 +87,7 @@ class MemoryEditor(QWidget):
         self.conflict_view = ConflictView(self)
         self.external = ExternalChanges(self)
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
+        self.replace_bar = ReplaceBar(self.text_edit, self.find_bar, self.finder, self.buffer.text, self)
         self.navigator = Navigator(self.text_edit, self.outline, self.goto_bar, self.buffer.text, self)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)
@@ -148,7 +150,7 @@ class MemoryEditor(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
         for widget in (self.missing_banner, self.read_only_banner, self.backend_banner, self.notice,
-                       self.find_bar, self.goto_bar):
+                       self.find_bar, self.replace_bar, self.goto_bar):
             layout.addWidget(widget)
         layout.addWidget(self.splitter, 1)
         layout.addLayout(footer)
@@ -437,7 +439,12 @@ class MemoryEditor(QWidget):
     # -- find ----------------------------------------------------------------------------------
     def show_find(self) -> None:
         """Open the find bar (pre-filled with a one-line selection)."""
+        self.replace_bar.setVisible(False)
         self.finder.open()
+
+    def show_replace(self) -> None:
+        """Open find and replace (Ctrl+H): the find bar and the "Replace with" row under it."""
+        self.replace_bar.open()
 
     def close_find(self) -> None:
         """Close the find bar and return to the text."""

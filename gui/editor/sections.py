@@ -1,19 +1,17 @@
 """The headings of a memory document, found the way the preview renders them (no Qt).
 
-A heading is an ATX line (``#`` to ``######`` followed by a space or the end of the line, as
-CommonMark and ``pymdownx.saneheaders`` read it) outside fenced code. The outline, next/previous
-section, the long-file preview and the preview's scroll sync all use these, so they agree on where
-a section starts.
+A heading is a top-level heading as CommonMark reads it (:mod:`core.blocks`, the one block scanner:
+ATX or setext, never inside code, an HTML comment or another HTML block). The outline, next/previous
+section, the long-file preview and the preview's scroll sync all use these, so they agree with the
+load budget, search and prune validation on where a section starts.
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from dataclasses import dataclass
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+from core import blocks
 
 
 @dataclass(frozen=True)
@@ -32,26 +30,8 @@ class Heading:
 
 def find_headings(text: str | list[str], max_level: int = 6) -> list[Heading]:
     """Return the headings of ``text`` (a string or its lines) up to ``max_level``, in order."""
-    lines = text.split("\n") if isinstance(text, str) else text
-    out: list[Heading] = []
-    fence: str | None = None
-    for number, line in enumerate(lines):
-        if "`" in line or "~" in line:
-            fenced = _FENCE.match(line)
-            if fenced is not None:
-                marker = fenced.group(1)
-                if fence is None:
-                    fence = marker
-                    continue
-                if marker[0] == fence[0] and len(marker) >= len(fence) and not line.strip()[len(marker):]:
-                    fence = None
-                    continue
-        if fence is not None or "#" not in line[:4]:
-            continue
-        match = _ATX.match(line)
-        if match is not None and len(match.group(1)) <= max_level:
-            out.append(Heading(number, len(match.group(1)), (match.group(2) or "").strip()))
-    return out
+    joined = text if isinstance(text, str) else "\n".join(text)
+    return [Heading(h.line, h.level, h.title) for h in blocks.headings(joined, max_level)]
 
 
 def section_index(headings: list[Heading], line: int) -> int:

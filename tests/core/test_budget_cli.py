@@ -58,21 +58,24 @@ def test_budget_text_names_the_cut_and_the_sections(real_project: Path, capsys, 
     assert "Color Theme System (line 172, wholly)" in out
 
 
-def test_set_consumers_is_saved_in_the_project_config(real_project: Path, capsys, user_config_dir: Path) -> None:
+def test_set_consumers_is_saved_in_memdesks_own_state(real_project: Path, capsys, user_config_dir: Path) -> None:
+    # Issue 18: the readers are memdesk's own setting: in .fusion/memdesk/settings.json, never in config.json.
     config = real_project / ".fusion" / "config.json"
     config.write_text('{"nextId": 7, "settings": {"memoryEnabled": true, "fusionOnly": 1}}\n', encoding="utf-8")
+    before = config.read_bytes()
+    own = real_project / ".fusion" / "memdesk" / "settings.json"
     code, out, err = run(capsys, "budget", "--project", str(real_project), "--set-consumers", "memory.md",
                          "claude-code, fusion")
     assert code == 0, err
     assert out.strip() == ".fusion/memory.md is read by: claude-code, fusion"
-    saved = json.loads(config.read_text(encoding="utf-8"))
-    assert saved["nextId"] == 7 and saved["settings"]["fusionOnly"] == 1
-    assert saved["settings"]["memdeskBudgetConsumers"] == {MEM: ["claude-code", "fusion"]}
+    assert config.read_bytes() == before
+    assert json.loads(own.read_text(encoding="utf-8"))["memdeskBudgetConsumers"] == {MEM: ["claude-code", "fusion"]}
     code, out, _ = run(capsys, "budget", "--project", str(real_project), "--json")
     assert [c["consumer"] for c in json.loads(out)["documents"][0]["consumers"]] == ["claude-code", "fusion"]
     code, out, _ = run(capsys, "budget", "--project", str(real_project), "--set-consumers", MEM, "default")
     assert code == 0 and "fusion (the defaults)" in out
-    assert "memdeskBudgetConsumers" not in json.loads(config.read_text(encoding="utf-8"))["settings"]
+    assert "memdeskBudgetConsumers" not in json.loads(own.read_text(encoding="utf-8"))
+    assert config.read_bytes() == before
 
 
 def test_bad_input_is_one_line_and_changes_nothing(real_project: Path, capsys, user_config_dir: Path) -> None:
@@ -112,10 +115,11 @@ def test_choice_defaults_and_validation(project: Path, user_config_dir: Path) ->
     assert chosen_consumer_ids("AGENTS.md", None) == ["codex"]
     settings = set_document_consumers(project, ".fusion/memory/MEMORY.md", ["claude-code"])
     assert chosen_consumer_ids(".fusion/memory/MEMORY.md", settings) == ["claude-code"]
-    config = (project / ".fusion" / "config.json").read_bytes()
+    assert not (project / ".fusion" / "config.json").exists()  # memdesk's own setting (issue 18)
+    own = (project / ".fusion" / "memdesk" / "settings.json").read_bytes()
     with pytest.raises(SettingsError, match="no consumer named 'claude'"):
         set_document_consumers(project, ".fusion/memory/MEMORY.md", ["claude"])
-    assert (project / ".fusion" / "config.json").read_bytes() == config
+    assert (project / ".fusion" / "memdesk" / "settings.json").read_bytes() == own
 
 
 @pytest.mark.parametrize(("lines", "warned"), [

@@ -258,7 +258,9 @@ def test_the_light_copies_of_constants_match_their_sources():
     assert light._INT_BOUNDS == {"insightExtractionMinIntervalMs": (0, settings.MAX_MIN_INTERVAL_MS),
                                  "historyRetentionDays": (0, settings.MAX_HISTORY_RETENTION_DAYS),
                                  "historyMinVersions": (1, settings.MAX_HISTORY_MIN_VERSIONS)}
-    assert light._FIELDS == settings.ALIAS_TO_FIELD
+    assert light._FIELDS.items() <= settings.ALIAS_TO_FIELD.items()
+    assert set(light._FIELDS) | set(light._MODEL_ONLY) == set(settings.ALIAS_TO_FIELD)
+    assert set(light._OWN) == settings.OWN_KEYS
     assert LAYERED_DEFAULT_BACKEND_ID in light.FILE_BACKENDS
 
 

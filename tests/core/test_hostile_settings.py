@@ -58,7 +58,9 @@ def test_config_already_out_of_range_still_writes_and_can_be_set_back(configured
     assert len(history.list_versions(configured, ".fusion/memory.md")) == 2
     result = run_cli("settings", "set", key, str(good), "--project", str(configured))
     assert result.returncode == 0, result.stderr
-    assert json.loads((configured / CONFIG_PATH).read_text())[key] == good
+    # memdesk's own settings move out of config.json into memdesk's state (issue 18).
+    assert key not in json.loads((configured / CONFIG_PATH).read_text())
+    assert json.loads((configured / ".fusion/memdesk/settings.json").read_text())[key] == good
 
 
 def test_loading_an_out_of_range_config_is_one_line_that_says_how_to_fix_it(configured):

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from core.errors import SettingsError
 from core.settings import CONFIG_PATH, ProjectSettings, load_settings, update_settings
+from core.settings_store.own import OWN_PATH
 
 
 def write_config(root, doc) -> bytes:
@@ -54,13 +55,53 @@ def test_nested_fusion_shape_is_kept_with_unknown_keys(project):
     assert read_config(project) == {"nextId": 7, "settings": {"maxConcurrent": 2, "memoryEnabled": False}}
 
 
-def test_legacy_backend_key_is_read_and_both_are_written(project):
+def test_fusion_backend_key_is_read_and_memdesk_backend_goes_to_memdesk_state(project):
+    # Issue 18: memdesk's backend choice is memdesk's own setting, never written into Fusion's store;
+    # Fusion's memoryBackendType stays Fusion's (read as memdesk's backend while memdesk has none).
     write_config(project, {"memoryBackendType": "readonly"})
     assert load_settings(project).memory_backend == "readonly"
     update_settings(project, {"memoryBackend": "file"})
-    assert read_config(project) == {"memoryBackendType": "file", "memoryBackend": "file"}
+    assert read_config(project) == {"memoryBackendType": "readonly"}
+    assert json.loads((project / OWN_PATH).read_text()) == {"memoryBackend": "file"}
+    assert load_settings(project).memory_backend == "file"
     update_settings(project, {"memoryBackend": None})
-    assert read_config(project) == {}
+    assert json.loads((project / OWN_PATH).read_text()) == {}
+    assert load_settings(project).memory_backend == "readonly"
+
+
+def test_memdesk_keys_an_earlier_memdesk_left_in_config_json_move_once_kept_in_history(project):
+    write_config(project, {"memoryEnabled": False, "historyRetentionDays": 30, "memoryBackend": "sqlite",
+                           "maxConcurrent": 2})
+    assert load_settings(project).history_retention_days == 30  # read from there until moved
+    update_settings(project, {"insightExtractionEnabled": True})
+    assert read_config(project) == {"memoryEnabled": False, "maxConcurrent": 2, "insightExtractionEnabled": True}
+    assert json.loads((project / OWN_PATH).read_text()) == {"historyRetentionDays": 30, "memoryBackend": "sqlite"}
+    from core import history
+
+    old = [v for v in history.list_versions(project, CONFIG_PATH)]
+    assert old and "historyRetentionDays" in history.get_version(project, old[-1].id)[1]
+    s = load_settings(project)
+    assert (s.history_retention_days, s.memory_backend, s.memory_enabled) == (30, "sqlite", False)
+
+
+def test_a_memdesk_only_setting_never_creates_config_json(project):
+    # Issue 18 "tried as a new user would": choosing budget readers created Fusion's config.json, mode 0600.
+    update_settings(project, {"memdeskBudgetConsumers": {".fusion/memory.md": ["fusion"]}})
+    assert not (project / CONFIG_PATH).exists()
+    assert json.loads((project / OWN_PATH).read_text()) == {"memdeskBudgetConsumers": {".fusion/memory.md": ["fusion"]}}
+
+
+def test_a_config_json_memdesk_creates_is_not_private(project):
+    update_settings(project, {"memoryEnabled": False})
+    assert (project / CONFIG_PATH).stat().st_mode & 0o777 == 0o666 & ~_umask()
+
+
+def _umask() -> int:
+    import os
+
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 def test_null_deletes_the_key_back_to_default(project):

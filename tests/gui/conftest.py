@@ -104,3 +104,24 @@ def open_budget_window(qtbot, tmp_path: Path, user_config_dir: Path):
     for win in windows:
         win.close()
     QThreadPool.globalInstance().waitForDone(5000)
+
+
+@pytest.fixture
+def desk(qtbot, layered_project, tmp_path, monkeypatch):
+    """The layered sample open in a shown window (quick open, find, activity… tests); errors collected."""
+    from gui.main_window import MainWindow
+    from gui.recent import RecentProjects
+
+    monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
+    win = MainWindow(recent=RecentProjects(persist=False))
+    qtbot.addWidget(win)
+    win.confirm_discard = lambda: "discard"
+    errors: list[str] = []
+    win.show_error = errors.append
+    win.errors = errors
+    win.resize(1200, 780)
+    win.show()
+    qtbot.waitExposed(win)
+    win.open_project(layered_project)
+    yield win
+    win._close_project()

@@ -15,6 +15,7 @@ from gui.session import ProjectSession
 from gui.views.backends_view import BackendsView
 
 CONFIG = ".fusion/config.json"
+OWN = ".fusion/memdesk/settings.json"
 
 
 class TunedSettings(BackendSettings):
@@ -71,16 +72,20 @@ def test_lists_file_and_readonly_with_badges_and_marks_the_active_one(qtbot, sam
     assert not view.banner.isVisible()
 
 
-def test_switching_persists_memory_backend_and_the_legacy_key(qtbot, sample_project: Path) -> None:
+def test_switching_persists_memory_backend_in_memdesks_own_state(qtbot, sample_project: Path) -> None:
+    # Issue 18: memdesk's backend is memdesk's own setting; the keys an earlier memdesk left in Fusion's
+    # config.json move out of it, and Fusion's own memoryBackendType stays Fusion's.
     view = make_view(qtbot, sample_project)
     seen = []
     view.backendChosen.connect(seen.append)
     view.select(view.model.row_of("readonly"))
     qtbot.mouseClick(view.use_button, Qt.MouseButton.LeftButton)
+    own = json.loads((sample_project / OWN).read_text())
+    assert own["memoryBackend"] == "readonly"
+    assert own["memoryBackendConfig"] == {}
     settings = json.loads((sample_project / CONFIG).read_text())["settings"]
-    assert settings["memoryBackend"] == "readonly"
-    assert settings["memoryBackendType"] == "readonly"
-    assert settings["memoryBackendConfig"] == {}
+    assert "memoryBackend" not in settings and "memoryBackendConfig" not in settings
+    assert settings["memoryBackendType"] == "file"
     assert settings["worktreeNaming"] == "task-id"
     assert view.session.backend.id == "readonly"
     assert seen == ["readonly"]
@@ -104,7 +109,7 @@ def test_form_is_generated_from_the_backend_settings_model(qtbot, sample_project
     form.editor("mirror").box.click()
     form.editor("flush_ms").set_duration(5, "minutes")
     qtbot.mouseClick(view.use_button, Qt.MouseButton.LeftButton)
-    settings = json.loads((sample_project / CONFIG).read_text())["settings"]
+    settings = json.loads((sample_project / OWN).read_text())
     assert settings["memoryBackend"] == "tuned"
     assert settings["memoryBackendConfig"] == {"path": ".fusion/memdesk/tuned.db", "limit": 20, "mode": "semantic",
                                                "mirror": False, "flush_ms": 300_000}
@@ -136,7 +141,8 @@ def test_fallback_banner_for_an_unknown_configured_backend(qtbot, sample_project
     assert 'using the "File System" backend (file)' in view.banner.text()
     assert view.selected().id == "file"
     qtbot.mouseClick(view.use_button, Qt.MouseButton.LeftButton)
-    assert json.loads(path.read_text())["settings"]["memoryBackend"] == "file"
+    assert json.loads((sample_project / OWN).read_text())["memoryBackend"] == "file"
+    assert "memoryBackend" not in json.loads(path.read_text())["settings"]
     assert not view.banner.isVisible()
 
 

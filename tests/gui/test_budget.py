@@ -128,13 +128,16 @@ def test_choosing_readers_saves_them_in_the_project(qtbot, open_window, real_pro
     assert meter.chosen() == ["fusion"] and meter.label.text() == "Fusion: loads it all"
     claude = next(a for a in meter.menu.actions() if a.data() == "claude-code")
     claude.trigger()
-    config = json.loads((real_project / ".fusion" / "config.json").read_text(encoding="utf-8"))
+    # memdesk's own setting: in memdesk's state, and Fusion's config.json is never created for it (issue 18).
+    own = real_project / ".fusion" / "memdesk" / "settings.json"
+    assert not (real_project / ".fusion" / "config.json").exists()
+    config = json.loads(own.read_text(encoding="utf-8"))
     assert config["memdeskBudgetConsumers"] == {MEMORY: ["fusion", "claude-code"]}
     qtbot.waitUntil(lambda: meter.label.text() == "✂ Claude Code: line 167/1,293", timeout=5000)
     for action in meter.menu.actions():
         if action.isChecked():
             action.trigger()
-    config = json.loads((real_project / ".fusion" / "config.json").read_text(encoding="utf-8"))
+    config = json.loads(own.read_text(encoding="utf-8"))
     assert "memdeskBudgetConsumers" not in config  # nothing chosen: back to the defaults
     qtbot.waitUntil(lambda: meter.chosen() == ["fusion"], timeout=5000)
 

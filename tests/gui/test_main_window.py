@@ -243,7 +243,7 @@ def test_use_this_backend_by_keyboard(qtbot, make_window, sample_project: Path) 
     view.list.setFocus()
     qtbot.keyClick(view.list, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
     assert window.session.backend.id == "readonly"
-    assert '"memoryBackend": "readonly"' in (sample_project / ".fusion/config.json").read_text(encoding="utf-8")
+    assert '"memoryBackend": "readonly"' in (sample_project / ".fusion/memdesk/settings.json").read_text(encoding="utf-8")
 
 
 def test_every_view_fits_800x600(qtbot, make_window, sample_project: Path) -> None:

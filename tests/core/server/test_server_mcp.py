@@ -61,10 +61,19 @@ def test_tools_are_listed_with_descriptions_and_output_schemas(sample_project, u
         return (await s.list_tools()).tools
 
     tools = {t.name: t for t in run_stdio(sample_project, user_config_dir, body)}
-    assert set(tools) == {"memory_files", "memory_get", "memory_search", "memory_append", "memory_write"}
+    assert set(tools) == {"memory_projects", "memory_files", "memory_get", "memory_search", "memory_recent",
+                          "memory_history", "memory_append", "memory_write", "memory_edit", "memory_remove_entry"}
     for t in tools.values():
         assert t.description and len(t.description) > 60, t.name
         assert t.output_schema and t.output_schema.get("type") == "object", t.name
+        hints = t.annotations
+        assert hints is not None and hints.open_world_hint is False, t.name
+        assert hints.read_only_hint is not None and hints.idempotent_hint is not None, t.name
+        read_only = t.name in {"memory_projects", "memory_files", "memory_get", "memory_search", "memory_recent",
+                               "memory_history"}
+        assert hints.read_only_hint is read_only, t.name
+        if not read_only:
+            assert hints.destructive_hint is (t.name != "memory_append"), t.name
     assert tools["memory_write"].input_schema["required"] == ["path", "content", "expectedHash"]
     assert set(tools["memory_get"].input_schema["properties"]) == {"path", "startLine", "lineCount", "project"}
     assert set(tools["memory_search"].input_schema["properties"]) == {"query", "mode", "limit", "project"}
@@ -78,6 +87,9 @@ def test_read_tools_return_structured_content(layered_project, user_config_dir):
         out = {}
         out["files"] = await s.call_tool("memory_files", {})
         out["whole"] = await s.call_tool("memory_get", {})
+        out["rest"] = await s.call_tool("memory_get", {"startLine": out["whole"].structured_content["nextStartLine"]})
+        out["max"] = await s.call_tool("memory_get", {"lineCount": 400})
+        out["over"] = await s.call_tool("memory_get", {"lineCount": 401})
         out["window"] = await s.call_tool("memory_get", {"path": "MEMORY.md", "startLine": 2, "lineCount": 3})
         out["missing"] = await s.call_tool("memory_get", {"path": "2001-01-01.md"})
         out["escape"] = await s.call_tool("memory_get", {"path": "../../etc/passwd"})
@@ -88,9 +100,16 @@ def test_read_tools_return_structured_content(layered_project, user_config_dir):
     files = out["files"].structured_content
     assert files["project"] == "layered"
     assert files["files"][0]["path"] == ".fusion/memory/MEMORY.md"
-    whole = out["whole"].structured_content
-    assert whole["content"] == disk and whole["hash"] == content_hash(disk)
-    assert whole["totalLines"] == len(disk.split("\n")) and whole["endLine"] == whole["totalLines"]
+    # Windowed as Fusion's fn_memory_get: 120 lines by default, at most 400, then from nextStartLine.
+    lines = disk.split("\n")
+    assert len(lines) == 191
+    first, rest, most = (out[k].structured_content for k in ("whole", "rest", "max"))
+    assert first["content"] == "\n".join(lines[:120]) and first["hash"] == content_hash(disk)
+    assert (first["startLine"], first["endLine"], first["totalLines"], first["nextStartLine"]) == (1, 120, 191, 121)
+    assert first["content"] + "\n" + rest["content"] == disk and rest["nextStartLine"] is None
+    assert most["content"] == disk and most["nextStartLine"] is None  # a small document: one call away
+    assert out["over"].is_error and _text(out["over"]).startswith("INVALID_ARGUMENT: lineCount")
+    assert "pydantic" not in _text(out["over"]) and "http" not in _text(out["over"])
     window = out["window"].structured_content
     assert window["content"] == "\n".join(disk.split("\n")[1:4])
     assert (window["startLine"], window["endLine"]) == (2, 4) and window["hash"] == content_hash(disk)
@@ -113,9 +132,12 @@ def test_memory_append_follows_seed_002_and_records_the_client(sample_project, u
     assert written.structured_content["status"] == "written"
     assert written.structured_content["message"].startswith("Memory written to project scope (")
     assert dup.structured_content["status"] == "skipped_duplicate"
-    assert empty.structured_content["status"] == "skipped_empty"
-    assert empty.structured_content["message"] == "Error: VALIDATION_ERROR — memory_write content cannot be empty"
-    assert daily.is_error and "INVALID_CONFIG" in _text(daily)
+    # An empty entry is a tool error with a stable code and the tool to use next (issue 23).
+    assert empty.is_error and _text(empty).startswith("EMPTY_ENTRY: ") and "Next: memory_append" in _text(empty)
+    assert empty.structured_content["error"]["code"] == "EMPTY_ENTRY"
+    assert "memory_write" not in _text(empty)
+    assert daily.is_error and _text(daily).startswith("INVALID_ARGUMENT: ")
+    assert str(sample_project) not in written.structured_content["message"]
     after = (sample_project / MEMORY).read_text(encoding="utf-8")
     assert after.startswith(before) and after.endswith("-->\nPin the lease clock to now().")
     assert after.count("Pin the lease clock to now().") == 1

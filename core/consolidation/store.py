@@ -1,0 +1,148 @@
+"""Where consolidation proposals live: one JSON file each under ``.fusion/memdesk/consolidations/``.
+
+Kept apart from the extraction proposals (``.fusion/memdesk/proposals/``) because they hold other
+data: every document's text before and after, the changes, the ledger and the lost facts. Both kinds
+are reviewed through ``memdesk proposals``. Files are project state, so untrusted: size-capped and
+checked field by field on every read.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+from core import fileio, saving
+from core.consolidation.model import ConsolidationProposal
+from core.errors import MemoryBackendError, PathOutsideRootError
+from core.insights._text import to_utc
+from core.proposals import ProposalError
+
+__all__ = ["CONSOLIDATIONS_DIR", "exists", "list_consolidations", "load", "new_id", "save_new", "update"]
+
+log = logging.getLogger(__name__)
+
+CONSOLIDATIONS_DIR = f"{fileio.MEMDESK_DIR}/consolidations"
+#: A proposal holds up to a few documents twice (before and after, 1 MiB each at most) and its ledger.
+MAX_SIZE = 24 * 1024 * 1024
+T = TypeVar("T")
+
+
+def _relpath(pid: str) -> str:
+    return f"{CONSOLIDATIONS_DIR}/{pid}.json"
+
+
+def new_id(now: datetime | None = None) -> str:
+    """A sortable unique id ``YYYYMMDDTHHMMSS-xxxxxx`` (UTC)."""
+    moment = to_utc(now or datetime.now(UTC))
+    return f"{moment:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+def _check_id(pid: str) -> None:
+    from core.proposals.model import PROPOSAL_ID_RE
+
+    if not isinstance(pid, str) or not PROPOSAL_ID_RE.match(pid):
+        raise ProposalError(f"{str(pid)[:80]!r} is not a proposal id", "INVALID_ID")
+
+
+def _resolve(root: Path | str, pid: str) -> str | None:
+    """The full id of ``pid`` (a unique prefix is enough), or ``None`` when no consolidation has it."""
+    _check_id(pid)
+    folder = Path(root) / CONSOLIDATIONS_DIR
+    if (folder / f"{pid}.json").is_file():
+        return pid
+    if not folder.is_dir():
+        return None
+    matches = sorted(p.stem for p in folder.glob("*.json") if p.stem.startswith(pid))
+    if len(matches) > 1:
+        raise ProposalError(f"{pid!r} matches {len(matches)} proposals; give more of the id", "AMBIGUOUS")
+    return matches[0] if matches else None
+
+
+def exists(root: Path | str, pid: str) -> bool:
+    """Whether ``pid`` (or a unique prefix) names a consolidation proposal."""
+    try:
+        return _resolve(root, pid) is not None
+    except ProposalError:
+        return False
+
+
+def _read(root: Path | str, pid: str) -> tuple[ConsolidationProposal, str]:
+    relpath = _relpath(pid)
+    try:
+        text = fileio.read_in_root(root, relpath, max_size=MAX_SIZE)
+    except MemoryBackendError as exc:
+        raise ProposalError(f"proposal file {relpath} cannot be used: {exc}", "CORRUPT") from exc
+    if text is None:
+        raise ProposalError(f"no proposal {pid!r} (see `memdesk proposals list`)", "NOT_FOUND")
+    try:
+        proposal = ConsolidationProposal.from_json(json.loads(text))
+    except RecursionError as exc:
+        raise ProposalError(f"proposal file {relpath} cannot be used: its JSON is nested too deeply", "CORRUPT") from exc
+    except ValueError as exc:
+        raise ProposalError(f"proposal file {relpath} cannot be used: {exc}; delete it and run again", "CORRUPT") from exc
+    if proposal.id != pid:
+        raise ProposalError(f"proposal file {relpath} holds the id {proposal.id!r}", "CORRUPT")
+    return proposal, text
+
+
+def _write(root: Path | str, proposal: ConsolidationProposal, loaded: str | None) -> ConsolidationProposal:
+    text = json.dumps(proposal.to_json(), ensure_ascii=False) + "\n"
+    saving.replace_text(root, _relpath(proposal.id), text, expected_hash=fileio.content_hash(loaded or ""),
+                        source="proposal", max_size=MAX_SIZE, size_hint="the proposal is too big to keep",
+                        keep_history=False)
+    return proposal
+
+
+def save_new(root: Path | str, proposal: ConsolidationProposal) -> ConsolidationProposal:
+    """Store a new proposal."""
+    return _write(root, proposal, None)
+
+
+def load(root: Path | str, pid: str) -> ConsolidationProposal:
+    """Load one proposal (a unique id prefix is enough); :class:`ProposalError` when missing or unusable."""
+    full = _resolve(root, pid)
+    if full is None:
+        raise ProposalError(f"no proposal {pid!r} (see `memdesk proposals list`)", "NOT_FOUND")
+    return _read(root, full)[0]
+
+
+def update(root: Path | str, pid: str,
+           change: Callable[[ConsolidationProposal], tuple[ConsolidationProposal, T]]) -> T:
+    """Load, change and save a proposal under its file lock; ``change`` returns (proposal, result)."""
+    full = _resolve(root, pid)
+    if full is None:
+        raise ProposalError(f"no proposal {pid!r} (see `memdesk proposals list`)", "NOT_FOUND")
+    with fileio.file_lock(root, _relpath(full)):
+        proposal, text = _read(root, full)
+        updated, result = change(proposal)
+        if updated != proposal:
+            _write(root, updated, text)
+        return result
+
+
+def list_consolidations(root: Path | str, *, pending_only: bool = True,
+                        warnings: list[str] | None = None) -> list[ConsolidationProposal]:
+    """Stored consolidation proposals, oldest first (pending ones only by default); unusable files skipped."""
+    try:
+        folder = fileio.resolve_in_root(root, CONSOLIDATIONS_DIR)
+    except PathOutsideRootError as exc:
+        if warnings is not None:
+            warnings.append(f"consolidation proposals skipped: {exc}")
+        return []
+    out: list[ConsolidationProposal] = []
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
+        try:
+            proposal = _read(root, path.stem)[0]
+        except (ProposalError, MemoryBackendError) as exc:
+            log.warning("skipping %s: %s", path.name, exc)
+            if warnings is not None:
+                warnings.append(f"skipped {exc}")
+            continue
+        if not pending_only or proposal.status == "pending":
+            out.append(proposal)
+    return sorted(out, key=lambda p: (p.created_at, p.id))

@@ -1,0 +1,157 @@
+"""The screening engine: runs every rule family on the new text of a write, within caps and a deadline.
+
+What is screened is what a write adds: an appended entry whole; for a replacement, only the lines
+that are not already in the document (so the operator's save is not flagged again for what memory
+already held). Near-duplicates and contradictions compare the new entries with the document's
+entries through an :class:`~core.firewall.similarity.EntryIndex` kept per document and extended
+as appends arrive (no rescan of the document per write).
+
+A rule family that raises or runs past the deadline is reported in :attr:`Screening.errors`; the
+policy decides what that means for the writer (fail closed for agents, open for the operator).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from core.firewall.injection import scan_injection
+from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
+from core.firewall.secrets import scan_secrets
+from core.firewall.similarity import EntryIndex, scan_similar
+
+FAMILIES: tuple[tuple[str, tuple[Kind, ...]], ...] = (
+    ("secret", ("secret",)), ("injection", ("injection",)),
+    ("similarity", ("near-duplicate", "contradiction")),
+)
+
+
+@dataclass(frozen=True)
+class Screening:
+    """What the rules found in one write, and which rule families failed (with the reason)."""
+
+    findings: tuple[Finding, ...] = ()
+    errors: tuple[tuple[str, str], ...] = ()
+
+
+@dataclass
+class _Excerpt:
+    """The lines a replacement adds, joined, with a map back to their line and offset in the full text."""
+
+    text: str
+    lines: list[tuple[int, int]] = field(default_factory=list)  # (line number, offset) in the full text
+
+    def remap(self, finding: Finding, joined_offsets: list[int]) -> Finding:
+        index = finding.line - 1
+        if not 0 <= index < len(self.lines):
+            return finding
+        number, offset = self.lines[index]
+        base = joined_offsets[index]
+        start, end = finding.span
+        return Finding(finding.rule, finding.kind, number, (offset + start - base, offset + end - base),
+                       finding.message)
+
+
+def added_lines(new: str, current: str | None) -> _Excerpt:
+    """The lines of ``new`` that ``current`` does not contain (all of ``new`` when there is no current)."""
+    if not current:
+        lines = []
+        offset = 0
+        for number, line in enumerate(new.split("\n"), 1):
+            lines.append((number, offset))
+            offset += len(line) + 1
+        return _Excerpt(new, lines)
+    have = set(current.split("\n"))
+    kept: list[str] = []
+    mapping: list[tuple[int, int]] = []
+    offset = 0
+    for number, line in enumerate(new.split("\n"), 1):
+        if line not in have:
+            kept.append(line)
+            mapping.append((number, offset))
+        offset += len(line) + 1
+    return _Excerpt("\n".join(kept), mapping)
+
+
+class IndexCache:
+    """Each document's entry index, kept for the last few documents and extended as they grow."""
+
+    def __init__(self, size: int = 16) -> None:
+        self._items: OrderedDict[str, EntryIndex] = OrderedDict()
+        self._size = size
+        self._lock = threading.Lock()
+
+    def get(self, key: str, text: str) -> EntryIndex:
+        """The index of ``text`` (the document ``key``), built once and then extended or rebuilt."""
+        with self._lock:
+            index = self._items.pop(key, None)
+            index = EntryIndex.build(text) if index is None else index.updated(text)
+            self._items[key] = index
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+            return index
+
+
+class Engine:
+    """Runs the rule families on a write's new text."""
+
+    def __init__(self, *, deadline_s: float = DEFAULT_DEADLINE_S,
+                 families: dict[str, Callable[..., list[Finding]]] | None = None) -> None:
+        self.deadline_s = deadline_s
+        self.indexes = IndexCache()
+        self._families = families  # tests pass a failing family here
+
+    def scan(self, text: str, *, current: str | None = None, op: str = "append", key: str = "",
+             kinds: frozenset[str] | None = None) -> Screening:
+        """Screen ``text`` (an appended entry, or a replacement's whole content) against ``current``."""
+        text = capped(text)
+        deadline = Deadline(self.deadline_s)
+        excerpt = _Excerpt(text) if op == "append" else added_lines(text, current)
+        offsets = _offsets(excerpt.text)
+        findings: list[Finding] = []
+        errors: list[tuple[str, str]] = []
+        for family, family_kinds in FAMILIES:
+            if kinds is not None and not kinds.intersection(family_kinds):
+                continue
+            try:
+                found = self._run(family, excerpt.text, current, op, key, text, deadline)
+            except RuleTimeout as exc:
+                errors.append((family, str(exc)))
+                continue
+            except Exception as exc:  # a rule that fails is reported, never lets the write through unseen
+                errors.append((family, f"rule family {family} failed: {type(exc).__name__}: {exc}"))
+                continue
+            if op != "append":
+                found = [excerpt.remap(f, offsets) for f in found]
+            findings.extend(f for f in found if kinds is None or f.kind in kinds)
+        return Screening(tuple(findings), tuple(errors))
+
+    def _run(self, family: str, text: str, current: str | None, op: str, key: str, full: str,
+             deadline: Deadline) -> list[Finding]:
+        if self._families and family in self._families:
+            return self._families[family](text, deadline)
+        if family == "secret":
+            return scan_secrets(text, deadline)
+        if family == "injection":
+            return scan_injection(text, deadline)
+        if not text.strip():
+            return []
+        if op == "append":
+            index = self.indexes.get(key, capped(current or "")) if key else EntryIndex.build(capped(current or ""))
+        else:  # compare the added entries with the entries the new content keeps unchanged
+            index = EntryIndex.build(_unchanged(full, text))
+        return scan_similar(text, index, deadline)
+
+
+def _offsets(text: str) -> list[int]:
+    offsets = [0]
+    for line in text.split("\n")[:-1]:
+        offsets.append(offsets[-1] + len(line) + 1)
+    return offsets
+
+
+def _unchanged(full: str, added: str) -> str:
+    new = set(added.split("\n"))
+    return "\n".join(line if line not in new else "" for line in full.split("\n"))

@@ -1,0 +1,303 @@
+"""Near-duplicate and contradiction rules over an index of a document's entries, built once and extended.
+
+An entry is a paragraph or a top-level list item (headings, HTML comments and code fences are not
+entries). Its text is normalised as Fusion's recall store does (``normalizeRecallContent`` in
+``packages/core/src/memory/recall/recall-dedup.ts`` at Runfusion/Fusion@3897b294: trim, lower case,
+white space collapsed, trailing punctuation dropped) plus markdown marks and inner punctuation, and
+split into word tokens. Two entries are near-duplicates when the Jaccard similarity of their token
+sets is at least :data:`NEAR_DUPLICATE_THRESHOLD` (Fusion's ``RECALL_DEDUP_SIMILARITY_THRESHOLD``, 0.9)
+or their normalised texts are equal. Fusion compares a new record with the last 200 of its kind; memdesk
+compares with every entry of the document, through an inverted index: a candidate must share one of
+the new entry's rarest ``n - ceil(t*n) + 1`` tokens (prefix filtering), so a lookup reads a few short
+postings lists instead of every entry.
+
+A contradiction is a pair about the same subject that changes a value, a negation or a choice: the
+token sequences share a prefix and a suffix of content words and differ in one short stretch ("use the
+DB clock for lease expiry" / "use the app server clock for lease expiry"), or one adds a negation.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from difflib import SequenceMatcher
+
+from core.firewall.rules import Deadline, Finding, RuleInfo
+
+NEAR_DUPLICATE_THRESHOLD = 0.9
+#: Jaccard at which a pair is close enough to be about the same subject (then checked for a contradiction).
+SAME_SUBJECT_THRESHOLD = 0.5
+MIN_TOKENS = 4
+#: Postings longer than this are not walked when looking for contradiction candidates (see ``candidates``).
+COMMON_POSTINGS = 48
+MAX_ENTRY_TOKENS = 400
+_NEGATIONS = frozenset({"not", "never", "no", "dont", "don't", "doesnt", "isnt", "avoid", "without", "stop",
+                        "cannot", "cant", "shouldnt", "mustnt", "wont", "instead", "disable", "disabled"})
+_STOP = frozenset({"the", "a", "an", "of", "to", "in", "on", "for", "and", "or", "is", "are", "be", "it", "this",
+                   "that", "with", "as", "at", "by", "from", "we", "use", "uses", "when", "if", "so", "all"})
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry of a document: its first line (1-based), offsets and text."""
+
+    line: int
+    start: int
+    end: int
+    text: str
+
+
+def split_entries(text: str, first_line: int = 1, base: int = 0) -> Iterator[Entry]:
+    """The entries of ``text``: paragraphs and top-level list items, without headings, comments and fences."""
+    lines: list[str] = []
+    start_line = start_off = 0
+    in_fence = False
+    offset = base
+    number = first_line - 1
+
+    def flush() -> Iterator[Entry]:
+        if lines:
+            body = "\n".join(lines).strip()
+            if body:
+                yield Entry(start_line, start_off, start_off + len("\n".join(lines)), body)
+            lines.clear()
+
+    for raw in text.split("\n"):
+        number += 1
+        stripped = raw.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            yield from flush()
+        elif in_fence or not stripped or stripped.startswith("#") or (
+                stripped.startswith("<!--") and stripped.endswith("-->")):
+            yield from flush()
+        else:
+            if raw[:1] in "-*+" and raw[1:2] == " " or (raw[:1].isdigit() and ". " in raw[:5]):
+                yield from flush()
+            if not lines:
+                start_line, start_off = number, offset
+            lines.append(raw)
+        offset += len(raw) + 1
+    yield from flush()
+
+
+_PUNCT = str.maketrans({c: " " for c in "`*_~#>|()[]{}<>\"'.,;:!?/\\=+&^%$@"})
+
+
+def normalise(text: str) -> str:
+    """Fusion's recall normalisation plus markdown marks and punctuation: lower case, words, one space."""
+    body = text.strip().lower()
+    if body[:2] in ("- ", "* ", "+ "):
+        body = body[2:]
+    return " ".join(body.translate(_PUNCT).split())
+
+
+def tokens(text: str) -> list[str]:
+    """The entry's word tokens, in order (at most :data:`MAX_ENTRY_TOKENS`)."""
+    return normalise(text).split()[:MAX_ENTRY_TOKENS]
+
+
+@dataclass
+class _Indexed:
+    entry: Entry
+    norm: str
+    seq: list[str]
+    bag: frozenset[str]
+
+
+@dataclass
+class EntryIndex:
+    """A document's entries with an inverted index from token to entry ids; extended as the text grows."""
+
+    text: str = ""
+    entries: list[_Indexed] = field(default_factory=list)
+    postings: dict[str, list[int]] = field(default_factory=dict)
+    exact: dict[str, int] = field(default_factory=dict)
+    newlines: int = 0  # newlines in ``text``, kept so an extension counts only its own
+    #: Whether each entry is the first with its normalised text: later copies are never compared again
+    #: (a memory that repeats an entry nine times costs one comparison, and the first copy is named).
+    canonical: list[bool] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, text: str) -> EntryIndex:
+        """Index every entry of ``text``."""
+        index = cls()
+        index._add_text(text, 1, 0)
+        index.text = text
+        index.newlines = text.count("\n")
+        return index
+
+    def updated(self, text: str) -> EntryIndex:
+        """This index for ``text``: extended in place when ``text`` only adds to the end, else rebuilt."""
+        if text is self.text or text == self.text:
+            return self
+        if len(text) > len(self.text) and text.startswith(self.text):
+            # The last entry may go on in the new text (seed appends add "\n\n<!-- date -->\n" after a
+            # file that ends without a newline): index again from its start, everything before stays.
+            start, first_line = len(self.text), self.newlines + 1
+            if self.entries and (self.entries[-1].entry.end >= len(self.text) - 1 or not self.text.endswith("\n\n")):
+                last = self._drop_last()
+                start, first_line = last.start, last.line
+            self._add_text(text[start:], first_line, start)
+            self.newlines += text.count("\n", len(self.text))
+            self.text = text
+            return self
+        return EntryIndex.build(text)
+
+    def _drop_last(self) -> Entry:
+        item = self.entries.pop()
+        self.canonical.pop()
+        ident = len(self.entries)
+        for token in item.bag:
+            ids = self.postings[token]
+            if ids and ids[-1] == ident:
+                ids.pop()
+            if not ids:
+                del self.postings[token]
+        if self.exact.get(item.norm) == ident:
+            del self.exact[item.norm]
+        return item.entry
+
+    def _add_text(self, text: str, first_line: int, base: int) -> None:
+        for entry in split_entries(text, first_line, base):
+            self.add(entry)
+
+    def add(self, entry: Entry) -> None:
+        """Index one entry."""
+        seq = tokens(entry.text)
+        item = _Indexed(entry, " ".join(seq), seq, frozenset(seq))
+        ident = len(self.entries)
+        self.entries.append(item)
+        self.canonical.append(item.norm not in self.exact)
+        self.exact.setdefault(item.norm, ident)
+        for token in item.bag:
+            self.postings.setdefault(token, []).append(ident)
+
+    def candidates(self, bag: frozenset[str], threshold: float, deadline: Deadline) -> dict[int, int]:
+        """Entries that may reach ``threshold`` Jaccard with ``bag``, with how many tokens they share."""
+        n = len(bag)
+        if not n:
+            return {}
+        need = n - math.ceil(threshold * n) + 1
+        need_duplicate = n - math.ceil(NEAR_DUPLICATE_THRESHOLD * n) + 1
+        rare = sorted(bag, key=lambda t: len(self.postings.get(t, ())))[:need]
+        shared: dict[int, int] = {}
+        for k, token in enumerate(rare):
+            deadline.check("near-duplicate")
+            ids = self.postings.get(token, ())
+            # Every near-duplicate is found through the first ``need_duplicate`` tokens. Beyond them (the
+            # wider net for contradictions), a token in more than COMMON_POSTINGS entries ("plugin",
+            # "test") says little about the subject and its postings are skipped: the walk stays short.
+            if k >= need_duplicate and len(ids) > COMMON_POSTINGS:
+                continue
+            for ident in ids:
+                if ident not in shared and self.canonical[ident]:
+                    shared[ident] = len(bag & self.entries[ident].bag)
+        return shared
+
+
+def jaccard(a: frozenset[str], b: frozenset[str]) -> float:
+    """|a ∩ b| / |a ∪ b| (1.0 for two empty sets, as Fusion's ``recallSimilarity``)."""
+    union = len(a | b)
+    return 1.0 if not union else len(a & b) / union
+
+
+def code_tokens(text: str) -> frozenset[str]:
+    """Tokens inside the entry's inline code spans (identifiers, paths, commands)."""
+    parts = text.split("`")
+    return frozenset(t for code in parts[1::2] for t in tokens(code))
+
+
+def contradiction(a: list[str], b: list[str], code: frozenset[str] = frozenset()) -> str | None:
+    """Why ``a`` and ``b`` contradict (same subject, changed value, negation or choice), or ``None``.
+
+    A change inside inline code (``code``) names another thing (a parallel list of identifiers or
+    commands), not another value for the same thing, and is not a contradiction.
+    """
+    if a == b:
+        return None
+    matcher = SequenceMatcher(None, a, b, autojunk=False)
+    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not changes or len(changes) > 2:
+        return None
+    changed_a = [t for op in changes for t in a[op[1]:op[2]]]
+    changed_b = [t for op in changes for t in b[op[3]:op[4]]]
+    kept = [t for op in matcher.get_opcodes() if op[0] == "equal" for t in a[op[1]:op[2]] if t not in _STOP]
+    if len(kept) < 2:
+        return None
+    negated = (set(changed_a) | set(changed_b)) & _NEGATIONS
+    if negated and (not changed_a or not changed_b or set(changed_a) ^ set(changed_b) <= _NEGATIONS):
+        return "one negates the other"
+    if not changed_a or not changed_b or len(changed_a) > 4 or len(changed_b) > 4:
+        return None
+    if code.intersection(changed_a) or code.intersection(changed_b):
+        return None
+    if any(t.isdigit() for t in changed_a) and any(t.isdigit() for t in changed_b):
+        return "changes a value"
+    return "changes a choice"
+
+
+def match_entry(text: str, index: EntryIndex, deadline: Deadline, *,
+                threshold: float = NEAR_DUPLICATE_THRESHOLD) -> tuple[str, str, Entry] | None:
+    """The indexed entry ``text`` duplicates or contradicts: ``(kind, message, entry)``, or ``None``."""
+    seq = tokens(text)
+    bag = frozenset(seq)
+    if len(bag) < MIN_TOKENS:
+        return None
+    same = index.exact.get(" ".join(seq))
+    if same is not None:
+        other = index.entries[same].entry
+        return ("near-duplicate", f"same as the entry at line {other.line} once case, punctuation and markdown "
+                                  f"are set aside: {_quote(other.text)}", other)
+    best: tuple[float, int] | None = None
+    clash: tuple[str, int] | None = None
+    for ident, common in index.candidates(bag, SAME_SUBJECT_THRESHOLD, deadline).items():
+        other_item = index.entries[ident]
+        similarity = common / (len(bag) + len(other_item.bag) - common)
+        if similarity >= threshold and (best is None or similarity > best[0]):
+            best = (similarity, ident)
+        elif clash is None and similarity >= SAME_SUBJECT_THRESHOLD:
+            why = contradiction(seq, other_item.seq, code_tokens(text) | code_tokens(other_item.entry.text))
+            if why:
+                clash = (why, ident)
+    if best is not None:
+        other = index.entries[best[1]].entry
+        return "near-duplicate", f"{best[0]:.0%} like the entry at line {other.line}: {_quote(other.text)}", other
+    if clash is not None:
+        other = index.entries[clash[1]].entry
+        return "contradiction", f"{clash[0]} of the entry at line {other.line}: {_quote(other.text)}", other
+    return None
+
+
+def scan_similar(new_text: str, index: EntryIndex, deadline: Deadline, *,
+                 threshold: float = NEAR_DUPLICATE_THRESHOLD) -> list[Finding]:
+    """Near-duplicates and contradictions between the entries of ``new_text`` and the indexed document."""
+    findings: list[Finding] = []
+    for entry in split_entries(new_text):
+        deadline.check("near-duplicate")
+        found = match_entry(entry.text, index, deadline, threshold=threshold)
+        if found is not None:
+            kind, message, _other = found
+            findings.append(Finding(kind, kind, entry.line, (entry.start, entry.end), message))  # type: ignore[arg-type]
+    return findings
+
+
+def _quote(text: str, limit: int = 120) -> str:
+    one = " ".join(text.split())
+    return f"“{one if len(one) <= limit else one[:limit - 1] + '…'}”"
+
+
+RULES: tuple[RuleInfo, ...] = (
+    RuleInfo("near-duplicate", "near-duplicate",
+             "An entry equal to one already in the document once case, punctuation, markdown and white space "
+             "are set aside, or with word-set Jaccard similarity ≥ 0.9",
+             "Fusion recall-dedup.ts (threshold 0.9), memdesk index",
+             "use the DB clock for lease expiry. (beside “Use the DB clock for lease expiry”)",
+             "use the DB clock for lease renewal timeouts in tests"),
+    RuleInfo("contradiction", "contradiction",
+             "An entry about the same subject as an existing one that changes a value, a negation or a choice",
+             "memdesk (token alignment with difflib)",
+             "Use the app server clock for lease expiry (beside “Use the DB clock for lease expiry”)",
+             "Use the DB clock for lease expiry in tests too"),
+)

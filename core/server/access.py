@@ -1,0 +1,175 @@
+"""What a token (or ``memdesk mcp``'s flags) lets a client do: a scope, the projects, the document paths.
+
+Scopes are ordered: ``read`` (read documents, search, list), ``append`` (read, and add entries),
+``write`` (everything: replace, edit, remove entries, settings). ``projects`` limits which served
+projects the caller sees at all (by key or folder; empty: all). ``paths`` are globs over
+project-relative POSIX paths (``*`` within a folder, ``?`` one character, ``**`` across folders) that
+limit the documents the caller may change at its scope (for a ``read`` token: the documents it may
+read). A token made before scopes existed has the full ``write`` scope and says so.
+
+Globs are matched by simulating their automaton over the path (the set of glob positions reached so
+far), so a match takes time proportional to the path's length times the glob's, whatever the glob:
+no backtracking, no regular expression built from a token's text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_matches"]
+
+LEVELS = ("read", "append", "write")
+_RANK = {name: i for i, name in enumerate(LEVELS)}
+
+
+class ScopeError(PermissionError):
+    """The caller's scope does not allow this; the message names the scope and what it allows."""
+
+
+# -- globs -----------------------------------------------------------------------------------------
+_LIT, _ONE, _STAR, _ANY, _SKIP2 = range(5)
+
+
+@lru_cache(maxsize=512)
+def _compile(glob: str) -> tuple[tuple[int, str], ...]:
+    """The glob as tokens: literal, ``?``, ``*`` (no ``/``), ``**`` (anything); ``**/`` is an optional
+    ``**`` + ``/`` pair (a ``_SKIP2`` marker lets the automaton jump over both)."""
+    out: list[tuple[int, str]] = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out += [(_SKIP2, ""), (_ANY, ""), (_LIT, "/")]
+            i += 3
+        elif glob.startswith("**", i):
+            out.append((_ANY, ""))
+            i += 2
+        elif glob[i] == "*":
+            out.append((_STAR, ""))
+            i += 1
+        elif glob[i] == "?":
+            out.append((_ONE, ""))
+            i += 1
+        else:
+            out.append((_LIT, glob[i]))
+            i += 1
+    return tuple(out)
+
+
+def _closure(tokens: tuple[tuple[int, str], ...], states: set[int]) -> set[int]:
+    todo, seen = list(states), set(states)
+    while todo:
+        i = todo.pop()
+        if i >= len(tokens):
+            continue
+        kind = tokens[i][0]
+        nxt = [i + 3] if kind == _SKIP2 else [i + 1] if kind in (_STAR, _ANY) else []
+        if kind == _SKIP2:
+            nxt.append(i + 1)
+        for j in nxt:
+            if j not in seen:
+                seen.add(j)
+                todo.append(j)
+    return seen
+
+
+def glob_matches(glob: str, path: str) -> bool:
+    """Whether the project-relative POSIX ``path`` matches ``glob`` (whole path)."""
+    tokens = _compile(glob)
+    states = _closure(tokens, {0})
+    for ch in path:
+        step: set[int] = set()
+        for i in states:
+            if i >= len(tokens):
+                continue
+            kind, lit = tokens[i]
+            if kind == _LIT and lit == ch or kind == _ONE and ch != "/":
+                step.add(i + 1)
+            elif kind == _STAR and ch != "/" or kind == _ANY:
+                step.add(i)
+        if not step:
+            return False
+        states = _closure(tokens, step)
+    return len(tokens) in states
+
+
+def check_glob(glob: str) -> str:
+    """``glob`` when it can name documents of a project; ``ValueError`` naming the problem otherwise."""
+    g = glob.strip()
+    if not g:
+        raise ValueError("an empty --path glob names nothing")
+    if len(g) > 256:
+        raise ValueError(f"--path glob is {len(g)} characters; at most 256")
+    if g.startswith("/") or "\\" in g or ":" in g[:2]:
+        raise ValueError(f"--path {g!r} must be relative to the project (like .fusion/agent-memory/bot/**)")
+    if ".." in g.split("/"):
+        raise ValueError(f"--path {g!r} must not contain '..'")
+    if any(ord(c) < 32 for c in g):
+        raise ValueError(f"--path {g!r} holds a control character")
+    return g
+
+
+# -- access ----------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Access:
+    """A caller's scope: ``scope`` in :data:`LEVELS`, ``projects`` (keys or folders; empty: all), ``paths``
+    (globs; empty: all documents)."""
+
+    name: str | None = None
+    scope: str = "write"
+    projects: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    legacy: bool = False
+
+    def describe(self) -> str:
+        """One line: ``append on projects alpha, paths .fusion/agent-memory/bot/**``."""
+        if self.legacy:
+            return "full (write on all projects and paths; created before scopes)"
+        where = [f"projects {', '.join(self.projects)}" if self.projects else "all projects",
+                 f"paths {', '.join(self.paths)}" if self.paths else "all paths"]
+        return f"{self.scope} on {'; '.join(where)}"
+
+    def _who(self) -> str:
+        return f"token {self.name!r}" if self.name else "this MCP server"
+
+    def sees_project(self, key: str, root: Path | str) -> bool:
+        """Whether the caller may use the project at all."""
+        if not self.projects:
+            return True
+        real = str(Path(root).resolve())
+        return any(p == key or p == real for p in self.projects)
+
+    def path_ok(self, rel: str) -> bool:
+        """Whether ``rel`` is one of the caller's paths (any path when it has none)."""
+        return not self.paths or any(glob_matches(g, rel) for g in self.paths)
+
+    def can(self, need: str, rel: str | None = None) -> bool:
+        """Whether the caller may ``need`` (read/append/write) the document ``rel`` (or the project: ``None``)."""
+        if _RANK[self.scope] < _RANK[need]:
+            return False
+        if rel is None:
+            return True
+        # Globs limit what the caller changes at its scope; a read token's globs limit what it reads.
+        if need == "read" and self.scope != "read":
+            return True
+        return self.path_ok(rel)
+
+    def check_project(self, key: str, root: Path | str) -> None:
+        """Raise :class:`ScopeError` when the caller may not use project ``key``."""
+        if not self.sees_project(key, root):
+            raise ScopeError(f"{self._who()} has scope {self.describe()}: project {key!r} is not one of them; "
+                             "nothing was done")
+
+    def check(self, need: str, key: str, root: Path | str, rel: str | None = None) -> None:
+        """Raise :class:`ScopeError` unless the caller may ``need`` the document ``rel`` of project ``key``."""
+        self.check_project(key, root)
+        if _RANK[self.scope] < _RANK[need]:
+            raise ScopeError(f"{self._who()} has scope {self.describe()}: it may not {need}"
+                             f"{' ' + rel if rel else ''}; nothing was done")
+        if not self.can(need, rel):
+            raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is not one of its paths; nothing "
+                             "was done")
+
+
+FULL = Access()

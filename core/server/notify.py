@@ -1,0 +1,101 @@
+"""``notifications/resources/updated`` for MCP clients that subscribed to a memory document.
+
+A client subscribes to a document's resource (``resources/subscribe`` with ``memdesk://KEY/PATH``);
+memdesk then watches that file and tells the client when it changes, whoever changed it (an MCP tool,
+the HTTP API, the operator's editor, Fusion itself). Watching is a ``stat`` of each subscribed
+document every :data:`POLL_SECONDS` on the server's event loop, started with the first subscription;
+a write through memdesk's own tools notifies at once (:meth:`ResourceHub.check_now`). Clients on the
+newer protocol (``subscriptions/listen``) get the same events through the SDK's subscription bus.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 0.5
+
+Stamp = tuple[int, int, int] | None
+
+
+class ResourceHub:
+    """Who subscribed to which document URI, and the last state seen of each."""
+
+    def __init__(self, locate: Callable[[str], str], publish: Callable[[str], Any] | None = None) -> None:
+        #: ``locate(uri)`` → the file's path; raises for a URI that is not a served document.
+        self._locate = locate
+        self._publish = publish
+        self._subs: dict[str, weakref.WeakSet[Any]] = {}
+        self._stamps: dict[str, Stamp] = {}
+        self._files: dict[str, str] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    @staticmethod
+    def _stamp(path: str) -> Stamp:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def subscribe(self, session: Any, uri: str) -> None:
+        """Subscribe ``session`` to ``uri`` (raises when ``uri`` is not a served document)."""
+        path = self._locate(uri)
+        self._files[uri] = path
+        self._stamps.setdefault(uri, self._stamp(path))
+        self._subs.setdefault(uri, weakref.WeakSet()).add(session)
+        self._ensure_watcher()
+
+    def unsubscribe(self, session: Any, uri: str) -> None:
+        """Forget ``session``'s subscription to ``uri``."""
+        subs = self._subs.get(uri)
+        if subs is not None:
+            subs.discard(session)
+
+    def subscribers(self, uri: str) -> int:
+        """How many live sessions subscribed to ``uri``."""
+        return len(self._subs.get(uri, ()))
+
+    def _ensure_watcher(self) -> None:
+        if self._task is not None and not self._task.done():
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._task = loop.create_task(self._watch(), name="memdesk-resource-watch")
+
+    async def _watch(self) -> None:
+        while any(len(s) for s in self._subs.values()):
+            await asyncio.sleep(POLL_SECONDS)
+            await self.check_now()
+
+    async def check_now(self) -> None:
+        """Notify the subscribers of every subscribed document whose file changed since last seen."""
+        for uri in list(self._subs):
+            subs = self._subs.get(uri)
+            if not subs:
+                continue
+            stamp = self._stamp(self._files[uri])
+            if stamp == self._stamps.get(uri):
+                continue
+            self._stamps[uri] = stamp
+            await self._notify(uri, list(subs))
+
+    async def _notify(self, uri: str, sessions: list[Any]) -> None:
+        for session in sessions:
+            try:
+                await session.send_resource_updated(uri)
+            except Exception as exc:  # noqa: BLE001 - a closed session stops listening, the others go on
+                log.debug("resource update to a closed session dropped: %s", exc)
+                self._subs[uri].discard(session)
+        if self._publish is not None:
+            with contextlib.suppress(Exception):
+                await self._publish(uri)

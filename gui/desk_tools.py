@@ -1,0 +1,182 @@
+"""The desk's reach-for tools, built on first use and wired to the window's actions.
+
+Find in all documents, quick open, the command palette, new documents, the Activity view and
+Preferences live in their own modules; this object owns their instances for the open project so
+:mod:`gui.main_window` only connects actions to it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from PySide6.QtCore import QObject
+from PySide6.QtGui import QKeySequence
+from PySide6.QtWidgets import QDialog
+
+if TYPE_CHECKING:
+    from gui.local_server import LocalServer
+    from gui.main_window import MainWindow
+    from gui.widgets.find_all_dialog import FindAllDialog
+    from gui.widgets.fuzzy_picker import FuzzyPicker
+    from gui.widgets.preferences_dialog import PreferencesDialog
+
+
+def unsaved_text(window: MainWindow, relpath: str) -> str | None:
+    """The editor's text of ``relpath`` when it has unsaved edits, else ``None``."""
+    editor = window.editor
+    if editor is None:
+        return None
+    slot = editor.buffer.slots.get(relpath)
+    if slot is None or not slot.document.isModified():
+        return None
+    if slot is editor.buffer.slot:
+        return editor.buffer.text()
+    return slot.document.toRawText().replace("\u2029", "\n")
+
+
+class DeskTools(QObject):
+    """Per-window owner of the tool dialogs; :meth:`reset` drops them when the project changes."""
+
+    def __init__(self, window: MainWindow) -> None:
+        super().__init__(window)
+        self.window = window
+        self.find_all: FindAllDialog | None = None
+        self._server: LocalServer | None = None
+        self.preferences: PreferencesDialog | None = None
+        self.quick_open: FuzzyPicker | None = None
+        self.palette: FuzzyPicker | None = None
+        #: Shows the New document dialog; True when the operator chose Create/Open (tests replace it).
+        self.ask_new_document: Callable[[QDialog], bool] = lambda dialog: bool(dialog.exec())
+
+    def reset(self) -> None:
+        """The project changed (or closed): the dialogs built for the old one go, the local server stops."""
+        if self._server is not None:
+            self._server.stop()
+        if self.preferences is not None:
+            self.preferences.close()
+            self.preferences.deleteLater()
+            self.preferences = None
+        if self.find_all is not None:
+            self.find_all.close()
+            self.find_all.deleteLater()
+            self.find_all = None
+
+    def show_find_all(self) -> FindAllDialog | None:
+        """Open Find in all documents (pre-filled with the editor's one-line selection)."""
+        window = self.window
+        if window.session is None:
+            window.show_error("Open a project first: find searches a project's documents.")
+            return None
+        if self.find_all is None:
+            from gui.find_all import DocumentTexts
+            from gui.widgets.find_all_dialog import FindAllDialog
+
+            session = window.session
+            texts = DocumentTexts(lambda: [(d.path, d.size, d.updated_at) for d in session.documents()],
+                                  session.project.read, lambda path: unsaved_text(window, path))
+            self.find_all = FindAllDialog(texts, window)
+            self.find_all.openAtLine.connect(window.open_document)
+        selected = window.editor.text_edit.textCursor().selectedText() if window.editor else ""
+        self.find_all.open_with(selected if selected and "\u2029" not in selected else None)
+        return self.find_all
+
+    def show_quick_open(self) -> FuzzyPicker | None:
+        """Quick open (Ctrl+P): every document of the project, fuzzy; Enter opens the one selected."""
+        window = self.window
+        if window.session is None:
+            window.show_error("Open a project first: quick open lists a project's documents.")
+            return None
+        from gui.widgets.fuzzy_picker import FuzzyPicker, PickItem
+
+        if self.quick_open is None:
+            self.quick_open = FuzzyPicker("Open a document by name: type any part of its path", window,
+                                          name="quickOpen")
+            self.quick_open.chosen.connect(lambda path: window.open_document(str(path)))
+        docs = window.session.documents()
+        unsaved = set(window.editor.unsaved_documents()) if window.editor else set()
+        self.quick_open.set_items([PickItem(d.path, ("● " if d.path in unsaved else "") + d.label, d.path)
+                                   for d in docs])
+        self.quick_open.popup(window)
+        return self.quick_open
+
+    def show_palette(self) -> FuzzyPicker:
+        """The command palette (Ctrl+Shift+P): every enabled action of the window by menu and name."""
+        from gui.widgets.fuzzy_picker import FuzzyPicker, PickItem
+        from gui.widgets.shortcuts_dialog import action_scope
+
+        window = self.window
+        if self.palette is None:
+            self.palette = FuzzyPicker("Run a command: type any part of its name", window, name="commandPalette")
+            self.palette.chosen.connect(lambda action: action.trigger())
+        items: list[PickItem] = []
+        seen: set[str] = set()
+        for name, action in window.actions_by_name.items():
+            text = action.text().replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip(".…")
+            if not text or not action.isEnabled() or name in ("palette",):
+                continue
+            label = f"{action_scope(action)}: {text}"
+            if label in seen:
+                continue
+            seen.add(label)
+            keys = ", ".join(k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts())
+            items.append(PickItem(label, keys, action))
+        self.palette.set_items(items)
+        self.palette.popup(window)
+        return self.palette
+
+    def new_document(self) -> str | None:
+        """File ▸ New document… (Ctrl+N): create a daily note, an agent's memory or DREAMS.md, then open it."""
+        window = self.window
+        session = window.session
+        if session is None:
+            window.show_error("Open a project first: documents are created in a project.")
+            return None
+        from gui.widgets.new_document_dialog import NewDocumentDialog
+
+        agents = sorted({d.agent for d in session.documents() if d.agent})
+        dialog = NewDocumentDialog(session.project.layout, agents, session.project.exists, window)
+        try:
+            if not self.ask_new_document(dialog) or dialog.target.path is None:
+                return None
+            path = dialog.target.path
+        finally:
+            dialog.deleteLater()
+        try:
+            existed = session.project.exists(path)
+            if not existed:
+                session.apply(session.project.create_document(path), "create")
+        except Exception as exc:
+            window.show_error(f"Not created — nothing was written: {exc}")
+            return None
+        window.open_document(path)
+        window.status.show_message(f"Opened {path} (it existed already)" if existed else f"Created {path}")
+        return path
+
+    @property
+    def server(self) -> LocalServer:
+        """The local server (one per window; it serves the open project while started)."""
+        if self._server is None:
+            from gui.local_server import LocalServer
+
+            self._server = LocalServer(self)
+            self._server.stateChanged.connect(self._say_server_state)
+        return self._server
+
+    def _say_server_state(self) -> None:
+        server = self._server
+        if server is not None and server.running:
+            self.window.status.show_message(f"Serving {server.root.name if server.root else ''} on {server.url}")
+
+    def show_preferences(self) -> PreferencesDialog:
+        """Edit ▸ Preferences… (Ctrl+,): connections, API tokens, the local server."""
+        from gui.widgets.preferences_dialog import PreferencesDialog
+
+        window = self.window
+        if self.preferences is None:
+            self.preferences = PreferencesDialog(self.server, window.session.root if window.session else None, window)
+        self.preferences.show()
+        from gui.widgets.raise_window import bring_forward
+
+        bring_forward(self.preferences)
+        return self.preferences

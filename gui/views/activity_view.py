@@ -1,0 +1,290 @@
+"""The Activity view: every write by every writer, newest first — a live feed of what agents wrote.
+
+Each row is one recorded write (:mod:`core.activity`): the time, the writer (``kind:name`` as the
+write pipeline records it: ``mcp:reviewer``, ``cli``, ``operator``…), whether it appended an entry
+or replaced the document, the document, and what it did (an append's first line). Writer, document
+and kind filters and a text filter narrow the list; Enter or a double-click opens the document at
+the entry (an append's line, found in the document as it is now). The list follows the history
+database while the view is shown (a cheap check of its files every :data:`POLL_MS`), so an agent's
+append appears without F5. 10,000 rows paint and scroll at once: the table is a plain model over
+the list, fixed row heights, no per-row widgets.
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from typing import Any
+
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtGui import QHideEvent, QShowEvent
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QComboBox,
+    QHBoxLayout,
+    QHeaderView,
+    QLabel,
+    QLineEdit,
+    QTableView,
+    QVBoxLayout,
+    QWidget,
+)
+
+from core.activity import ActivityEntry, entry_line, load_activity
+from core.history_db import db_path
+from gui.session import ProjectSession
+from gui.widgets.parts import view_action
+
+POLL_MS = 1500
+COLUMNS = ("Time", "Writer", "Kind", "Document", "What")
+ALL = {"activityWriter": "All writers", "activityDocument": "All documents", "activityKind": "All kinds"}
+KIND_LABELS = {"append": "append", "replace": "replace"}
+
+
+def shown_time(entry: ActivityEntry, now: datetime | None = None) -> str:
+    """Local time: ``15:40:03`` today, else ``2026-08-19 15:40``."""
+    local = entry.when.astimezone()
+    today = (now or datetime.now(UTC)).astimezone().date()
+    return local.strftime("%H:%M:%S") if local.date() == today else local.strftime("%Y-%m-%d %H:%M")
+
+
+class ActivityModel(QAbstractTableModel):
+    """The filtered entries as a table (``rows`` indexes into ``entries``)."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.entries: list[ActivityEntry] = []
+        self.rows: list[int] = []
+        self._times: dict[str, str] = {}
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def columnCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(COLUMNS)
+
+    def headerData(self, section: int, orientation: Qt.Orientation, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if role == Qt.ItemDataRole.DisplayRole and orientation == Qt.Orientation.Horizontal:
+            return COLUMNS[section]
+        return None
+
+    def entry(self, row: int) -> ActivityEntry:
+        """The entry shown in ``row``."""
+        return self.entries[self.rows[row]]
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        entry = self.entry(index.row())
+        if role == Qt.ItemDataRole.DisplayRole:
+            column = index.column()
+            if column == 0:
+                shown = self._times.get(entry.key)
+                if shown is None:
+                    shown = self._times[entry.key] = shown_time(entry)
+                return shown
+            return (entry.writer, KIND_LABELS[entry.kind], entry.path, entry.summary)[column - 1]
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return (f"{entry.when.astimezone():%Y-%m-%d %H:%M:%S %Z} · {entry.writer} · {entry.path}\n"
+                    f"{entry.text.strip()[:600] or entry.summary}")
+        return None
+
+    def set_entries(self, entries: list[ActivityEntry], rows: list[int]) -> None:
+        self.beginResetModel()
+        self.entries, self.rows = entries, rows
+        self._times = {}
+        self.endResetModel()
+
+    def set_rows(self, rows: list[int]) -> None:
+        self.beginResetModel()
+        self.rows = rows
+        self.endResetModel()
+
+
+class ActivityView(QWidget):
+    """Every write, newest first, filterable; ``openAtLine(path, line)`` opens the document at an entry."""
+
+    openAtLine = Signal(str, int)
+
+    def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("activityView")
+        self.session = session
+        self.writer_filter = self._combo("activityWriter", "Only this writer's writes")
+        self.document_filter = self._combo("activityDocument", "Only writes to this document")
+        self.kind_filter = self._combo("activityKind", "Appends (entries added) or replacements (saves, prunes…)")
+        self.kind_filter.addItems([ALL["activityKind"], "append", "replace"])
+        self.text_filter = QLineEdit(self)
+        self.text_filter.setObjectName("activityText")
+        self.text_filter.setPlaceholderText("Filter by text (Ctrl+L)")
+        self.text_filter.setClearButtonEnabled(True)
+        self.count_label = QLabel("", self)
+        self.count_label.setObjectName("activityCount")
+        self.model = ActivityModel(self)
+        self.table = QTableView(self)
+        self.table.setObjectName("activityTable")
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setAlternatingRowColors(True)
+        self.table.setWordWrap(False)
+        self.table.setShowGrid(False)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
+        self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        for column, chars in enumerate((10, 16, 8, 34)):
+            header.resizeSection(column, self.fontMetrics().averageCharWidth() * chars + 16)
+        filters = QHBoxLayout()
+        for widget in (self.writer_filter, self.document_filter, self.kind_filter):
+            filters.addWidget(widget)
+        filters.addWidget(self.text_filter, 1)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(8, 8, 8, 8)
+        layout.addLayout(filters)
+        layout.addWidget(self.table, 1)
+        layout.addWidget(self.count_label)
+        self._stamp: tuple[int, int, int, int] | None = None
+        self._poll = QTimer(self)
+        self._poll.setInterval(POLL_MS)
+        self._poll.timeout.connect(self._check)
+        for combo in (self.writer_filter, self.document_filter, self.kind_filter):
+            combo.currentIndexChanged.connect(self.apply_filters)
+        self.text_filter.textChanged.connect(self.apply_filters)
+        self.table.doubleClicked.connect(lambda index: self.open_row(index.row()))
+        for text, keys, slot in (("Filter the activity", "Ctrl+L", self._focus_filter),
+                                 ("Open the selected write's document", ["Return", "Enter"], self._open_current)):
+            view_action(self, text, keys, slot).setProperty("shortcutScope", "Activity")
+        session.documentsChanged.connect(self._check)
+        session.memoryReplaced.connect(self._check)
+        self.refresh()
+
+    def _combo(self, name: str, tip: str) -> QComboBox:
+        combo = QComboBox(self)
+        combo.setObjectName(name)
+        combo.setToolTip(tip)
+        combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        combo.setMinimumContentsLength(7)
+        return combo
+
+    # -- data ------------------------------------------------------------------------------------
+    def _db_stamp(self) -> tuple[int, int, int, int]:
+        base = db_path(self.session.root)
+        out: list[int] = []
+        for path in (base, base.with_name(base.name + "-wal")):
+            try:
+                st = os.stat(path)
+                out += [st.st_size, st.st_mtime_ns]
+            except OSError:
+                out += [-1, -1]
+        return out[0], out[1], out[2], out[3]
+
+    def _check(self, *_args: object) -> None:
+        if self._db_stamp() != self._stamp:
+            self.refresh()
+
+    def refresh(self) -> None:
+        """Read the history again and show it (the filters and the selected entry stay)."""
+        selected = self.selected_entry()
+        self._stamp = self._db_stamp()
+        project = self.session.project
+        try:
+            versions = project.list_versions() if project.backend_history else None
+            entries = load_activity(self.session.root, versions)
+        except Exception as exc:  # history unreadable: say so, keep the view up
+            entries = []
+            self.count_label.setText(f"History unreadable: {exc}")
+        self._fill_combo(self.writer_filter, sorted({e.writer for e in entries}))
+        self._fill_combo(self.document_filter, sorted({e.path for e in entries}))
+        self.model.set_entries(entries, self._filtered(entries))
+        self._show_count()
+        if selected is not None:
+            self.select_key(selected.key)
+
+    def _fill_combo(self, combo: QComboBox, values: list[str]) -> None:
+        everything = ALL[combo.objectName()]
+        current = combo.currentText() or everything
+        combo.blockSignals(True)
+        combo.clear()
+        combo.addItems([everything, *values])
+        combo.setCurrentIndex(max(combo.findText(current), 0))
+        combo.blockSignals(False)
+
+    def _filtered(self, entries: list[ActivityEntry]) -> list[int]:
+        writer, document, kind = (c.currentText() if c.currentIndex() > 0 else None
+                                  for c in (self.writer_filter, self.document_filter, self.kind_filter))
+        needle = self.text_filter.text().strip().lower()
+        return [i for i, e in enumerate(entries)
+                if (writer is None or e.writer == writer)
+                and (document is None or e.path == document)
+                and (kind is None or e.kind == kind)
+                and (not needle or needle in e.summary.lower() or needle in e.text.lower() or needle in e.path.lower())]
+
+    def apply_filters(self, *_args: object) -> None:
+        """Show only the entries the filters let through."""
+        self.model.set_rows(self._filtered(self.model.entries))
+        self._show_count()
+
+    def _show_count(self) -> None:
+        shown, total = len(self.model.rows), len(self.model.entries)
+        if not total:
+            self.count_label.setText("No writes recorded yet")
+        else:
+            self.count_label.setText(f"{total:,} writes" if shown == total else f"{shown:,} of {total:,} writes")
+
+    # -- selection, opening ----------------------------------------------------------------------
+    def _focus_filter(self) -> None:
+        self.text_filter.setFocus(Qt.FocusReason.ShortcutFocusReason)
+        self.text_filter.selectAll()
+
+    def _open_current(self) -> None:
+        index = self.table.currentIndex()
+        if index.isValid():
+            self.open_row(index.row())
+
+    def selected_entry(self) -> ActivityEntry | None:
+        """The entry of the selected row, if any."""
+        index = self.table.currentIndex()
+        return self.model.entry(index.row()) if index.isValid() and index.row() < len(self.model.rows) else None
+
+    def select_key(self, key: str) -> bool:
+        """Select the row of entry ``key`` if it is shown."""
+        for row, i in enumerate(self.model.rows):
+            if self.model.entries[i].key == key:
+                self.table.setCurrentIndex(self.model.index(row, 0))
+                return True
+        return False
+
+    def visible_rows(self) -> list[tuple[str, ...]]:
+        """The text of every shown row (tests)."""
+        return [tuple(self.model.data(self.model.index(r, c)) for c in range(len(COLUMNS)))
+                for r in range(self.model.rowCount())]
+
+    def open_row(self, row: int) -> None:
+        """Open the document of ``row`` at its entry (an append's line now; a replacement at the top)."""
+        entry = self.model.entry(row)
+        line = 1
+        if entry.kind == "append":
+            try:
+                found = entry_line(self.session.project.read(entry.path), entry)
+            except Exception:
+                found = None
+            if found is None:
+                self.session.statusMessage.emit(f"That entry is no longer in {entry.path}; opened it at the top")
+            line = found or 1
+        self.openAtLine.emit(entry.path, line)
+
+    # -- following the history while shown ---------------------------------------------------------
+    def showEvent(self, event: QShowEvent) -> None:
+        """Catch up, then follow the history while shown."""
+        super().showEvent(event)
+        self._check()
+        self._poll.start()
+
+    def hideEvent(self, event: QHideEvent) -> None:
+        """Stop following while hidden."""
+        super().hideEvent(event)
+        self._poll.stop()

@@ -1,0 +1,238 @@
+"""A type-to-filter popup list at the top of the window: quick open (Ctrl+P) and the command palette
+(Ctrl+Shift+P) are both one of these.
+
+The list filters on every keystroke (:mod:`gui.fuzzy`; within a frame for 600 documents), the best
+match selected, the matched characters in bold. Up/Down (and Page Up/Down) move the selection while
+the field keeps the focus, Enter chooses, Esc or a click elsewhere closes. Choosing emits
+``chosen`` with the item's key and closes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import (
+    QAbstractListModel,
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    QRect,
+    QSize,
+    Qt,
+    Signal,
+)
+from PySide6.QtGui import QFont, QFontMetrics, QKeyEvent, QPainter, QPalette
+from PySide6.QtWidgets import (
+    QDialog,
+    QLabel,
+    QLineEdit,
+    QListView,
+    QStyle,
+    QStyledItemDelegate,
+    QStyleOptionViewItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from gui.fuzzy import FuzzyIndex, FuzzyMatch, match_positions
+from gui.widgets.raise_window import bring_forward
+
+#: Rows listed at most (the best ones; the count says how many matched).
+SHOWN = 200
+
+
+@dataclass(frozen=True)
+class PickItem:
+    """One row: ``text`` is what the query matches, ``detail`` greyed beside it (a folder, a shortcut)."""
+
+    text: str
+    detail: str = ""
+    key: Any = None
+
+
+class _Model(QAbstractListModel):
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self.items: list[PickItem] = []
+        self.rows: list[FuzzyMatch] = []
+        self.query = ""
+
+    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
+        return 0 if parent.isValid() else len(self.rows)
+
+    def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
+        if not index.isValid():
+            return None
+        item = self.items[self.rows[index.row()].index]
+        if role == Qt.ItemDataRole.DisplayRole:
+            return f"{item.text}  {item.detail}".rstrip()
+        if role == Qt.ItemDataRole.ToolTipRole:
+            return item.text
+        if role == Qt.ItemDataRole.UserRole:
+            return item
+        return None
+
+    def set_rows(self, rows: list[FuzzyMatch], query: str) -> None:
+        self.beginResetModel()
+        self.rows, self.query = rows, query
+        self.endResetModel()
+
+
+class _Delegate(QStyledItemDelegate):
+    """Paints a row: the text with the matched characters bold, then the detail greyed."""
+
+    def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
+        model = index.model()
+        assert isinstance(model, _Model)
+        item: PickItem = index.data(Qt.ItemDataRole.UserRole)
+        opt = QStyleOptionViewItem(option)
+        self.initStyleOption(opt, index)
+        opt.text = ""
+        style = opt.widget.style() if opt.widget else None
+        if style is not None:
+            style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
+        selected = bool(opt.state & QStyle.StateFlag.State_Selected)
+        palette = opt.palette
+        color = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
+        dim = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.PlaceholderText)
+        bold = QFont(opt.font)
+        bold.setBold(True)
+        plain_metrics, bold_metrics = QFontMetrics(opt.font), QFontMetrics(bold)
+        marked = set(match_positions(model.query, item.text)) if model.query else set()
+        rect = opt.rect.adjusted(8, 0, -8, 0)
+        x = rect.left()
+        painter.save()
+        painter.setPen(color)
+        runs: list[tuple[str, bool]] = []
+        for i, ch in enumerate(item.text):
+            flag = i in marked
+            if runs and runs[-1][1] == flag:
+                runs[-1] = (runs[-1][0] + ch, flag)
+            else:
+                runs.append((ch, flag))
+        for text, flag in runs:
+            painter.setFont(bold if flag else opt.font)
+            metrics = bold_metrics if flag else plain_metrics
+            painter.drawText(QRect(x, rect.top(), rect.right() - x, rect.height()),
+                             int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
+            x += metrics.horizontalAdvance(text)
+            if x >= rect.right():
+                break
+        if item.detail and x < rect.right() - 40:
+            painter.setFont(opt.font)
+            painter.setPen(dim)
+            detail = plain_metrics.elidedText(item.detail, Qt.TextElideMode.ElideMiddle, rect.right() - x - 16)
+            painter.drawText(QRect(x + 16, rect.top(), rect.right() - x - 16, rect.height()),
+                             int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight), detail)
+        painter.restore()
+
+    def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:
+        return QSize(option.rect.width(), QFontMetrics(option.font).height() + 10)
+
+
+class FuzzyPicker(QDialog):
+    """The popup: a field over a filtered list of :class:`PickItem`."""
+
+    chosen = Signal(object)  # the chosen item's key
+
+    def __init__(self, placeholder: str, parent: QWidget | None = None, *, name: str = "fuzzyPicker") -> None:
+        # A frameless dialog rather than a Qt popup: it closes when it loses the focus, without
+        # grabbing the keyboard and mouse (which offscreen runs and some window managers refuse).
+        super().__init__(parent, Qt.WindowType.Dialog | Qt.WindowType.FramelessWindowHint)
+        self.setObjectName(name)
+        self.field = QLineEdit(self)
+        self.field.setObjectName("pickerField")
+        self.field.setPlaceholderText(placeholder)
+        self.count_label = QLabel("", self)
+        self.count_label.setObjectName("pickerCount")
+        self.count_label.setTextFormat(Qt.TextFormat.PlainText)
+        self.model = _Model(self)
+        self.list = QListView(self)
+        self.list.setObjectName("pickerList")
+        self.list.setModel(self.model)
+        self.list.setItemDelegate(_Delegate(self.list))
+        self.list.setUniformItemSizes(True)
+        self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(6, 6, 6, 6)
+        layout.setSpacing(4)
+        layout.addWidget(self.field)
+        layout.addWidget(self.list, 1)
+        layout.addWidget(self.count_label)
+        self._index = FuzzyIndex([])
+        self._items: list[PickItem] = []
+        self._was_active = False
+        self.field.textChanged.connect(self.filter)
+        self.field.installEventFilter(self)
+        self.list.clicked.connect(lambda index: self._choose(index.row()))
+
+    def set_items(self, items: list[PickItem]) -> None:
+        """The rows to choose from, in their default order (shown as is for an empty query)."""
+        self._items = items
+        self.model.items = items
+        self._index = FuzzyIndex([i.text for i in items])
+        self.filter(self.field.text())
+
+    def filter(self, query: str) -> None:
+        """Show the rows matching ``query``, best first, the first selected."""
+        matches = self._index.search(query)
+        self.model.set_rows(matches[:SHOWN], query)
+        if matches:
+            self.list.setCurrentIndex(self.model.index(0))
+        total = len(self._items)
+        self.count_label.setText(f"{len(matches):,} of {total:,}" if query else f"{total:,}")
+
+    def shown_texts(self) -> list[str]:
+        """The texts of the rows listed, in order (tests, screenshots)."""
+        return [self._items[m.index].text for m in self.model.rows]
+
+    def popup(self, anchor: QWidget) -> None:
+        """Show at the top centre of ``anchor`` (the window), with an empty query and the field focused."""
+        width = min(max(anchor.width() * 6 // 10, 420), 720, anchor.width() - 24)
+        height = min(max(anchor.height() * 6 // 10, 260), 460)
+        top_left = anchor.mapToGlobal(anchor.rect().topLeft())
+        self.setGeometry(top_left.x() + (anchor.width() - width) // 2, top_left.y() + 48, width, height)
+        self.field.clear()
+        self._was_active = False
+        self.filter("")
+        self.show()
+        bring_forward(self)
+        self.field.setFocus(Qt.FocusReason.PopupFocusReason)
+
+    def changeEvent(self, event: QEvent) -> None:
+        """Close when another window takes the focus (a click elsewhere), as a popup does."""
+        super().changeEvent(event)
+        if event.type() == QEvent.Type.ActivationChange and self.isVisible() and not self.isActiveWindow():
+            self._was_active and self.close()
+        if event.type() == QEvent.Type.ActivationChange and self.isActiveWindow():
+            self._was_active = True
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        """Keys in the field: Up/Down/Page move the selection, Enter chooses, Esc closes."""
+        if watched is self.field and event.type() == QEvent.Type.KeyPress:
+            assert isinstance(event, QKeyEvent)
+            key = event.key()
+            rows = self.model.rowCount()
+            row = self.list.currentIndex().row()
+            step = {Qt.Key.Key_Down: 1, Qt.Key.Key_Up: -1, Qt.Key.Key_PageDown: 10, Qt.Key.Key_PageUp: -10}.get(key)
+            if step is not None:
+                if rows:
+                    self.list.setCurrentIndex(self.model.index(min(max(row + step, 0), rows - 1)))
+                return True
+            if key in (Qt.Key.Key_Return, Qt.Key.Key_Enter):
+                if row >= 0:
+                    self._choose(row)
+                return True
+            if key == Qt.Key.Key_Escape:
+                self.close()
+                return True
+        return super().eventFilter(watched, event)
+
+    def _choose(self, row: int) -> None:
+        if 0 <= row < len(self.model.rows):
+            key = self._items[self.model.rows[row].index].key
+            self.close()
+            self.chosen.emit(key)
