@@ -232,6 +232,7 @@ class MainWindow(QMainWindow):
         session.settingsChanged.connect(self._watch_memory)
         session.backendChanged.connect(self._show_project_state)
         session.backendChanged.connect(self._watch_memory)
+        session.watch_settings()  # settings changed elsewhere show within a second (issue 18)
 
     def _connect_view(self, view: QWidget) -> None:
         if hasattr(view, "runExtractionRequested"):  # the insights and prune views
@@ -484,6 +485,7 @@ class MainWindow(QMainWindow):
         caps = [c for c in ("read", "write", "search", "insights", "transactions") if backend.has_capability(c)]
         self.status.set_backend(backend.name, backend.id, caps, backend.fallback_reason)
         self.status.set_memory_enabled(self.session.settings.memory_enabled)
+        self.status.set_settings_store(self.session.settings_store)
 
     def _watch_memory(self, *_args: object) -> None:
         self.watcher.watch(self.session.memory_path if self.session else None)
