@@ -115,6 +115,10 @@ class MainWindow(QMainWindow):
         file_menu.addAction(self._action("save_all", "Save a&ll", *SAVE_ALL_KEYS))
         file_menu.addAction(self._action("reload", "Re&load from disk", "F5"))
         file_menu.addSeparator()
+        file_menu.addAction(self._action("reveal", "Reveal in file &manager", "Alt+Shift+R"))
+        file_menu.addAction(self._action("copy_path", "Copy &path", "Alt+Shift+C"))
+        file_menu.addAction(self._action("copy_relative_path", "Copy relative pat&h", "Ctrl+Alt+Shift+C"))
+        file_menu.addSeparator()
         file_menu.addAction(self._action("quit", "&Quit", "Ctrl+Q"))
         edit_menu = self.menuBar().addMenu("&Edit")
         edit_menu.addAction(self._action("undo", "&Undo", "Ctrl+Z"))
@@ -151,6 +155,18 @@ class MainWindow(QMainWindow):
         tools_menu.addAction(self._action("migrate", "&Migrate legacy memory.md…"))
         help_menu = self.menuBar().addMenu("&Help")
         help_menu.addAction(self._action("shortcuts", "&Keyboard shortcuts…", "F1", "Ctrl+/"))
+        help_menu.addSeparator()
+        from gui.widgets.about_dialog import (
+            DOCS,  # titles only (it imports no core module that needs a project)
+        )
+
+        for index, (title, relpath) in enumerate(DOCS):
+            action = self._action(f"doc:{index}", f"{title}…")
+            action.triggered.connect(lambda _=False, r=relpath: self.desk.open_doc(r))
+            help_menu.addAction(action)
+        help_menu.addSeparator()
+        help_menu.addAction(self._action("about", "&About memdesk…"))
+        self.actions_by_name["about"].setMenuRole(QAction.MenuRole.AboutRole)
 
     def _rebuild_tab_actions(self) -> None:
         for name in [n for n in self.actions_by_name if n.startswith("tab:")]:
@@ -186,6 +202,10 @@ class MainWindow(QMainWindow):
         a["quick_open"].triggered.connect(self.desk.show_quick_open)
         a["new_document"].triggered.connect(self.desk.new_document)
         a["preferences"].triggered.connect(self.desk.show_preferences)
+        a["reveal"].triggered.connect(self.desk.reveal_current)
+        a["copy_path"].triggered.connect(lambda: self.desk.copy_path())
+        a["copy_relative_path"].triggered.connect(lambda: self.desk.copy_path(relative=True))
+        a["about"].triggered.connect(self.desk.show_about)
         a["palette"].triggered.connect(self.desk.show_palette)
         a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
         a["goto"].triggered.connect(lambda: self._in_editor(lambda ed: ed.show_goto()))
@@ -232,6 +252,7 @@ class MainWindow(QMainWindow):
         session.settingsChanged.connect(self._watch_memory)
         session.backendChanged.connect(self._show_project_state)
         session.backendChanged.connect(self._watch_memory)
+        session.watch_settings()  # settings changed elsewhere show within a second (issue 18)
         from gui.consolidation_timer import ConsolidationTimer  # Fusion's dream/auto-summarize schedules
 
         self._consolidation_timer = ConsolidationTimer(session, parent=self)
@@ -508,6 +529,7 @@ class MainWindow(QMainWindow):
         caps = [c for c in ("read", "write", "search", "insights", "transactions") if backend.has_capability(c)]
         self.status.set_backend(backend.name, backend.id, caps, backend.fallback_reason)
         self.status.set_memory_enabled(self.session.settings.memory_enabled)
+        self.status.set_settings_store(self.session.settings_store)
 
     def _watch_memory(self, *_args: object) -> None:
         self.watcher.watch(self.session.memory_path if self.session else None)

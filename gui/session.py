@@ -209,6 +209,30 @@ class ProjectSession(QObject):
             self._on_new_backend()
         return self.settings
 
+    @property
+    def settings_store(self) -> Any:
+        """Where Fusion's settings of this project live (:class:`core.settings_store.StoreInfo`, or ``None``)."""
+        return self.project.settings_store
+
+    def watch_settings(self) -> None:
+        """Notice settings changed elsewhere (within a second) and refresh every view that depends on them."""
+        from gui.settings_watch import SettingsWatcher
+
+        if getattr(self, "_settings_watch", None) is None:
+            self._settings_watch = SettingsWatcher(self)
+            self._settings_watch.start()
+
+    def adopt_settings(self, poll: Any) -> None:
+        """Take what the watcher read (a change made elsewhere): settings, store, or why they cannot be read."""
+        before = self.backend
+        if poll.read is not None:
+            self.project.adopt_settings(poll.read.settings, poll.read.store)
+        else:
+            self.project.adopt_settings(self.project.settings, self.project.settings_store, poll.error)
+        self.settingsChanged.emit(self.settings)
+        if self.backend is not before:
+            self._on_new_backend()
+
     def switch_backend(self, backend_id: str, config: Mapping[str, Any] | None = None) -> ProjectSettings:
         """Persist a new backend choice and its config, then re-resolve the backend."""
         return self.update_settings({"memoryBackend": backend_id, "memoryBackendConfig": dict(config or {})})
@@ -261,7 +285,9 @@ class ProjectSession(QObject):
         return outcome
 
     def close(self) -> None:
-        """Shut the backend down."""
+        """Stop watching the settings and shut the backend down."""
+        if getattr(self, "_settings_watch", None) is not None:
+            self._settings_watch.stop()
         self.project.close()
 
 
