@@ -232,6 +232,9 @@ class MainWindow(QMainWindow):
         session.settingsChanged.connect(self._watch_memory)
         session.backendChanged.connect(self._show_project_state)
         session.backendChanged.connect(self._watch_memory)
+        from gui.consolidation_timer import ConsolidationTimer  # Fusion's dream/auto-summarize schedules
+
+        self._consolidation_timer = ConsolidationTimer(session, parent=self)
 
     def _connect_view(self, view: QWidget) -> None:
         if hasattr(view, "runExtractionRequested"):  # the insights and prune views
@@ -368,6 +371,9 @@ class MainWindow(QMainWindow):
         return True
 
     def _close_project(self) -> None:
+        if getattr(self, "_consolidation_timer", None) is not None:
+            self._consolidation_timer.stop()
+            self._consolidation_timer = None
         self.watcher.stop()
         self.backend_watcher.stop()
         self.status.budget_meter.clear()  # load budget (helper "budget")
