@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,9 @@ log = logging.getLogger(__name__)
 AppendStatus = Literal["written", "held", "skipped_empty", "skipped_duplicate"]
 AppendLayer = Literal["long-term", "daily"]
 _MAX_VERSION_ID = 2**63 - 1  # history ids are 64-bit in SQLite and PostgreSQL
+#: Longest search query, in characters (a query is words to look for, not a document).
+MAX_QUERY = 4096
+_BAD_QUERY_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -458,7 +462,12 @@ class Project:
 
     def search(self, query: str, options: MemorySearchOptions | None = None, *, derived_ok: bool = True
                ) -> list[MemorySearchResult]:
-        """Search the backend; without its own search, memdesk's derived index when ``derived_ok``."""
+        """Search the backend; without its own search, memdesk's derived index when ``derived_ok``.
+
+        A query that cannot be one (not text, a NUL or another control character, a lone surrogate,
+        over :data:`MAX_QUERY` characters) is ``INVALID_CONFIG`` (a 400 over HTTP) naming the problem.
+        """
+        self._check_query(query)
         if self.can_search():
             return self.backend.search(query, options)
         if not derived_ok:
@@ -467,6 +476,23 @@ class Project:
         from core.search.derived import derived_search
 
         return derived_search(self.root, query, options)
+
+    def _check_query(self, query: object) -> None:
+        def bad(why: str) -> MemoryBackendError:
+            return MemoryBackendError(f"the search query {why}; nothing was searched", "INVALID_CONFIG",
+                                      self.backend.id)
+
+        if not isinstance(query, str):
+            raise bad(f"must be text, not {type(query).__name__}")
+        if len(query) > MAX_QUERY:
+            raise bad(f"is {len(query):,} characters long; the limit is {MAX_QUERY:,}")
+        found = _BAD_QUERY_CHAR.search(query)  # one character class: linear, never backtracks
+        if found is not None:
+            i, code = found.start(), ord(found.group())
+            if 0xD800 <= code <= 0xDFFF:
+                raise bad(f"holds a lone surrogate U+{code:04X} (at character {i}), which is not valid text")
+            name = "a NUL character" if code == 0 else f"the control character U+{code:04X}"
+            raise bad(f"holds {name} (at character {i})")
 
     # -- settings ----------------------------------------------------------------------------------
     def update_settings(self, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None = None) -> Changes:

@@ -15,9 +15,11 @@ from PySide6.QtGui import QKeySequence
 from PySide6.QtWidgets import QDialog
 
 if TYPE_CHECKING:
+    from gui.local_server import LocalServer
     from gui.main_window import MainWindow
     from gui.widgets.find_all_dialog import FindAllDialog
     from gui.widgets.fuzzy_picker import FuzzyPicker
+    from gui.widgets.preferences_dialog import PreferencesDialog
 
 
 def unsaved_text(window: MainWindow, relpath: str) -> str | None:
@@ -40,13 +42,21 @@ class DeskTools(QObject):
         super().__init__(window)
         self.window = window
         self.find_all: FindAllDialog | None = None
+        self._server: LocalServer | None = None
+        self.preferences: PreferencesDialog | None = None
         self.quick_open: FuzzyPicker | None = None
         self.palette: FuzzyPicker | None = None
         #: Shows the New document dialog; True when the operator chose Create/Open (tests replace it).
         self.ask_new_document: Callable[[QDialog], bool] = lambda dialog: bool(dialog.exec())
 
     def reset(self) -> None:
-        """The project changed (or closed): the dialogs built for the old one go."""
+        """The project changed (or closed): the dialogs built for the old one go, the local server stops."""
+        if self._server is not None:
+            self._server.stop()
+        if self.preferences is not None:
+            self.preferences.close()
+            self.preferences.deleteLater()
+            self.preferences = None
         if self.find_all is not None:
             self.find_all.close()
             self.find_all.deleteLater()
@@ -142,3 +152,31 @@ class DeskTools(QObject):
         window.open_document(path)
         window.status.show_message(f"Opened {path} (it existed already)" if existed else f"Created {path}")
         return path
+
+    @property
+    def server(self) -> LocalServer:
+        """The local server (one per window; it serves the open project while started)."""
+        if self._server is None:
+            from gui.local_server import LocalServer
+
+            self._server = LocalServer(self)
+            self._server.stateChanged.connect(self._say_server_state)
+        return self._server
+
+    def _say_server_state(self) -> None:
+        server = self._server
+        if server is not None and server.running:
+            self.window.status.show_message(f"Serving {server.root.name if server.root else ''} on {server.url}")
+
+    def show_preferences(self) -> PreferencesDialog:
+        """Edit ▸ Preferences… (Ctrl+,): connections, API tokens, the local server."""
+        from gui.widgets.preferences_dialog import PreferencesDialog
+
+        window = self.window
+        if self.preferences is None:
+            self.preferences = PreferencesDialog(self.server, window.session.root if window.session else None, window)
+        self.preferences.show()
+        from gui.widgets.raise_window import bring_forward
+
+        bring_forward(self.preferences)
+        return self.preferences

@@ -126,6 +126,9 @@ class MainWindow(QMainWindow):
         edit_menu.addAction(self._action("goto", "&Go to line…", "Ctrl+G"))
         edit_menu.addAction(self._action("next_section", "&Next section", "Ctrl+Down", "Alt+Down"))
         edit_menu.addAction(self._action("previous_section", "Pre&vious section", "Ctrl+Up", "Alt+Up"))
+        edit_menu.addSeparator()
+        edit_menu.addAction(self._action("preferences", "Pre&ferences…", "Ctrl+,"))
+        self.actions_by_name["preferences"].setMenuRole(QAction.MenuRole.PreferencesRole)
         self.view_menu = self.menuBar().addMenu("&View")
         self.view_menu.addAction(self._action("palette", "&Command palette…", "Ctrl+Shift+P"))
         self.view_menu.addAction(self._action("preview", "Toggle &preview", "Ctrl+E"))
@@ -182,6 +185,7 @@ class MainWindow(QMainWindow):
         a["find_all"].triggered.connect(self.desk.show_find_all)
         a["quick_open"].triggered.connect(self.desk.show_quick_open)
         a["new_document"].triggered.connect(self.desk.new_document)
+        a["preferences"].triggered.connect(self.desk.show_preferences)
         a["palette"].triggered.connect(self.desk.show_palette)
         a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
         a["goto"].triggered.connect(lambda: self._in_editor(lambda ed: ed.show_goto()))
@@ -228,6 +232,9 @@ class MainWindow(QMainWindow):
         session.settingsChanged.connect(self._watch_memory)
         session.backendChanged.connect(self._show_project_state)
         session.backendChanged.connect(self._watch_memory)
+        from gui.consolidation_timer import ConsolidationTimer  # Fusion's dream/auto-summarize schedules
+
+        self._consolidation_timer = ConsolidationTimer(session, parent=self)
 
     def _connect_view(self, view: QWidget) -> None:
         if hasattr(view, "runExtractionRequested"):  # the insights and prune views
@@ -364,6 +371,9 @@ class MainWindow(QMainWindow):
         return True
 
     def _close_project(self) -> None:
+        if getattr(self, "_consolidation_timer", None) is not None:
+            self._consolidation_timer.stop()
+            self._consolidation_timer = None
         self.watcher.stop()
         self.backend_watcher.stop()
         self.status.budget_meter.clear()  # load budget (helper "budget")

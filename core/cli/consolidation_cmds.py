@@ -26,6 +26,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--file", required=True, metavar="PATH", help="the document (MEMORY.md, DREAMS.md, memory.md, …)")
     p.add_argument("--provider", metavar="NAME", help="provider from your user config ('offline': no model)")
     p.set_defaults(func=cmd_compact)
+    p = add_common(subparsers.add_parser("rewrites", help="other programs' rewrites of memory: list, check, undo"))
+    p.add_argument("action", nargs="?", choices=("list", "undo"), default="list")
+    p.add_argument("run", nargs="?", help="the run to undo (its id from the list)")
+    p.set_defaults(func=cmd_rewrites)
+    p = add_common(subparsers.add_parser("backups", help="Fusion's memory backups: list, or stage a restore"))
+    p.add_argument("action", nargs="?", choices=("list", "restore"), default="list")
+    p.add_argument("name", nargs="?", help="the backup to restore (memory-<stamp>)")
+    p.set_defaults(func=cmd_backups)
 
 
 def add_proposal_actions(actions: argparse._SubParsersAction, add_action: Any) -> None:
@@ -217,3 +225,51 @@ def list_lines(args: argparse.Namespace, include_reviewed: bool) -> list[str]:
         out.append(f"{p.id}  {p.created_at[:16].replace('T', ' ')}  {p.provider:<10} {p.kind} {p.scope}: "
                    f"{len(p.changes)} changes, {len(p.lost_facts)} facts would be lost  [{p.status}]")
     return out
+
+
+def cmd_rewrites(args: argparse.Namespace) -> int:
+    """List other programs' runs with what each lost, or stage undoing one."""
+    from core.consolidation.programs import check_run, program_runs, stage_undo
+
+    project = cli_project(args)
+    runs = program_runs(project)
+    if args.action == "undo":
+        run = next((r for r in runs if r.id == args.run), None)
+        if run is None:
+            raise CliError(f"no run {args.run!r} (see `memdesk rewrites`)", 2)
+        proposal = _run(stage_undo, project, run)
+        print(f"Staged undo proposal {proposal.id}: {len(proposal.changes)} changes\n"
+              f"Review it: memdesk proposals show {proposal.id}")
+        return 0
+    checked = [(run, check_run(project, run)) for run in runs]
+    if args.json:
+        emit_json([{**run.to_json(), "lostFacts": [f.to_json() for f in c.lost_facts],
+                    "ledger": [e.to_json() for e in c.ledger]} for run, c in checked])
+        return 0
+    if not checked:
+        print("No rewrite by another program is in history.")
+    for run, c in checked:
+        print(f"{run.id}  {run.describe()}: {', '.join(run.paths)}; {len(c.lost_facts)} facts lost")
+    return 0
+
+
+def cmd_backups(args: argparse.Namespace) -> int:
+    """List Fusion's memory backups, or stage restoring one (review it with ``proposals show``)."""
+    from core.consolidation.backups import list_backups, stage_restore
+
+    project = cli_project(args)
+    if args.action == "restore":
+        if not args.name:
+            raise CliError("say which backup: memdesk backups restore memory-<stamp>", 2)
+        proposal = _run(stage_restore, project, args.name)
+        print(f"Staged restore proposal {proposal.id}: {len(proposal.changes)} changes, "
+              f"{len(proposal.lost_facts)} facts would be lost\nReview it: memdesk proposals show {proposal.id}")
+        return 0
+    backups = list_backups(project)
+    if args.json:
+        emit_json(backups)
+    elif not backups:
+        print("No Fusion memory backup under .fusion/backups/memory/.")
+    for b in backups if not args.json else ():
+        print(f"{b.name}  {b.scope}: {len(b.files)} documents")
+    return 0

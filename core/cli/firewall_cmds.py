@@ -42,6 +42,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     ed = add_action(actions, "edit", "accept the item with new text (--text, or standard input)")
     ed.add_argument("id")
     ed.add_argument("--text", default=None)
+    mg = add_action(actions, "merge", "replace the near-duplicate entry with the item's text, in place")
+    mg.add_argument("id")
+    mg.add_argument("--redact", action="store_true", help="replace each secret by [REDACTED:rule] first")
+    sp = add_action(actions, "supersede", "mark the contradicted entry [superseded DATE], then accept the item")
+    sp.add_argument("id")
+    sp.add_argument("--redact", action="store_true", help="replace each secret by [REDACTED:rule] first")
     rj = add_action(actions, "reject", "drop the item (a held secret is deleted)")
     rj.add_argument("id")
     p.set_defaults(func=cmd_inbox)
@@ -130,6 +136,15 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             else:
                 print(f"{done.item.id}: {done.status} to {done.path}")
             return 0
+        if action in ("merge", "supersede"):
+            project = cli_project(args)
+            act = review.merge if action == "merge" else review.supersede
+            done = act(project, inbox, args.id, redacted=args.redact)
+            if args.json:
+                emit_json(done.to_json())
+            else:
+                print(f"{done.item.id}: {done.item.data.get('resolution')}")
+            return 0
         if action == "reject":
             item = review.reject(inbox, args.id)
             if args.json:
@@ -139,6 +154,10 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             return 0
     except InboxError as exc:
         raise CliError(str(exc), 1) from exc
+    except Exception as exc:  # a refused or conflicting write: one line, exit 1 or 2
+        from core.cli.common import fail_from
+
+        raise fail_from(exc) from exc
     raise CliError(f"unknown inbox action {action!r}", 2)
 
 

@@ -27,6 +27,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--mode", choices=("keyword", "semantic", "hybrid"), default="hybrid",
                    help="keyword (FTS5), semantic (meaning) or hybrid (both fused; default)")
     p.add_argument("--limit", type=_positive, default=10, metavar="N", help="at most N results (default 10)")
+    p.add_argument("--include-superseded", action="store_true",
+                   help="also entries marked [superseded DATE] (left out by default)")
     p.set_defaults(func=cmd_search)
 
     h = subparsers.add_parser("history", help="list, show or restore earlier versions of memory files")
@@ -109,8 +111,15 @@ def cmd_search(args: argparse.Namespace) -> int:
     root = project_root(args)
     if not args.query.strip():
         raise CliError("the query is empty; give words to look for", 2)
+    limit = args.limit
+    if not args.include_superseded:  # ask for more, then leave superseded entries out
+        args.limit = limit * 2 + 10
     try:
         results, backend_id, ran, note = _search(args, root)
+        if not args.include_superseded:
+            from core.firewall.search_filter import without_superseded
+
+            results = without_superseded(root, results)[:limit]
     except CliError:
         raise
     except Exception as exc:

@@ -111,7 +111,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
     keys = ", ".join(f"{s.key} ({s.root})" for s in served.served)
     print(f"memdesk: serving {keys} on http://{shown}:{port} (API docs /docs"
           f"{'' if args.no_mcp else ', MCP /mcp'}); Ctrl+C stops", file=sys.stderr, flush=True)
-    server.run()
+    from core.consolidation.scheduled import ScheduledRuns  # Fusion's dream/auto-summarize schedules
+
+    ticker = ScheduledRuns([s.root for s in served.served]).start()
+    try:
+        server.run()
+    finally:
+        ticker.stop()
     return 0
 
 

@@ -152,3 +152,52 @@ def run_due(project: Project, provider: Provider, now: datetime | None = None) -
         state.update({run.kind: iso_timestamp(moment) for run in due})
         _save_state(project, state)
     return outcomes
+
+
+class ScheduledRuns:
+    """Runs what is due for some projects every ``interval_s`` on a daemon thread (``memdesk serve``).
+
+    The provider is the user's default (:func:`core.providers.resolve_provider`), resolved at each tick
+    so a changed config is taken; any failure is logged and the next tick tries again.
+    """
+
+    def __init__(self, roots: list[Any], interval_s: float = 60.0) -> None:
+        import threading
+
+        self.roots = list(roots)
+        self.interval_s = interval_s
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="memdesk-consolidation", daemon=True)
+
+    def start(self) -> ScheduledRuns:
+        """Start ticking."""
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop after the current tick."""
+        self._stop.set()
+
+    def tick(self) -> list[RunOutcome]:
+        """One pass over every project (what the thread does each interval)."""
+        import logging
+
+        from core.project import Project
+        from core.providers import resolve_provider
+
+        outcomes: list[RunOutcome] = []
+        for root in self.roots:
+            try:
+                project = Project(root)
+                try:
+                    if due_runs(project):
+                        outcomes += run_due(project, resolve_provider())
+                finally:
+                    project.close()
+            except Exception as exc:  # a broken project or provider must not stop the others
+                logging.getLogger(__name__).warning("scheduled consolidation of %s failed: %s", root, exc)
+        return outcomes
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self.interval_s):
+            self.tick()

@@ -181,7 +181,8 @@ class Inbox:
 
     # -- changing ------------------------------------------------------------------------------------
     def hold(self, *, path: str, op: str, text: str, writer: dict[str, Any], source: str,
-             findings: tuple[Finding, ...], reason: str | None, base_hash: str | None) -> str:
+             findings: tuple[Finding, ...], reason: str | None, base_hash: str | None,
+             base: str | None = None) -> str:
         """Add a held write; return its id. A write with a secret is sealed, never stored in clear."""
         has_secret = any(f.kind == "secret" for f in findings)
         item_id = f"{self._now():%Y%m%d}-{secrets.token_hex(4)}"
@@ -191,6 +192,8 @@ class Inbox:
             "flags": [f.to_json() for f in findings], "baseHash": base_hash,
             "text": None if has_secret else text, "sealed": self.sealer.seal(text) if has_secret else None,
             "redacted": redact(text, findings) if has_secret else text, "resolution": None,
+            # a held replacement keeps the document it was written against, to merge if the document moves on
+            "base": base if op == "replace" else None,
         }
         with self._locked():
             items = self._read()
@@ -206,7 +209,7 @@ class Inbox:
                 if item["id"] == item_id:
                     if item["status"] != "pending":
                         raise InboxError(f"inbox item {item_id} is already {item['status']}")
-                    item.update(status=status, resolution=resolution, sealed=None,
+                    item.update(status=status, resolution=resolution, sealed=None, base=None,
                                 text=None if item.get("sealed") else item.get("text"))
                     self._write(items)
                     return Item(item)

@@ -60,13 +60,97 @@ def accept(project: Any, inbox: Inbox, item_id: str, *, redacted: bool = False, 
     if item.data.get("op") == "append":
         outcome = project.append(text, path=path, source="inbox-accept", author=author, writer=operator, force=True)
     else:
-        outcome = project.write(path, text, expected_hash=item.data.get("baseHash"), source="inbox-accept",
-                                author=author, writer=operator)
+        text, expected = _onto_current(project, item, text)
+        outcome = project.write(path, text, expected_hash=expected, source="inbox-accept", author=author,
+                                writer=operator)
     status = getattr(outcome, "status", "written")
     flags = tuple(getattr(outcome, "flags", ()) or ())
     how = "edited" if edited is not None else "redacted" if redacted else "as held"
     done = inbox.resolve(item_id, "accepted", f"accepted {how}: {status}")
     return Accepted(done, status, path, flags)
+
+
+def _pending(inbox: Inbox, item_id: str) -> Item:
+    item = inbox.get(item_id)
+    if item.status != "pending":
+        raise InboxError(f"inbox item {item_id} is already {item.status}")
+    return item
+
+
+def _matched(project: Any, item: Item, text: str, kinds: tuple[str, ...]) -> tuple[str, Any]:
+    """The document as it is now and the entry the held text duplicates or contradicts in it."""
+    from core.firewall.rules import Deadline
+    from core.firewall.similarity import EntryIndex, match_entry
+
+    path = str(item.data["path"])
+    current = project.read(path)
+    found = match_entry(text, EntryIndex.build(current), Deadline(10.0))
+    if found is None or found[0] not in kinds:
+        raise InboxError(f"{path} holds no entry that this item {' or '.join(kinds)}s any more; accept or reject it")
+    return current, found[2]
+
+
+def merge(project: Any, inbox: Inbox, item_id: str, *, redacted: bool = False) -> Accepted:
+    """Replace the near-duplicate entry by the held text, in place (one write, guarded by the document's hash)."""
+    from core.fileio import content_hash
+    from core.pipeline import Writer
+
+    item = _pending(inbox, item_id)
+    text = text_for_accept(inbox, item, redacted=redacted).strip()
+    current, entry = _matched(project, item, text, ("near-duplicate",))
+    old_first = current[entry.start:entry.end].lstrip()
+    bullet = old_first[:2] if old_first[:2] in ("- ", "* ", "+ ") else ""
+    if bullet and text[:2] in ("- ", "* ", "+ "):
+        text = text[2:]
+    indent = current[entry.start:entry.end][:len(current[entry.start:entry.end]) - len(old_first)]
+    merged = current[:entry.start] + indent + bullet + text + current[entry.end:]
+    outcome = project.write(str(item.data["path"]), merged, expected_hash=content_hash(current), source="inbox-merge",
+                            author=_author(item), writer=Writer("operator"))
+    done = inbox.resolve(item_id, "accepted", f"merged into the entry at line {entry.line}: {outcome.status}")
+    return Accepted(done, outcome.status, str(item.data["path"]), tuple(outcome.flags or ()))
+
+
+def supersede(project: Any, inbox: Inbox, item_id: str, *, redacted: bool = False) -> Accepted:
+    """Mark the contradicted (or duplicated) entry ``[superseded DATE]``, then accept the held text."""
+    from core.fileio import content_hash
+    from core.firewall.supersede import mark
+    from core.pipeline import Writer
+
+    item = _pending(inbox, item_id)
+    text = text_for_accept(inbox, item, redacted=redacted)
+    current, entry = _matched(project, item, text, ("contradiction", "near-duplicate"))
+    project.write(str(item.data["path"]), mark(current, entry), expected_hash=content_hash(current),
+                  source="supersede", author=_author(item), writer=Writer("operator"))
+    done = accept(project, inbox, item_id, redacted=redacted)
+    return done
+
+
+def _author(item: Item) -> str | None:
+    held_by = item.data.get("writer") or {}
+    return f"{held_by.get('kind')}:{held_by.get('name')}" if held_by.get("name") else held_by.get("kind")
+
+
+def _onto_current(project: Any, item: Item, text: str) -> tuple[str, str | None]:
+    """A held replacement as it applies now: as held if the document has not moved, else merged three-way
+    with what changed meanwhile; a conflict raises (nothing is overwritten) and the item stays pending."""
+    from core.fileio import content_hash
+    from core.textmerge import appended_text, classify_change, merge3
+
+    base_hash = item.data.get("baseHash")
+    current = project.read(str(item.data["path"])) if project.exists(str(item.data["path"])) else None
+    if current is None or base_hash is None or content_hash(current) == base_hash:
+        return text, base_hash
+    base = item.data.get("base")
+    if not isinstance(base, str) or content_hash(base) != base_hash:
+        raise InboxError(f"{item.data['path']} changed since inbox item {item.id} was held, and the text it was "
+                         "written against is not kept; edit the item onto the current document, then accept")
+    if classify_change(base, current) == "appended":  # agents appended meanwhile: keep the held text, then theirs
+        return text + appended_text(base, current), content_hash(current)
+    merged = merge3(base, text, current)
+    if merged.conflicts:
+        raise InboxError(f"{item.data['path']} changed since inbox item {item.id} was held and the two conflict in "
+                         f"{merged.conflicts} place(s); nothing was written; edit the item, then accept")
+    return merged.text, content_hash(current)
 
 
 def reject(inbox: Inbox, item_id: str) -> Item:

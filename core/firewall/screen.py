@@ -66,6 +66,7 @@ class FirewallScreen:
         inbox_id = self.inbox().hold(
             path=request.path, op=request.op, text=request.text, source=request.source,
             writer={"kind": writer.kind, "name": writer.name}, findings=screening.findings, reason=why,
-            base_hash=content_hash(request.current) if request.current is not None else None)
+            base_hash=content_hash(request.current) if request.current is not None else None,
+            base=request.current)
         return ScreenVerdict("hold", shown, inbox_id=inbox_id,
                              reason=f"held for review in the inbox as {inbox_id} ({why})")

@@ -238,44 +238,48 @@ def contradiction(a: list[str], b: list[str], code: frozenset[str] = frozenset()
     return "changes a choice"
 
 
+def match_entry(text: str, index: EntryIndex, deadline: Deadline, *,
+                threshold: float = NEAR_DUPLICATE_THRESHOLD) -> tuple[str, str, Entry] | None:
+    """The indexed entry ``text`` duplicates or contradicts: ``(kind, message, entry)``, or ``None``."""
+    seq = tokens(text)
+    bag = frozenset(seq)
+    if len(bag) < MIN_TOKENS:
+        return None
+    same = index.exact.get(" ".join(seq))
+    if same is not None:
+        other = index.entries[same].entry
+        return ("near-duplicate", f"same as the entry at line {other.line} once case, punctuation and markdown "
+                                  f"are set aside: {_quote(other.text)}", other)
+    best: tuple[float, int] | None = None
+    clash: tuple[str, int] | None = None
+    for ident, common in index.candidates(bag, SAME_SUBJECT_THRESHOLD, deadline).items():
+        other_item = index.entries[ident]
+        similarity = common / (len(bag) + len(other_item.bag) - common)
+        if similarity >= threshold and (best is None or similarity > best[0]):
+            best = (similarity, ident)
+        elif clash is None and similarity >= SAME_SUBJECT_THRESHOLD:
+            why = contradiction(seq, other_item.seq, code_tokens(text) | code_tokens(other_item.entry.text))
+            if why:
+                clash = (why, ident)
+    if best is not None:
+        other = index.entries[best[1]].entry
+        return "near-duplicate", f"{best[0]:.0%} like the entry at line {other.line}: {_quote(other.text)}", other
+    if clash is not None:
+        other = index.entries[clash[1]].entry
+        return "contradiction", f"{clash[0]} of the entry at line {other.line}: {_quote(other.text)}", other
+    return None
+
+
 def scan_similar(new_text: str, index: EntryIndex, deadline: Deadline, *,
                  threshold: float = NEAR_DUPLICATE_THRESHOLD) -> list[Finding]:
     """Near-duplicates and contradictions between the entries of ``new_text`` and the indexed document."""
     findings: list[Finding] = []
     for entry in split_entries(new_text):
         deadline.check("near-duplicate")
-        seq = tokens(entry.text)
-        bag = frozenset(seq)
-        if len(bag) < MIN_TOKENS:
-            continue
-        span = (entry.start, entry.end)
-        norm = " ".join(seq)
-        same = index.exact.get(norm)
-        if same is not None:
-            other = index.entries[same].entry
-            findings.append(Finding("near-duplicate", "near-duplicate", entry.line, span,
-                                    f"same as the entry at line {other.line} once case, punctuation and "
-                                    f"markdown are set aside: {_quote(other.text)}"))
-            continue
-        best: tuple[float, int] | None = None
-        clash: tuple[str, int] | None = None
-        for ident, common in index.candidates(bag, SAME_SUBJECT_THRESHOLD, deadline).items():
-            other = index.entries[ident]
-            similarity = common / (len(bag) + len(other.bag) - common)
-            if similarity >= threshold and (best is None or similarity > best[0]):
-                best = (similarity, ident)
-            elif clash is None and similarity >= SAME_SUBJECT_THRESHOLD:
-                why = contradiction(seq, other.seq, code_tokens(entry.text) | code_tokens(other.entry.text))
-                if why:
-                    clash = (why, ident)
-        if best is not None:
-            other = index.entries[best[1]].entry
-            findings.append(Finding("near-duplicate", "near-duplicate", entry.line, span,
-                                    f"{best[0]:.0%} like the entry at line {other.line}: {_quote(other.text)}"))
-        elif clash is not None:
-            other = index.entries[clash[1]].entry
-            findings.append(Finding("contradiction", "contradiction", entry.line, span,
-                                    f"{clash[0]} of the entry at line {other.line}: {_quote(other.text)}"))
+        found = match_entry(entry.text, index, deadline, threshold=threshold)
+        if found is not None:
+            kind, message, _other = found
+            findings.append(Finding(kind, kind, entry.line, (entry.start, entry.end), message))  # type: ignore[arg-type]
     return findings
 
 

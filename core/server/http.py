@@ -160,6 +160,9 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     _install_error_handlers(app)
 
     app.state.served = served
+    from core.server.settings_routes import add_settings_routes  # GET/PUT /api/settings (issue 18)
+
+    add_settings_routes(app, Proj)
 
     @app.get("/api/memory", response_model=models.ContentResponse, tags=["memory"])
     def get_memory(p: Proj, request: Request) -> Response:

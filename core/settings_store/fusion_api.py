@@ -151,9 +151,12 @@ class FusionReadonlyStore(SettingsStore):
         self._values = cached[1] if cached else {}
         shown = url or (cached[0] if cached else None)
         when = "the last values read" if cached else "no values read yet (Fusion's defaults)"
-        self.info = StoreInfo(
-            "fusion-readonly", f"Fusion, not running{f' (was at {shown})' if shown else ''}: {when}", url=shown,
-            read_only=f"{reason} — start Fusion to change its settings")
+        if "unreachable" in reason or "did not answer" in reason or not shown:
+            name = f"Fusion, not running{f' (last seen at {shown})' if shown else ''}: {when}"
+        else:
+            name = f"Fusion at {shown}, not usable now: {when}"
+        self.info = StoreInfo("fusion-readonly", name, url=shown,
+                              read_only=f"{reason} — start Fusion to change its settings")
 
     def read(self) -> dict[str, Any]:
         return dict(self._values)
@@ -200,7 +203,7 @@ def _settings_object(data: Any, url: str) -> dict[str, Any]:
 
 def _message_of(data: Any) -> str | None:
     if isinstance(data, dict):
-        for key in ("error", "message"):
+        for key in ("message", "error"):  # 401: {"error": "Unauthorized", "message": "Valid bearer token required"}
             if isinstance(data.get(key), str) and data[key].strip():
                 return _one_line(data[key])
     return None

@@ -276,3 +276,22 @@ def test_notes_waiting_in_a_pending_proposal_are_not_staged_twice(layered):
 
     reject_proposal(project, first.proposal.id)
     assert run_dream(project, OfflineProvider(), now=NOW).status == "staged"  # rejected: free to dream again
+
+
+def test_fusion_schedule_runs_dreams_unattended_where_allowed(layered):
+    import json
+
+    from core.consolidation.scheduled import due_runs, run_due
+
+    config = layered / ".fusion/config.json"
+    data = json.loads(config.read_text())
+    data["settings"].update({"memoryDreamsEnabled": True, "memoryDreamsSchedule": "0 4 * * *"})
+    config.write_text(json.dumps(data))
+    save_policy(layered, Policy(unattended=True, max_change_bytes=1_000_000))
+    project = Project(layered)
+    assert due_runs(project, datetime(2026, 8, 21, 3, 0, tzinfo=UTC)) == []  # starts counting now
+    assert run_due(project, OfflineProvider(), datetime(2026, 8, 21, 3, 30, tzinfo=UTC)) == []
+    outcomes = run_due(project, OfflineProvider(), datetime(2026, 8, 21, 4, 1, tzinfo=UTC))
+    assert [o.status for o in outcomes][0] == "applied"  # the project's dream; then each agent's
+    assert "Processed into dreams on 2026-08-21T04:01:00.000Z" in (layered / MEM / "2026-08-19.md").read_text()
+    assert run_due(project, OfflineProvider(), datetime(2026, 8, 21, 5, 0, tzinfo=UTC)) == []  # ran already

@@ -73,3 +73,22 @@ def test_compact_and_bad_input(layered, capsys):
 def test_dream_in_seed_layout_is_refused(real_project, user_config_dir, capsys):
     code, _out, err = run(capsys, "dream", "--provider", "offline", "-p", str(real_project))
     assert code == 2 and "layered layout" in err
+
+
+def test_rewrites_and_backups_from_the_cli(layered, capsys):
+    from tests.core.test_consolidation_programs import fusion_dream_by_hand
+
+    before = fusion_dream_by_hand(layered)
+    code, out, _ = run(capsys, "rewrites", "-p", str(layered))
+    assert code == 0 and "2 documents rewritten at" in out and "facts lost" in out
+    run_id = out.split()[0]
+    code, out, err = run(capsys, "rewrites", "undo", run_id, "-p", str(layered))
+    assert code == 0, err
+    pid = out.split("proposal ")[1].split(":")[0]
+    code, _out, err = run(capsys, "proposals", "apply", pid, "--allow-loss", "-p", str(layered))
+    assert code == 0, err
+    assert (layered / ".fusion/memory/2026-08-19.md").read_bytes() == before["2026-08-19.md"]
+    code, out, _ = run(capsys, "backups", "-p", str(layered))
+    assert code == 0 and "No Fusion memory backup" in out
+    code, _out, err = run(capsys, "backups", "restore", "memory-nope", "-p", str(layered))
+    assert code == 2 and "no memory backup 'memory-nope'" in err

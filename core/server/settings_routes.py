@@ -1,0 +1,79 @@
+"""``memdesk serve``'s ``GET/PUT /api/settings`` in Fusion's shapes, from the project's settings store.
+
+Fusion's dashboard (Runfusion/Fusion ``packages/dashboard/src/routes/register-settings-memory-routes.ts``)
+answers ``GET /api/settings`` with the merged settings object plus server-computed keys, and takes a
+patch on ``PUT /api/settings`` (``null`` deletes a key), answering the merged settings; errors are
+``{"error": message}``. memdesk answers the same shapes from the same store its app and CLI use
+(:mod:`core.settings_store`): Fusion's keys from the store (unknown ones included), memdesk's own from
+its state, and the store named under the server-computed key ``settingsStore``.
+
+A setting refused is 400 with ``details.field``; a store that cannot take changes now (Fusion stopped,
+a damaged database) is 409; Fusion's API unreachable or refusing memdesk is 503.
+
+(No ``from __future__ import annotations`` here: FastAPI reads the route parameters' annotations, and
+the project dependency is a value given at registration.)
+"""
+
+from typing import Any
+
+from fastapi import Body, FastAPI
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from core.errors import SettingsError
+from core.settings import FUSION_KEYS, OWN_KEYS, ProjectSettings, SettingsRead, read_settings
+from core.settings_store.base import StoreReadOnlyError
+from core.settings_store.fusion_api import SERVER_KEYS, FusionApiError
+
+STORE_KEY = "settingsStore"
+
+
+def settings_body(read: SettingsRead) -> dict[str, Any]:
+    """The merged settings object as Fusion's GET answers it, with the store named."""
+    defaults = ProjectSettings().model_dump(by_alias=True, exclude_none=True)
+    known = read.settings.model_dump(by_alias=True, exclude_none=True)
+    body = {**{k: v for k, v in defaults.items() if k in FUSION_KEYS}, **read.fusion_raw}
+    body.update({k: v for k, v in known.items() if k in FUSION_KEYS or k in OWN_KEYS})
+    body[STORE_KEY] = read.store.to_json()
+    return body
+
+
+def _refusal(exc: SettingsError) -> JSONResponse:
+    if isinstance(exc, StoreReadOnlyError):
+        status = 409
+    elif isinstance(exc, FusionApiError):
+        status = 503
+    else:
+        status = 400
+    body: dict[str, Any] = {"error": str(exc), "details": {"code": "INVALID_CONFIG", "field": exc.field}}
+    return JSONResponse(body, status_code=status)
+
+
+def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
+    """Register ``GET/PUT /api/settings`` on ``app``; ``project_dep`` resolves the served project."""
+
+    @app.get("/api/settings", tags=["settings"])
+    async def get_settings(p: project_dep) -> Any:  # type: ignore[valid-type]
+        """The project's settings as Fusion's ``GET /api/settings`` answers them, and where they live."""
+        try:
+            read = await run_in_threadpool(read_settings, p.root)
+        except SettingsError as exc:
+            return _refusal(exc)
+        return settings_body(read)
+
+    @app.put("/api/settings", tags=["settings"])
+    async def put_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
+        """Change settings with a patch (``null`` deletes a key) where each lives; answers the merged settings."""
+        changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
+        try:
+            read = await run_in_threadpool(_update, p, changes)
+        except SettingsError as exc:
+            return _refusal(exc)
+        return settings_body(read)
+
+
+def _update(project: Any, changes: dict[str, Any]) -> SettingsRead:
+    from core.store import ProjectStore
+
+    ProjectStore(project.root, project=project).update_settings(changes)  # the schedule kept in step too
+    return read_settings(project.root)
