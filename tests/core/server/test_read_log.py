@@ -92,11 +92,10 @@ def test_reads_through_http_and_mcp_are_on_record_and_the_version_read_opens(ser
 def test_the_read_log_is_bounded_in_rows_and_age(tmp_path):
     db = tmp_path / "reads.db"
     old = (datetime.now(UTC) - timedelta(days=400)).isoformat(timespec="milliseconds")
-    for i in range(30):
-        readlog.record(readlog.ReadEvent(old if i < 10 else readlog.now(), "/p", "p", "MEMORY.md", "0" * 64, 1, 1,
-                                         1, 1, f"c{i}", None, "http"), db)
-    readlog.flush()
-    conn = sqlite3.connect(db)
+    conn = readlog._connect(db)  # rows written directly: the writer thread may prune on its own schedule
+    conn.executemany("INSERT INTO reads(at, root, project, path, hash, size, start_line, end_line, total_lines, "
+                     "client, token, via) VALUES (?, '/p', 'p', 'MEMORY.md', ?, 1, 1, 1, 1, ?, NULL, 'http')",
+                     [(old if i < 10 else readlog.now(), "0" * 64, f"c{i}") for i in range(30)])
     assert conn.execute("SELECT count(*) FROM reads").fetchone()[0] == 30
     gone = readlog.prune(conn, max_rows=15, max_age_days=90)
     assert gone == 15
