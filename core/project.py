@@ -161,6 +161,16 @@ class Project:
         self._replace_backend(resolve_memory_backend(self.settings, self.root, self.registry))
         return Changes(settings=True)
 
+    def adopt_settings(self, settings: ProjectSettings, store: Any, error: SettingsError | None = None) -> Changes:
+        """Take settings read elsewhere (a watcher noticed a change made outside this process), re-resolving
+        the backend when its choice moved."""
+        before = self.settings
+        self.settings, self.settings_store, self.settings_error = settings, store, error
+        if (settings.memory_backend, settings.memory_backend_config) != (
+                before.memory_backend, before.memory_backend_config):
+            self._replace_backend(resolve_memory_backend(settings, self.root, self.registry))
+        return Changes(settings=True)
+
     def _replace_backend(self, backend: MemoryBackend) -> None:
         old, self.backend = self.backend, backend
         if old is not backend:

@@ -8,10 +8,11 @@ Preferences live in their own modules; this object owns their instances for the 
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
-from PySide6.QtGui import QKeySequence
+from PySide6.QtCore import QObject, Qt, QUrl
+from PySide6.QtGui import QDesktopServices, QGuiApplication, QKeySequence
 from PySide6.QtWidgets import QDialog
 
 if TYPE_CHECKING:
@@ -46,6 +47,10 @@ class DeskTools(QObject):
         self.preferences: PreferencesDialog | None = None
         self.quick_open: FuzzyPicker | None = None
         self.palette: FuzzyPicker | None = None
+        #: Opens a URL (a document, a folder); tests replace it.
+        self.open_url: Callable[[QUrl], bool] = QDesktopServices.openUrl
+        #: Starts a program (reveal in the file manager); tests replace it.
+        self.launch: Callable[[list[str]], bool] | None = None
         #: Shows the New document dialog; True when the operator chose Create/Open (tests replace it).
         self.ask_new_document: Callable[[QDialog], bool] = lambda dialog: bool(dialog.exec())
 
@@ -180,3 +185,54 @@ class DeskTools(QObject):
 
         bring_forward(self.preferences)
         return self.preferences
+
+    # -- the file shown, help ---------------------------------------------------------------------
+    def _current_file(self) -> Path | None:
+        window = self.window
+        if window.session is None:
+            window.show_error("Open a project first.")
+            return None
+        return window.session.root / window.session.current_path
+
+    def copy_path(self, relative: bool = False) -> str | None:
+        """File ▸ Copy path (Alt+Shift+C) / Copy relative path: the shown document's path to the clipboard."""
+        path = self._current_file()
+        if path is None or self.window.session is None:
+            return None
+        text = self.window.session.current_path if relative else str(path)
+        QGuiApplication.clipboard().setText(text)
+        self.window.status.show_message(f"Copied {text}")
+        return text
+
+    def reveal_current(self) -> str | None:
+        """File ▸ Reveal in file manager (Alt+Shift+R): the shown document, selected."""
+        from gui.reveal import reveal
+
+        path = self._current_file()
+        if path is None:
+            return None
+        said = reveal(path, self.launch, self.open_url) if self.launch else reveal(path, open_url=self.open_url)
+        self.window.status.show_message(said)
+        return said
+
+    def show_about(self) -> QDialog:
+        """Help ▸ About memdesk."""
+        from gui.widgets.about_dialog import AboutDialog
+
+        dialog = AboutDialog(self.window.session.root if self.window.session else None, self.window)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        return dialog
+
+    def open_doc(self, relpath: str) -> bool:
+        """Help ▸ a document: open it (the local copy beside the code) with the system's viewer."""
+        from gui.widgets.about_dialog import doc_path
+
+        path = doc_path(relpath)
+        if path is None:
+            self.window.show_error(f"{relpath} is not beside this installation of memdesk; read it in the "
+                                   "memdesk repository.")
+            return False
+        ok = bool(self.open_url(QUrl.fromLocalFile(str(path))))
+        self.window.status.show_message(f"Opened {path}" if ok else f"Could not open {path}")
+        return ok

@@ -20,7 +20,8 @@ from core.cli import COMMANDS  # a table only: it imports no command module
 
 #: The headless commands (the CLI's own table, so a new command is never opened as a project folder).
 HEADLESS_COMMANDS = frozenset(COMMANDS)
-VIEW_NAMES = ("editor", "settings", "backends", "insights", "prune", "audit", "search", "history", "consolidation")
+VIEW_NAMES = ("editor", "settings", "backends", "insights", "prune", "audit", "search", "history", "consolidation",
+              "activity")
 THEMES = ("system", "light", "dark")
 
 
@@ -72,6 +73,9 @@ def build_parser() -> argparse.ArgumentParser:
         + ", ".join(sorted(HEADLESS_COMMANDS)) + " (memdesk COMMAND --help).",
     )
     parser.add_argument("path", nargs="?", help="project folder to open (default: the bundled sample)")
+    from core.version import memdesk_version  # a few lines, no Qt: --version needs no display
+
+    parser.add_argument("--version", action="version", version=f"memdesk {memdesk_version()}")
     parser.add_argument("--screenshot", metavar="FILE.png", type=Path,
                         help="render the window offscreen to this PNG and exit")
     parser.add_argument("--view", choices=VIEW_NAMES, default="editor", help="tab to show (default: editor)")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from core import fileio
 from core.consolidation import store
 from core.consolidation.model import ConsolidationProposal
-from core.consolidation.stage import document_hunks, lost_for
+from core.consolidation.stage import context_for, document_hunks, lost_for
 from core.diff import apply_hunks
 from core.errors import MemoryBackendError
 from core.proposals import ProposalError
@@ -103,7 +103,8 @@ def apply_proposal(project: Project, proposal_id: str, numbers: list[int] | None
         befores = {d.path: d.before for d in proposal.documents}
         # Every document as it would be after this step (earlier steps included), so a fact moved from a
         # daily note into DREAMS.md by an earlier step is found there.
-        lost = lost_for(befores, {**{p: b or "" for p, b in befores.items()}, **chosen_texts}, proposal.ledger)
+        lost = lost_for(befores, {**context_for(project, proposal), **{p: b or "" for p, b in befores.items()},
+                                  **chosen_texts}, proposal.ledger)
         if lost and not allow_loss:
             shown = "; ".join(f"{f.fact} ({f.path.rsplit('/', 1)[-1]}:{f.line})" for f in lost[:5])
             return proposal, ApplyOutcome(

@@ -175,8 +175,9 @@ def run_dream(project: Project, provider: Provider, *, agent: str | None = None,
     summary = (f"Dream over {len(done)} daily note{'s' if len(done) != 1 else ''} ({', '.join(done)}) of "
                f"{'agent ' + agent if agent else 'the project'} with {provider.name}")
     progress(95, "Checking that every fact survives")
+    context = {rel: text for rel, text in ((long_path, memory), (dreams_path, dreams)) if rel not in after}
     proposal = stage(project, "dream", provider.name, scope, before, after, ledger if is_offline else None,
-                     summary, origin, moment)
+                     summary, origin, moment, context)
     return RunOutcome("staged", f"Staged dream proposal {proposal.id}: {len(proposal.changes)} changes in "
                       f"{len(proposal.documents)} documents, {len(proposal.lost_facts)} facts would be lost",
                       proposal)

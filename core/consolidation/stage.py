@@ -41,8 +41,12 @@ def lost_for(before: Mapping[str, str | None], after: Mapping[str, str],
 
 def build_proposal(kind: str, provider: str, scope: str, before: Mapping[str, str | None], after: Mapping[str, str],
                    explicit: list[LedgerEntry] | None, summary: str, origin: str, now: datetime,
-                   pid: str | None = None) -> ConsolidationProposal:
-    """The proposal for ``before`` → ``after`` (its id from ``pid`` or a new one); not stored."""
+                   pid: str | None = None, context: Mapping[str, str] | None = None) -> ConsolidationProposal:
+    """The proposal for ``before`` → ``after`` (its id from ``pid`` or a new one); not stored.
+
+    ``context`` holds documents the run read but does not change (MEMORY.md when a dream promotes
+    nothing): a fact still there is not lost.
+    """
     documents = tuple(DocumentChange(p, before.get(p), after[p]) for p in after if before.get(p) != after[p])
     changes: list[Change] = []
     change_bytes = 0
@@ -61,16 +65,28 @@ def build_proposal(kind: str, provider: str, scope: str, before: Mapping[str, st
     touched_after = {d.path: d.after for d in documents}
     ledger = match_ledger(touched_before, touched_after, explicit or (), touched)
     counts: dict[str, int] = {}
-    lost = lost_for(touched_before, touched_after, ledger, counts)
+    lost = lost_for(touched_before, {**(context or {}), **touched_after}, ledger, counts)
     return ConsolidationProposal(pid or store.new_id(now), kind, iso_timestamp(now), provider, scope, origin,  # type: ignore[arg-type]
                                  summary, documents, tuple(changes), tuple(ledger), tuple(lost),
                                  change_bytes=change_bytes, facts_total=counts.get("total", 0))
 
 
+def context_for(project: Project, proposal: ConsolidationProposal) -> dict[str, str]:
+    """The documents the ledger points to that the proposal does not change, as they are now."""
+    own = set(proposal.paths)
+    out: dict[str, str] = {}
+    for path in {e.target_path for e in proposal.ledger if e.target_path and e.target_path not in own}:
+        try:
+            out[path] = project.read(path)  # type: ignore[arg-type]
+        except Exception:  # unreadable now: its facts count as lost, the safe side
+            continue
+    return out
+
+
 def stage(project: Project, kind: str, provider: str, scope: str, before: Mapping[str, str | None],
           after: Mapping[str, str], explicit: list[LedgerEntry] | None, summary: str, origin: str,
-          now: datetime) -> ConsolidationProposal:
-    """Build the proposal and store it; an unattended run applies it when the policy allows."""
-    proposal = build_proposal(kind, provider, scope, before, after, explicit, summary, origin, now)
+          now: datetime, context: Mapping[str, str] | None = None) -> ConsolidationProposal:
+    """Build the proposal and store it."""
+    proposal = build_proposal(kind, provider, scope, before, after, explicit, summary, origin, now, context=context)
     store.save_new(project.root, proposal)
     return proposal

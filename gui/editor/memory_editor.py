@@ -34,6 +34,7 @@ from gui.editor.missing_banner import MissingDocumentBanner
 from gui.editor.navigation import Navigator
 from gui.editor.preview import PreviewPane
 from gui.editor.replace_bar import ReplaceBar
+from gui.editor.seen_changes import dropped_lines
 from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
 from gui.session import ProjectSession
@@ -383,6 +384,10 @@ class MemoryEditor(QWidget):
                 f"Not saved: {markers} conflict block(s) from the merge are still marked "
                 "(<<<<<<< mine … >>>>>>> disk). Keep what you want, delete the marker lines, then save.",
                 "error")
+            return False
+        dropped = dropped_lines(self.buffer.slot.seen_disk, self.buffer.text())
+        if dropped:  # Ctrl+Z past a merge, or the operator's side of a marked block: show it again
+            self.external.dropped_on_save(dropped)
             return False
         outcome = self.session.write_memory(text, self.buffer.base_hash)
         if outcome.success:

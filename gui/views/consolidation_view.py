@@ -34,7 +34,7 @@ from core.consolidation import (
     run_dream,
     selected_texts,
 )
-from core.consolidation.stage import lost_for
+from core.consolidation.stage import context_for, lost_for
 from core.diff import diff_texts
 from core.project import Changes, Project
 from gui.session import ProjectSession
@@ -205,7 +205,8 @@ class ConsolidationView(QWidget):
             return list(proposal.lost_facts)
         befores = {d.path: d.before for d in proposal.documents}
         texts = selected_texts(proposal, accepted) if accepted else {}
-        return lost_for(befores, {**{p: b or "" for p, b in befores.items()}, **texts}, proposal.ledger)
+        context = context_for(self.session.project, proposal)
+        return lost_for(befores, {**context, **{p: b or "" for p, b in befores.items()}, **texts}, proposal.ledger)
 
     def _update_state(self) -> None:
         proposal = self.proposal

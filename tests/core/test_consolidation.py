@@ -295,3 +295,18 @@ def test_fusion_schedule_runs_dreams_unattended_where_allowed(layered):
     assert [o.status for o in outcomes][0] == "applied"  # the project's dream; then each agent's
     assert "Processed into dreams on 2026-08-21T04:01:00.000Z" in (layered / MEM / "2026-08-19.md").read_text()
     assert run_due(project, OfflineProvider(), datetime(2026, 8, 21, 5, 0, tzinfo=UTC)) == []  # ran already
+
+
+def test_an_entry_already_in_long_term_memory_is_kept_not_lost(layered):
+    memory = (layered / MEM / "MEMORY.md").read_text()
+    from core.consolidation.entries import scan
+
+    line = next(e.text for e in scan(memory) if e.kind == "bullet" and "\n" not in e.text and "`" in e.text)
+    (layered / MEM / "2026-08-22.md").write_text(f"# Daily Memory 2026-08-22\n\n{line}\n")
+    for name in ("2026-08-19.md", "2026-08-20.md"):
+        (layered / MEM / name).write_text(f"# Daily Memory {name[:-3]}\n\n<!-- Processed into dreams on x -->\n")
+    project = Project(layered)
+    proposal = run_dream(project, OfflineProvider(), now=datetime(2026, 8, 23, tzinfo=UTC)).proposal
+    assert f"{MEM}/MEMORY.md" not in proposal.paths
+    assert [e.fate for e in proposal.ledger] == ["kept"] and proposal.lost_facts == ()
+    assert apply_proposal(project, proposal.id).status == "applied"
