@@ -4,7 +4,6 @@ operator opens exactly the version that client read, after appends and after a r
 
 from __future__ import annotations
 
-import sqlite3
 import subprocess
 import sys
 from datetime import UTC, datetime, timedelta
