@@ -161,6 +161,16 @@ class Project:
         self._replace_backend(resolve_memory_backend(self.settings, self.root, self.registry))
         return Changes(settings=True)
 
+    def adopt_settings(self, settings: ProjectSettings, store: Any, error: SettingsError | None = None) -> Changes:
+        """Take settings read elsewhere (a watcher noticed a change made outside this process), re-resolving
+        the backend when its choice moved."""
+        before = self.settings
+        self.settings, self.settings_store, self.settings_error = settings, store, error
+        if (settings.memory_backend, settings.memory_backend_config) != (
+                before.memory_backend, before.memory_backend_config):
+            self._replace_backend(resolve_memory_backend(settings, self.root, self.registry))
+        return Changes(settings=True)
+
     def _replace_backend(self, backend: MemoryBackend) -> None:
         old, self.backend = self.backend, backend
         if old is not backend:
@@ -233,6 +243,8 @@ class Project:
     def writable(self, path: str | None = None) -> str | None:
         """``None`` when ``path`` can be written, else the reason (for the read-only banner)."""
         if not self.backend.has_capability("write"):
+            if self.backend.fallback_reason:
+                return f"memory is read-only here: {self.backend.fallback_reason}"
             return f'the "{self.backend.id}" backend is read-only; switch the backend to "file" to edit memory'
         rel = self.resolve_path(path)
         try:

@@ -74,7 +74,7 @@ class ProjectSettings(FusionMemorySettings):
         title="Keep history for",
         description="Days to keep previous versions of memory files (0: no age limit). The newest "
         "versions below the minimum are kept whatever their age.",
-        json_schema_extra={"unit": "days"},
+        json_schema_extra={"unit": "days", "group": "History (memdesk's own)"},
     )
     history_min_versions: StrictInt = Field(
         20,
@@ -83,7 +83,7 @@ class ProjectSettings(FusionMemorySettings):
         le=MAX_HISTORY_MIN_VERSIONS,
         title="Always keep",
         description="Number of most recent versions of each file kept regardless of age.",
-        json_schema_extra={"unit": "versions"},
+        json_schema_extra={"unit": "versions", "group": "History (memdesk's own)"},
     )
 
     # Load budget (docs/budget.md): which consumers read which document; a memdesk key Fusion ignores.

@@ -252,6 +252,7 @@ class MainWindow(QMainWindow):
         session.settingsChanged.connect(self._watch_memory)
         session.backendChanged.connect(self._show_project_state)
         session.backendChanged.connect(self._watch_memory)
+        session.watch_settings()  # settings changed elsewhere show within a second (issue 18)
         from gui.consolidation_timer import ConsolidationTimer  # Fusion's dream/auto-summarize schedules
 
         self._consolidation_timer = ConsolidationTimer(session, parent=self)
@@ -353,7 +354,7 @@ class MainWindow(QMainWindow):
         if not path.is_dir():
             self.show_error(f"{path} is not a folder; choose a project folder.")
             return False
-        if not self.maybe_discard():
+        if not self.maybe_discard("opening another project"):
             return False
         from gui.editor.memory_editor import MemoryEditor
         from gui.session import ProjectSession
@@ -373,6 +374,7 @@ class MainWindow(QMainWindow):
         self._rebuild_tab_actions()
         self._connect_project(session, self.editor)
         self.dialogs().set_session(session)
+        session.confirm_backend_switch = self._confirm_backend_switch
         try:  # proposals stored by `memdesk extract` or the schedule wait for review
             session.load_pending_proposal()
         except Exception:
@@ -431,24 +433,40 @@ class MainWindow(QMainWindow):
         if folder:
             self.open_project(folder)
 
-    def maybe_discard(self) -> bool:
-        """True when it is fine to drop the editor's state (saved, or the operator said so)."""
-        if self.editor is None or not self.editor.unsaved_documents():
+    def maybe_discard(self, action: str = "closing", paths: list[str] | None = None) -> bool:
+        """True when it is fine to drop the editor's documents: none unsaved, or every one saved or
+        discarded as the operator answered (gui.widgets.unsaved_dialog lists them all)."""
+        if self.editor is None:
             return True
-        if not self.editor.dirty:  # only documents not shown have edits: show the first, then ask
-            self.open_document(self.editor.unsaved_documents()[0])
+        unsaved = self.editor.unsaved_documents() if paths is None else paths
+        if not unsaved:
+            return True
+        self._asking = (action, unsaved)
         choice = self.confirm_discard()
         if choice == "save":
-            return self.editor.save()
+            from gui.editor.save_all import save_all
+
+            if save_all(self.editor):
+                return True
+            self.tabs.setCurrentWidget(self.editor)  # the one not saved is shown, with its reason
+            return False
         return choice == "discard"
 
     def _ask_discard(self) -> Choice:
-        buttons = QMessageBox.StandardButton
-        answer = QMessageBox.question(
-            self, "Unsaved memory", f"{self.session.current_path if self.session else 'memory'} has unsaved "
-            "edits. Save them first?",
-            buttons.Save | buttons.Discard | buttons.Cancel, buttons.Save)
-        return {buttons.Save: "save", buttons.Discard: "discard"}.get(answer, "cancel")  # type: ignore[return-value]
+        from gui.widgets.unsaved_dialog import UnsavedDialog
+
+        action, paths = getattr(self, "_asking", ("closing", []))
+        return UnsavedDialog(paths, action, self).ask()
+
+    def _confirm_backend_switch(self) -> bool:
+        """Before the backend changes: every unsaved document saved (to the old one) or discarded."""
+        if not self.maybe_discard("switching the memory backend"):
+            return False
+        if self.editor is not None and self.editor.unsaved_documents():
+            from gui.editor.save_all import discard_all
+
+            discard_all(self.editor)
+        return True
 
     def save_all(self) -> bool:
         """File ▸ Save all: save every document with unsaved edits (:mod:`gui.save_all`); True when all were."""
@@ -462,7 +480,8 @@ class MainWindow(QMainWindow):
 
     def reload(self) -> None:
         """Reload memory from disk (asking about unsaved edits) and refresh the current view."""
-        if self.editor is not None and self.maybe_discard():
+        if self.editor is not None and self.maybe_discard(
+                "reloading", [self.editor.current_path] if self.editor.dirty else []):
             self.editor.load()
         self.tabs.refresh_current()
 
@@ -510,6 +529,7 @@ class MainWindow(QMainWindow):
         caps = [c for c in ("read", "write", "search", "insights", "transactions") if backend.has_capability(c)]
         self.status.set_backend(backend.name, backend.id, caps, backend.fallback_reason)
         self.status.set_memory_enabled(self.session.settings.memory_enabled)
+        self.status.set_settings_store(self.session.settings_store)
 
     def _watch_memory(self, *_args: object) -> None:
         self.watcher.watch(self.session.memory_path if self.session else None)
@@ -531,7 +551,7 @@ class MainWindow(QMainWindow):
     # -- window events -------------------------------------------------------------------------
     def closeEvent(self, event: QCloseEvent) -> None:
         """Ask about unsaved edits, then stop watching and close the project."""
-        if not self.maybe_discard():
+        if not self.maybe_discard("quitting"):
             event.ignore()
             return
         self._close_project()

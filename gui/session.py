@@ -11,7 +11,7 @@ and prune views both follow. Opening a project creates nothing on disk.
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +97,9 @@ class ProjectSession(QObject):
         self.last_write: Any = None
         #: The stored proposal under review (insights to accept, a prune to apply), if any.
         self.proposal: Proposal | None = None
+        #: Asked before a settings change switches the backend (the window lists unsaved documents);
+        #: False keeps the backend and raises :class:`SettingsError`.
+        self.confirm_backend_switch: Callable[[], bool] = lambda: True
 
     # -- the project ---------------------------------------------------------------------------
     @property
@@ -198,15 +201,68 @@ class ProjectSession(QObject):
         ``base``: the values the change was made against; a key changed elsewhere since is a conflict.
         """
         before = self.backend
+        if _switches_backend(self.settings, patch) and not self.confirm_backend_switch():
+            raise SettingsError("Not switched: the unsaved edits are kept (cancelled).", "memoryBackend")
         self.store.update_settings(patch, base=base)  # the project's settings, backend and memory, the schedule
         self.settingsChanged.emit(self.settings)
         if self.backend is not before:
             self._on_new_backend()
         return self.settings
 
+    @property
+    def settings_store(self) -> Any:
+        """Where Fusion's settings of this project live (:class:`core.settings_store.StoreInfo`, or ``None``)."""
+        return self.project.settings_store
+
+    def watch_settings(self) -> None:
+        """Notice settings changed elsewhere (within a second) and refresh every view that depends on them."""
+        from gui.settings_watch import SettingsWatcher
+
+        if getattr(self, "_settings_watch", None) is None:
+            self._settings_watch = SettingsWatcher(self)
+            self._settings_watch.start()
+
+    def adopt_settings(self, poll: Any) -> None:
+        """Take what the watcher read (a change made elsewhere): settings, store, or why they cannot be read."""
+        before = self.backend
+        if poll.read is not None:
+            self.project.adopt_settings(poll.read.settings, poll.read.store)
+        else:
+            self.project.adopt_settings(self.project.settings, self.project.settings_store, poll.error)
+        self.settingsChanged.emit(self.settings)
+        if self.backend is not before:
+            self._on_new_backend()
+
     def switch_backend(self, backend_id: str, config: Mapping[str, Any] | None = None) -> ProjectSettings:
-        """Persist a new backend choice and its config, then re-resolve the backend."""
+        """Persist a new backend choice and its config, then re-resolve the backend.
+
+        The operator's own choice of a team connection and project key confirms the binding (core.bindings).
+        """
+        from core.bindings import confirm, team_of
+
+        team = team_of(config)
+        if team is not None:
+            confirm(self.project.root, *team)
         return self.update_settings({"memoryBackend": backend_id, "memoryBackendConfig": dict(config or {})})
+
+    def binding_reason(self) -> str | None:
+        """Why the memory is read-only until the operator confirms the project's team binding (``None``: it is not)."""
+        from core.bindings import binding_reason
+
+        if self.project.backend.id != "readonly":
+            return None
+        return binding_reason(self.project.root, self.project.settings.memory_backend,
+                              self.project.settings.memory_backend_config)
+
+    def confirm_binding(self) -> None:
+        """The operator confirms the team binding the project's settings name (the read-only banner's action)."""
+        from core.bindings import confirm, team_of
+
+        team = team_of(self.project.settings.memory_backend_config)
+        if team is None:
+            return
+        confirm(self.project.root, *team)
+        self.reload_backend()
 
     def reload_backend(self) -> None:
         """Read the settings and resolve the configured backend again (falling back to ``file`` with a reason)."""
@@ -256,5 +312,15 @@ class ProjectSession(QObject):
         return outcome
 
     def close(self) -> None:
-        """Shut the backend down."""
+        """Stop watching the settings and shut the backend down."""
+        if getattr(self, "_settings_watch", None) is not None:
+            self._settings_watch.stop()
         self.project.close()
+
+
+def _switches_backend(settings: ProjectSettings, patch: Mapping[str, Any]) -> bool:
+    """Whether ``patch`` changes the backend or its config."""
+    if "memoryBackend" in patch and patch["memoryBackend"] != settings.memory_backend:
+        return True
+    return "memoryBackendConfig" in patch and dict(patch["memoryBackendConfig"] or {}) != dict(
+        settings.memory_backend_config or {})

@@ -40,17 +40,22 @@ class StatusBar(QStatusBar):
         self._badge_layout.setSpacing(3)
         self.memory_label = QLabel("", self)
         self.memory_label.setObjectName("statusMemory")
+        self.store_label = ElidedLabel("", self)  # where the project's settings live (issue 18)
+        self.store_label.setObjectName("statusSettingsStore")
         self.size_label = SizeLabel(self)
         self.notifications = NotificationButton(self)
         self.budget_meter = BudgetMeter(self)  # load budget (helper "budget")
-        for widget in (self.notifications, self.backend_label, self._badges, self.memory_label, self.budget_meter,
-                       self.size_label):
+        for widget in (self.notifications, self.backend_label, self._badges, self.memory_label, self.store_label,
+                       self.budget_meter, self.size_label):
             self.addPermanentWidget(widget)
 
     def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
         """At narrow widths the capability badges step aside (the backend's tooltip names them)."""
         super().resizeEvent(event)
-        self._badges.setVisible(event.size().width() >= NARROW_STATUS_PX)
+        wide = event.size().width() >= NARROW_STATUS_PX
+        self._badges.setVisible(wide)
+        self._narrow = not wide
+        self._show_store()
 
     def set_backend(self, name: str, backend_id: str, capabilities: Iterable[str],
                     fallback_reason: str | None = None) -> None:
@@ -85,6 +90,31 @@ class StatusBar(QStatusBar):
         self.memory_label.setText("Memory on" if enabled else "Memory off")
         self.memory_label.setProperty("state", "on" if enabled else "off")
         self._repolish(self.memory_label)
+
+    def set_settings_store(self, store: object) -> None:
+        """Name where the project's settings live ("Settings: Fusion's database .fusion/fusion.db"), marked when
+        they cannot be changed now; the tooltip says why."""
+        self._store = store
+        if store is None:
+            self.store_label.setToolTip("")
+        else:
+            name = getattr(store, "plain_name", str(store))
+            read_only = getattr(store, "read_only", None)
+            self.store_label.setToolTip(f"Fusion's settings of this project live in {name}"
+                                        + (f".\nRead-only: {read_only}" if read_only else ""))
+        self._show_store()
+
+    def _show_store(self) -> None:
+        """The store's whole name, or at narrow widths its kind alone (the tooltip keeps the name)."""
+        store = getattr(self, "_store", None)
+        if store is None:
+            self.store_label.setText("")
+            return
+        mark = "🔒 " if getattr(store, "read_only", None) else ""
+        narrow = getattr(self, "_narrow", False)
+        self.store_label.setMaximumWidth(90 if narrow else 16_777_215)  # elided: the meter keeps its room
+        shown = getattr(store, "kind", "?") if narrow else getattr(store, "plain_name", "?")
+        self.store_label.setText(f"{mark}Settings: {shown}")
 
     def set_size(self, size: int) -> None:
         """Show the editor's size against the 1 MiB limit, marked when over it."""

@@ -136,7 +136,7 @@ class FusionApiStore(SettingsStore):
 
     def stamp(self) -> str | None:
         try:
-            values = self.client.get_settings()
+            values = self._last if self._last is not None else self.client.get_settings()
         except SettingsError:
             return None
         return hashlib.sha256(json.dumps(values, sort_keys=True).encode("utf-8")).hexdigest()

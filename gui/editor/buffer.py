@@ -116,9 +116,11 @@ class EditorBuffer(QObject):
         for path in clean[:max(len(clean) - KEEP_CLEAN, 0)]:
             self.slots.pop(path).dispose()
 
-    def forget_others(self) -> None:
-        """Close every document but the shown one that has no unsaved edits (their disk may have moved)."""
-        for path in [p for p, s in self.slots.items() if s is not self.slot and not s.document.isModified()]:
+    def forget_others(self, *, include_dirty: bool = False) -> None:
+        """Close every document but the shown one that has no unsaved edits (their disk may have moved);
+        ``include_dirty``: those with unsaved edits too (the operator chose Discard All)."""
+        for path in [p for p, s in self.slots.items()
+                     if s is not self.slot and (include_dirty or not s.document.isModified())]:
             self.slots.pop(path).dispose()
 
     def set_dark(self, dark: bool) -> None:
@@ -151,6 +153,7 @@ class EditorBuffer(QObject):
             slot.loader = None
         slot.set_base(disk_text, digest)
         slot.merged_with_markers = False
+        slot.seen_disk.clear()
         text = to_editor_text(disk_text)
         if len(text) > CHUNKED_ABOVE:
             slot.loader = ChunkLoader(slot, text, self._loaded, self.edit, self)
@@ -175,6 +178,7 @@ class EditorBuffer(QObject):
         step. The saved/dirty state is left as it was.
         """
         suffix = disk_text[len(self.base_text):]
+        self.slot.seen_disk.append((self.base_text, disk_text))
         modified = self.dirty
         state = self._view_state()
         cursor = QTextCursor(self.document)
@@ -207,6 +211,7 @@ class EditorBuffer(QObject):
     def mark_saved(self, written: str) -> None:
         """Record that ``written`` is now on disk and the text is clean."""
         self.set_base(written)
+        self.slot.seen_disk.clear()
         self.document.setModified(False)
 
     def _view_state(self) -> ViewState:

@@ -50,6 +50,9 @@ class DocumentSlot:
     text_cache: str | None = None
     #: A hand merge left conflict markers in this document's text (saves are refused while any remain).
     merged_with_markers: bool = False
+    #: Changes taken from disk while this document has undo behind it: (base before, disk) pairs
+    #: (:mod:`gui.editor.seen_changes`); a save that would drop what they added is refused.
+    seen_disk: list[tuple[str, str]] = field(default_factory=list)
 
     def set_base(self, disk_text: str, digest: str | None = None) -> None:
         """Make ``disk_text`` the version edits are based on."""

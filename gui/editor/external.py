@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 CHANGED_HEADLINE = ("{name} changed on disk while you had unsaved edits, and not only by appending. "
                     "Nothing has been written. Choose how to go on:")
+DROPPED_HEADLINE = ("Not saved: your text no longer holds {count} line(s) that changed on disk while you "
+                    "edited ({first}). Nothing has been written. Choose how to go on:")
 SAVE_CONFLICT_HEADLINE = ("Not saved: {name} changed on disk since it was loaded. Nothing has been "
                           "written. Choose how to go on:")
 
@@ -49,6 +51,7 @@ class ExternalChanges(QObject):
         self._editor = editor
         self._disk: tuple[str, str] | None = None
         self._read_failed = False  # the last change could not be read (a writer mid-way, say)
+        self._merge_base: str | None = None  # "Merge by hand" merges from here (a dropped change shown again)
 
     @property
     def merged_with_markers(self) -> bool:
@@ -115,6 +118,14 @@ class ExternalChanges(QObject):
         disk, digest = self._editor.session.read_memory()
         self._open(disk, digest, SAVE_CONFLICT_HEADLINE)
 
+    def dropped_on_save(self, dropped: list[str]) -> None:
+        """A save would drop lines the editor took from disk: show the conflict again, merging from before them."""
+        buffer = self._editor.buffer
+        disk, digest = self._editor.session.read_memory()
+        self._merge_base = buffer.slot.seen_disk[0][0] if buffer.slot.seen_disk else None
+        first = dropped[0][:60] + ("…" if len(dropped[0]) > 60 else "")
+        self._open(disk, digest, DROPPED_HEADLINE.replace("{count}", str(len(dropped))).replace("{first}", f"“{first}”"))
+
     def _open(self, disk: str, digest: str, headline: str) -> None:
         self._disk = (disk, digest)
         self._editor.show_conflict(headline.format(name=_name(self._editor)), self._editor.buffer.text(),
@@ -125,6 +136,8 @@ class ExternalChanges(QObject):
     def close_conflict(self) -> tuple[str, str] | None:
         """Leave the conflict view; return the disk version it held."""
         disk, self._disk = self._disk, None
+        if disk is None:
+            self._merge_base = None
         self._editor.hide_conflict()
         return disk
 
@@ -134,6 +147,8 @@ class ExternalChanges(QObject):
         if held is None:
             return
         buffer = self._editor.buffer
+        self._merge_base = None
+        buffer.slot.seen_disk.clear()  # the operator chose their text over what the disk changed
         buffer.set_base(*held)
         buffer.document.setModified(True)
         self._editor.notice.show_message(
@@ -146,6 +161,8 @@ class ExternalChanges(QObject):
         if held is None:
             return
         buffer = self._editor.buffer
+        self._merge_base = None
+        buffer.slot.seen_disk.append((buffer.base_text, held[0]))
         buffer.replace_undoable(to_editor_text(held[0]))
         buffer.set_base(*held)
         buffer.document.setModified(False)
@@ -160,7 +177,10 @@ class ExternalChanges(QObject):
         if held is None:
             return
         buffer = self._editor.buffer
-        result = merge3(to_editor_text(buffer.base_text), buffer.text(), to_editor_text(held[0]))
+        base = buffer.base_text if self._merge_base is None else self._merge_base
+        self._merge_base = None
+        buffer.slot.seen_disk.append((base, held[0]))
+        result = merge3(to_editor_text(base), buffer.text(), to_editor_text(held[0]))
         buffer.replace_undoable(result.text)
         buffer.set_base(*held)
         buffer.document.setModified(True)

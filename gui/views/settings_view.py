@@ -1,8 +1,12 @@
-"""Project settings: memory and insight-extraction switches, the schedule with its next runs, the interval.
+"""Project settings: every memory setting of current Fusion, grouped as Fusion groups them, and memdesk's own.
 
-The form is generated from ``ProjectSettings`` (the backend fields live in the backend picker).
-Apply (Ctrl+Return) saves only the changed keys through the session; a ``SettingsError`` is shown at
-its field and nothing is saved. A malformed ``config.json`` is reported in a banner and never saved over.
+The form is generated from ``ProjectSettings`` (the backend fields live in the backend picker, the
+budget's readers beside the meter). The heading names where the settings live (Fusion's API, its
+database, ``config.json``; memdesk's own file), and a banner says why when Fusion's cannot be changed now
+(Fusion stopped, a damaged database): its fields are then read-only. Apply (Ctrl+Return) saves only the
+changed keys, against the values the form was loaded with: a key changed elsewhere since is shown as a
+conflict at its field, keys that did not move are applied to the fresh values. A refusal (the model's or
+the store's own message) is shown at its field and nothing is saved. Each schedule shows its next runs.
 """
 
 from __future__ import annotations
@@ -14,7 +18,9 @@ from PySide6.QtGui import QKeySequence, QShortcut
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from core.errors import SettingsError
-from core.settings import CONFIG_PATH, ProjectSettings
+from core.settings import OWN_KEYS, ProjectSettings
+from core.settings_schema import CRON_KEYS
+from core.settings_store.own import OWN_PATH
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.cron_preview import CronPreview
@@ -26,7 +32,7 @@ SCHEDULE_KEY = "insightExtractionSchedule"
 
 
 class SettingsView(QWidget):
-    """The project's settings form with Apply and Revert."""
+    """The project's settings form with Apply and Revert, naming where the settings live."""
 
     settingsApplied = Signal(object)  # the ProjectSettings saved
 
@@ -34,12 +40,19 @@ class SettingsView(QWidget):
         super().__init__(parent)
         self.session = session
         self.banner = Banner(self)
-        heading = QLabel(f"<b>Project settings</b> — stored in <code>{CONFIG_PATH}</code>", self)
+        self.heading = QLabel(self)
+        self.heading.setObjectName("settingsStore")
+        self.heading.setWordWrap(True)
+        self.heading.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         # The readers of each document are chosen beside the load-budget meter, not here.
         self.form = SchemaForm(ProjectSettings, self._saved_values(),
                                exclude=(*BACKEND_KEYS, "memdeskBudgetConsumers"))
-        self.cron_preview = CronPreview(parent=self.form)
-        self.form.add_extra(SCHEDULE_KEY, self.cron_preview)
+        self.cron_previews: dict[str, CronPreview] = {}
+        for key in CRON_KEYS:
+            if key in self.form.rows:
+                self.cron_previews[key] = CronPreview(parent=self.form)
+                self.form.add_extra(key, self.cron_previews[key])
+        self.cron_preview = self.cron_previews[SCHEDULE_KEY]
         self.form.setMaximumWidth(900)
 
         holder = QWidget()
@@ -62,7 +75,7 @@ class SettingsView(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
-        layout.addWidget(heading)
+        layout.addWidget(self.heading)
         layout.addWidget(scroll, 1)
         layout.addLayout(buttons)
 
@@ -75,18 +88,41 @@ class SettingsView(QWidget):
         session.settingsChanged.connect(self._on_settings_changed)
         self.refresh()
 
+    # -- where the settings live -------------------------------------------------------------------
+    @property
+    def store(self) -> Any:
+        """The session's :class:`core.settings_store.StoreInfo` (``None`` before any could be read)."""
+        return self.session.settings_store
+
+    def store_name(self) -> str:
+        store = self.store
+        return store.plain_name if store is not None else "(unknown)"
+
+    def _read_only_reason(self) -> str | None:
+        return getattr(self.store, "read_only", None)
+
+    def _show_store(self) -> None:
+        self.heading.setText(f"<b>Project settings</b> — Fusion's settings live in <b>{_html(self.store_name())}</b>; "
+                             f"memdesk's own in <code>{OWN_PATH}</code>.")
+
     def _saved_values(self) -> dict[str, Any]:
         return self.session.settings.model_dump(by_alias=True)
 
     def refresh(self) -> None:
-        """Show the session's saved settings (dropping unsaved edits) and its settings error, if any."""
+        """Show the session's saved settings (dropping unsaved edits), where they live and any problem."""
         error = self.session.settings_error
+        reason = self._read_only_reason()
+        self._show_store()
         if error is not None:
             self.banner.show_message(
-                f"{error} — showing defaults; settings cannot be saved until the file is fixed.", "error")
+                f"{error} — showing defaults; settings cannot be saved until it is fixed.", "error")
+        elif reason:
+            self.banner.show_message(f"Fusion's settings are read-only here: {reason}.", "warning")
         else:
             self.banner.clear()
         self.form.set_values(self._saved_values())
+        for key in self.form.rows:
+            self.form.editor(key).setEnabled(key in OWN_KEYS or not reason)
         self._on_form_changed()
 
     def revert(self) -> None:
@@ -103,23 +139,29 @@ class SettingsView(QWidget):
             self.status.setText("Not saved: fix the highlighted field" + ("s." if len(errors) > 1 else "."))
             return
         patch = self.form.changed_values()
+        base = self.form.saved_values()
         try:
-            saved = self.session.update_settings(patch)
+            saved = self.session.update_settings(patch, base=base)
         except SettingsError as exc:
             if exc.field in self.form.rows:
                 self.form.set_field_error(exc.field, exc.reason)
-                self.status.setText("Not saved: fix the highlighted field.")
+                self.status.setText(f"Not saved: {exc}")
             else:
                 self.status.setText(f"Not saved: {exc}")
             return
         self.form.set_values(saved.model_dump(by_alias=True))
-        self.status.setText(f"Saved {', '.join(sorted(patch))} to {CONFIG_PATH}.")
+        fusion = sorted(k for k in patch if k not in OWN_KEYS)
+        own = sorted(k for k in patch if k in OWN_KEYS)
+        parts = [f"{', '.join(fusion)} to {self.store_name()}"] if fusion else []
+        parts += [f"{', '.join(own)} to {OWN_PATH}"] if own else []
+        self.status.setText(f"Saved {' and '.join(parts)}.")
         self.session.statusMessage.emit("Settings saved")
         self.settingsApplied.emit(saved)
 
     def _on_form_changed(self) -> None:
         values = self.form.values()
-        self.cron_preview.set_expression(str(values.get(SCHEDULE_KEY) or ""))
+        for key, preview in self.cron_previews.items():
+            preview.set_expression(str(values.get(key) or ""))
         dirty = self.form.is_dirty()
         if dirty:
             self.form.validate()
@@ -131,5 +173,12 @@ class SettingsView(QWidget):
         self.revert_button.setEnabled(dirty)
 
     def _on_settings_changed(self, _settings: ProjectSettings) -> None:
+        """A change saved here or made elsewhere: show it, unless the operator is editing (then Apply
+        checks the edited keys against the fresh values)."""
+        self._show_store()
         if not self.form.is_dirty():
             self.refresh()
+
+
+def _html(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -78,10 +78,20 @@ class SchemaForm(QWidget):
         layout.setFieldGrowthPolicy(QFormLayout.FieldGrowthPolicy.AllNonFixedFieldsGrow)
         layout.setRowWrapPolicy(QFormLayout.RowWrapPolicy.WrapLongRows)  # labels go above fields when narrow
         layout.setVerticalSpacing(14)
+        #: Property keys under each group heading (a property's ``group``), in order.
+        self.groups: dict[str, list[str]] = {}
         for key, raw in self.schema.get("properties", {}).items():
             if key in skipped:
                 continue
             prop, nullable = resolve_property(raw, defs)
+            group = raw.get("group") or prop.get("group")
+            if group and group not in self.groups:
+                heading = QLabel(f"<b>{group}</b>", self)
+                heading.setObjectName("formGroup")
+                layout.addRow(heading)
+                self.groups[group] = []
+            if group:
+                self.groups[group].append(key)
             editor = editor_for(prop, nullable, self)
             editor.setObjectName(key)
             description = prop.get("description", "")

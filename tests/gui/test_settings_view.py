@@ -130,7 +130,7 @@ def test_revert_restores_the_saved_values(view: SettingsView, qtbot) -> None:
 def test_settings_error_from_the_session_is_shown_at_its_field(view: SettingsView, qtbot, monkeypatch) -> None:
     from core.errors import SettingsError
 
-    def refuse(patch):
+    def refuse(patch, base=None):
         raise SettingsError("invalid setting insightExtractionMinIntervalMs = 5: too short",
                             field="insightExtractionMinIntervalMs", reason="too short")
 
