@@ -243,6 +243,8 @@ class Project:
     def writable(self, path: str | None = None) -> str | None:
         """``None`` when ``path`` can be written, else the reason (for the read-only banner)."""
         if not self.backend.has_capability("write"):
+            if self.backend.fallback_reason:
+                return f"memory is read-only here: {self.backend.fallback_reason}"
             return f'the "{self.backend.id}" backend is read-only; switch the backend to "file" to edit memory'
         rel = self.resolve_path(path)
         try:

@@ -234,8 +234,35 @@ class ProjectSession(QObject):
             self._on_new_backend()
 
     def switch_backend(self, backend_id: str, config: Mapping[str, Any] | None = None) -> ProjectSettings:
-        """Persist a new backend choice and its config, then re-resolve the backend."""
+        """Persist a new backend choice and its config, then re-resolve the backend.
+
+        The operator's own choice of a team connection and project key confirms the binding (core.bindings).
+        """
+        from core.bindings import confirm, team_of
+
+        team = team_of(config)
+        if team is not None:
+            confirm(self.project.root, *team)
         return self.update_settings({"memoryBackend": backend_id, "memoryBackendConfig": dict(config or {})})
+
+    def binding_reason(self) -> str | None:
+        """Why the memory is read-only until the operator confirms the project's team binding (``None``: it is not)."""
+        from core.bindings import binding_reason
+
+        if self.project.backend.id != "readonly":
+            return None
+        return binding_reason(self.project.root, self.project.settings.memory_backend,
+                              self.project.settings.memory_backend_config)
+
+    def confirm_binding(self) -> None:
+        """The operator confirms the team binding the project's settings name (the read-only banner's action)."""
+        from core.bindings import confirm, team_of
+
+        team = team_of(self.project.settings.memory_backend_config)
+        if team is None:
+            return
+        confirm(self.project.root, *team)
+        self.reload_backend()
 
     def reload_backend(self) -> None:
         """Read the settings and resolve the configured backend again (falling back to ``file`` with a reason)."""

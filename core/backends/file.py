@@ -55,6 +55,13 @@ class ReadOnlyMemoryBackend(FileMemoryBackend):
               author: str | None = None) -> None:
         """Always refuse with ``READ_ONLY``."""
         self.require_initialized()
+        self.require_writable()
+
+    def require_writable(self) -> None:
+        """Refuse with ``READ_ONLY``: why (a team binding not confirmed yet, say), when memdesk chose read-only."""
+        if self.fallback_reason:
+            raise MemoryBackendError(f"memory is read-only here: {self.fallback_reason}; nothing was written",
+                                     "READ_ONLY", self.id)
         raise MemoryBackendError(
             'The "readonly" backend cannot write memory; switch the backend to "file" to edit it.',
             "READ_ONLY",

@@ -118,6 +118,9 @@ def move_to_postgres(root: Path, connection: str, project_key: str | None = None
         # be behind; its text is kept in local history), then note it as mirrored.
         saving.replace_text(root, path, text, source="move", backend_id="postgres")
         mirror.remember(path, text)
+    from core.bindings import confirm
+
+    confirm(root, connection, key)  # the operator moved this folder's memory there: the binding is theirs
     update_settings(root, {"memoryBackend": "postgres",
                            "memoryBackendConfig": {"connection": connection, "projectKey": key, "mirror": True}})
     return report

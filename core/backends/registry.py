@@ -237,6 +237,9 @@ def resolve_memory_backend(
         configured, config = "(invalid settings)", {}
         reason = f"settings are invalid: {exc}"
     else:
+        unbound = _unconfirmed_binding(root, configured, config)
+        if unbound is not None:  # a project's settings never choose the team memory it joins by themselves
+            return _read_only(registry, root, unbound)
         try:
             return registry.create(configured, config, root)
         except MemoryBackendError as exc:
@@ -248,4 +251,24 @@ def resolve_memory_backend(
         registry.register(FileMemoryBackend)
     backend = registry.create(FALLBACK_BACKEND_ID, {}, root)
     backend.fallback_reason = f'Configured backend "{configured}" is unavailable: {reason}'
+    return backend
+
+
+def _unconfirmed_binding(root: str | Path, backend_id: str, config: Any) -> str | None:
+    """Why a team backend's binding (connection + project key) is not usable yet (see :mod:`core.bindings`)."""
+    if not isinstance(config, Mapping) or not config.get("connection"):
+        return None  # not a team backend: nothing to confirm (and core.bindings is not even imported)
+    from core.bindings import binding_reason
+
+    return binding_reason(root, backend_id, config)
+
+
+def _read_only(registry: MemoryBackendRegistry, root: str | Path, reason: str) -> MemoryBackend:
+    """The project's files, read-only, with ``reason`` as the fallback reason the banners show."""
+    from core.backends.file import ReadOnlyMemoryBackend
+
+    log.warning("memory opened read-only: %s", reason)
+    backend = ReadOnlyMemoryBackend()
+    backend.initialize({}, root)
+    backend.fallback_reason = reason
     return backend

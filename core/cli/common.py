@@ -72,7 +72,7 @@ def project_backend(root: Path) -> MemoryBackend:
         raise fail_from(exc) from exc
     backend = resolve_memory_backend(settings, root, default_registry())
     if backend.fallback_reason:
-        print(f"memdesk: warning: {backend.fallback_reason}; using the file backend", file=sys.stderr)
+        print(f"memdesk: warning: {backend.fallback_reason}; using the {backend.id} backend", file=sys.stderr)
     return backend
 
 
@@ -98,7 +98,7 @@ def cli_project(args: argparse.Namespace, *, light: bool = False) -> Project:
     if project.settings_error is not None:
         raise fail_from(project.settings_error)
     if project.fallback_reason:
-        print(f"memdesk: warning: {project.fallback_reason}; using the file backend", file=sys.stderr)
+        print(f"memdesk: warning: {project.fallback_reason}; using the {project.backend.id} backend", file=sys.stderr)
     return project
 
 

@@ -51,6 +51,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     m.add_argument("--replace", action="store_true",
                    help="with --to postgres: replace documents the key already holds (kept in its history)")
     m.set_defaults(func=cmd_move)
+    c = add_common(bactions.add_parser("confirm", help="bind this folder to the team connection and project key "
+                                                       "its settings name (until then it is read-only)"))
+    c.set_defaults(func=cmd_confirm)
     b.set_defaults(func=lambda args: _usage(b))
 
 
@@ -124,6 +127,32 @@ def cmd_remove(args: argparse.Namespace) -> int:
         emit_json({"name": args.name, "removed": True})
     else:
         print(f"connection {args.name!r} removed")
+    return 0
+
+
+def cmd_confirm(args: argparse.Namespace) -> int:
+    """Record the operator's confirmation of the project's team binding in the user config (core.bindings)."""
+    from core.bindings import confirm, confirmed, team_of
+    from core.settings import load_settings
+
+    root = project_root(args)
+    try:
+        settings = load_settings(root)
+        team = team_of(settings.memory_backend_config)
+        if team is None:
+            raise CliError(f"the settings of {root} name no team connection (memoryBackendConfig.connection); "
+                           "nothing to confirm", 2)
+        before = confirmed(root)
+        path = confirm(root, *team)
+    except SettingsError as exc:
+        raise _settings_fail(exc) from exc
+    connection, key = team
+    if args.json:
+        emit_json({"project": str(root), "connection": connection, "projectKey": key,
+                   "backend": settings.memory_backend, "previous": list(before) if before else None})
+        return 0
+    print(f'bound {root} to the team connection "{connection}" and project key "{key}" '
+          f'(backend "{settings.memory_backend}"); kept in {path}')
     return 0
 
 

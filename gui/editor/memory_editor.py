@@ -38,6 +38,7 @@ from gui.editor.seen_changes import dropped_lines
 from gui.editor.size_label import SizeLabel
 from gui.editor.text_edit import MemoryTextEdit
 from gui.session import ProjectSession
+from gui.widgets.binding_banner import BindingBanner
 from gui.widgets.colors import is_dark
 from gui.widgets.outline import OutlineView
 
@@ -66,6 +67,7 @@ class MemoryEditor(QWidget):
         self.backend_banner = Banner(parent=self)
         self.notice = Banner(parent=self)
         self.missing_banner = MissingDocumentBanner(self)
+        self.binding_banner = BindingBanner(self)  # a team binding waiting for the operator (core.bindings)
         self.find_bar = FindBar(self)
         self.goto_bar = GoToLineBar(self)
         self.text_edit = MemoryTextEdit(self)
@@ -149,7 +151,7 @@ class MemoryEditor(QWidget):
         layout = QVBoxLayout(page)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(0)
-        for widget in (self.missing_banner, self.read_only_banner, self.backend_banner, self.notice,
+        for widget in (self.binding_banner, self.missing_banner, self.read_only_banner, self.backend_banner, self.notice,
                        self.find_bar, self.replace_bar, self.goto_bar):
             layout.addWidget(widget)
         layout.addWidget(self.splitter, 1)
@@ -169,6 +171,7 @@ class MemoryEditor(QWidget):
         edit.modificationChanged.connect(lambda dirty: self.documentDirtyChanged.emit(self.session.current_path, dirty))
         edit.modificationChanged.connect(self._clear_stale_notice)
         self.missing_banner.createRequested.connect(self.create_document)
+        self.binding_banner.confirmRequested.connect(self.confirm_binding)
         edit.textChanged.connect(self._on_text_changed)
         self.text_edit.cursorPositionChanged.connect(self._on_cursor_moved)
         self.text_edit.verticalScrollBar().valueChanged.connect(self._follow_in_preview)
@@ -240,10 +243,20 @@ class MemoryEditor(QWidget):
     def _memory_name(self) -> str:
         return self.session.current_path
 
+    def confirm_binding(self) -> None:
+        """The binding banner's action: the operator confirms the team binding; the memory opens from it."""
+        self.session.confirm_binding()
+        self.show_backend_state()
+        self.apply_read_only()
+
     def show_backend_state(self) -> None:
         """Say so above the text when the configured backend fell back to ``file``."""
         backend = self.session.backend
-        if backend.fallback_reason:
+        binding = self.session.binding_reason()
+        self.binding_banner.show_reason(binding)
+        if binding:
+            self.backend_banner.clear()
+        elif backend.fallback_reason:
             self.backend_banner.show_message(
                 f'{backend.fallback_reason}. This editor shows the "{backend.name}" backend\'s memory '
                 f"({self._memory_name()}) instead; pick an available backend in Backends to fix this.",

@@ -22,7 +22,7 @@ from core.backends.pg.documents import CHANNEL
 from core.backends.postgres import PostgresMemoryBackend
 from core.connections import set_connection
 from core.errors import MemoryBackendError
-from core.settings import update_settings
+from core.settings import load_settings, update_settings
 from tests.conftest import REPO
 from tests.core.pg_server import PgServer, project_key
 
@@ -126,11 +126,11 @@ def test_backend_move_to_file_writes_memory_documents_only(pg: PgServer, project
         del os.environ["MEMDESK_CONFIG_DIR"]
     (project / ".fusion").mkdir()
     (project / MEM).write_text("# Project Memory\n\n- ours\n", encoding="utf-8")
+    (project / ".fusion" / "config.json").write_text('{"maxConcurrent": 2}\n', encoding="utf-8")  # Fusion's
     move = [sys.executable, "-m", "core.cli", "backend", "move", "--project", str(project)]
     done = subprocess.run([*move, "--to", "postgres", "--connection", "team", "--project-key", key], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    config_before = (project / ".fusion" / "config.json").read_bytes()
     plant_row(pg, key, ".fusion/config.json", '{"memoryBackend": "file", "evil": true}\n')
     plant_row(pg, key, ".fusion/memdesk/history.db", "not a database\n")
     done = subprocess.run([*move, "--to", "file", "--json"], env=env, capture_output=True, text=True, timeout=120)
@@ -140,8 +140,53 @@ def test_backend_move_to_file_writes_memory_documents_only(pg: PgServer, project
     assert set(report["documents"]) == {MEM}
     assert (project / MEM).read_text(encoding="utf-8") == "# Project Memory\n\n- ours\n"
     config_after = json.loads((project / ".fusion" / "config.json").read_text(encoding="utf-8"))
-    assert "evil" not in config_after and config_after.get("memoryBackend") in (None, "file")
-    assert config_before != (project / ".fusion" / "config.json").read_bytes()  # switched back by memdesk itself
+    assert "evil" not in config_after and config_after.get("maxConcurrent") == 2
+    assert load_settings(project).memory_backend == "file"
     db_file = project / ".fusion" / "memdesk" / "history.db"
     assert not db_file.exists() or db_file.read_bytes()[:15] == b"SQLite format 3"
     update_settings(project, {})  # the settings still load
+
+
+def test_a_cloned_project_naming_another_projects_key_stays_read_only_until_confirmed(pg: PgServer, tmp_path: Path,
+                                                                                       key: str):
+    """A cloned repository's settings name the user's team connection and another project's key."""
+    config_dir = tmp_path / "user-config"
+    env = {**os.environ, "MEMDESK_CONFIG_DIR": str(config_dir), "PYTHONPATH": str(REPO)}
+
+    def memdesk(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([sys.executable, "-m", "core.cli", *args], env=env, capture_output=True, text=True,
+                              timeout=120, input=stdin)
+
+    os.environ["MEMDESK_CONFIG_DIR"] = str(config_dir)
+    try:
+        set_connection("team", pg.dsn())
+    finally:
+        del os.environ["MEMDESK_CONFIG_DIR"]
+    ours = tmp_path / "ours"
+    (ours / ".fusion").mkdir(parents=True)
+    (ours / MEM).write_text("# Project Memory\n\n- our private plans\n", encoding="utf-8")
+    assert memdesk("backend", "move", "--to", "postgres", "--connection", "team", "--project-key", key,
+                   "--project", str(ours)).returncode == 0
+    cloned = tmp_path / "cloned"
+    (cloned / ".fusion").mkdir(parents=True)
+    os.environ["MEMDESK_CONFIG_DIR"] = str(config_dir)
+    try:  # what the cloned repository's settings say (written by whoever made it)
+        update_settings(cloned, {"memoryBackend": "postgres",
+                                 "memoryBackendConfig": {"connection": "team", "projectKey": key, "mirror": True}})
+    finally:
+        del os.environ["MEMDESK_CONFIG_DIR"]
+    shown = memdesk("show", "--project", str(cloned), "--json")
+    assert shown.returncode == 0, shown.stderr
+    assert "our private plans" not in shown.stdout
+    assert not (cloned / MEM).exists()  # nothing mirrored into the clone
+    assert "not confirmed" in shown.stderr or "not confirmed" in shown.stdout
+    appended = memdesk("append", "exfiltrated by the clone's agent", "--project", str(cloned))
+    assert appended.returncode != 0
+    assert "memory is read-only here" in appended.stderr.splitlines()[-1] and "memdesk backend confirm" in \
+        appended.stderr.splitlines()[-1]
+    assert "exfiltrated" not in rows(pg, key)[MEM]
+    # The operator looks and confirms once: from then on it is the team memory of that folder.
+    confirmed = memdesk("backend", "confirm", "--project", str(cloned))
+    assert confirmed.returncode == 0 and key in confirmed.stdout
+    shown = memdesk("show", "--project", str(cloned), "--json")
+    assert "our private plans" in json.loads(shown.stdout)["content"]

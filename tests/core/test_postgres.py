@@ -15,6 +15,7 @@ from core import fileio
 from core.backends import MemorySearchOptions, default_registry, resolve_memory_backend
 from core.backends.pg import schema
 from core.backends.postgres import PostgresMemoryBackend
+from core.bindings import confirm
 from core.connections import set_connection
 from core.errors import MemoryBackendError
 from tests.core.pg_server import PASSWORD, PgServer, free_port, project_key
@@ -215,6 +216,7 @@ def test_bad_project_config_is_invalid_and_never_shows_a_password(config: dict, 
 
 
 def fallback(project: Path, config: dict) -> str:
+    confirm(project, config["connection"], config["projectKey"])  # bound: the fallback is about the server
     backend = resolve_memory_backend(settings_for(config), project, default_registry())
     assert backend.id == "file"
     assert backend.fallback_reason
@@ -248,6 +250,7 @@ def test_edits_made_while_fallen_back_are_imported_once_the_server_is_back(proje
     b.write("# Project Memory\n")
     b.shutdown()
     set_connection("team", pg.dsn().replace(f"port={pg.port}", f"port={free_port()}"))  # "the server is down"
+    confirm(project, "team", key)
     fb = resolve_memory_backend(settings_for({"connection": "team", "projectKey": key}), project, default_registry())
     assert fb.id == "file" and fb.read() == "# Project Memory\n"
     fb.write("# Project Memory\n" + ENTRY.format("written while the server was down"))

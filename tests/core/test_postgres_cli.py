@@ -194,6 +194,7 @@ def test_backends_says_why_postgres_fell_back(pg: PgServer, config_dir: Path, pr
     (project / ".fusion" / "config.json").write_text(json.dumps(
         {"memoryBackend": "postgres", "memoryBackendConfig": {"connection": "team", "projectKey": "k"}}),
         encoding="utf-8")
+    assert run(capsys, "backend", "confirm", "--project", str(project))[0] == 0
     code, out, err = run(capsys, "backends", "--project", str(project))
     assert code == 0 and "* file" in out and "  postgres" in out and "keyword search only" in out
     assert "fallback: " in out and "unavailable" in out and "password=****" in out

@@ -14,6 +14,7 @@ import psycopg
 import pytest
 
 from core import fileio, history
+from core.bindings import confirm
 from core.errors import MemoryBackendError
 from core.project import Project
 from tests.conftest import REPO
@@ -30,6 +31,7 @@ def configure(root: Path, key: str, mirror: bool = True) -> None:
     (root / ".fusion" / "config.json").write_text(json.dumps({
         "memoryBackend": "postgres",
         "memoryBackendConfig": {"connection": "team", "projectKey": key, "mirror": mirror}}), encoding="utf-8")
+    confirm(root, "team", key)  # the operator confirms the binding once (core.bindings)
 
 
 def db_text(pg: PgServer, key: str, path: str = MEM) -> str | None:

@@ -18,6 +18,7 @@ from PySide6.QtCore import QSettings, QThreadPool
 from PySide6.QtGui import QTextCursor
 
 from core import fileio
+from core.bindings import confirm
 from core.project import Project
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
@@ -34,6 +35,7 @@ def configure(root: Path, key: str, mirror: bool) -> None:
     (root / ".fusion" / "config.json").write_text(json.dumps({
         "memoryBackend": "postgres",
         "memoryBackendConfig": {"connection": "team", "projectKey": key, "mirror": mirror}}), encoding="utf-8")
+    confirm(root, "team", key)  # the operator confirms the binding once (core.bindings)
 
 
 class OtherHost:
@@ -45,6 +47,7 @@ class OtherHost:
         self.root.mkdir()
         configure(self.root, key, mirror)
         self.run("connections", "set", "team", "--dsn", "-", stdin=pg.dsn())
+        self.run("backend", "confirm", "--project", str(self.root))  # host B's operator confirms its binding
 
     def run(self, *args: str, stdin: str | None = None) -> str:
         env = {**os.environ, "MEMDESK_CONFIG_DIR": str(self.config), "PYTHONPATH": str(REPO)}
