@@ -279,8 +279,8 @@ class MainWindow(QMainWindow):
 
             self.picker = DocumentPicker(self)
             self.workspace.insertWidget(0, self.picker)
-            self.workspace.setStretchFactor(0, 1)
-            self.workspace.setStretchFactor(1, 6)
+            self.workspace.setStretchFactor(0, 0)  # the list keeps its width; the editor takes the rest
+            self.workspace.setStretchFactor(1, 1)
             width = max(self.width(), 800)
             side = max(280, min(360, width // 4))
             self.workspace.setSizes([side, width - side])
