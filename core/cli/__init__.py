@@ -34,6 +34,7 @@ COMMAND_MODULES = (
     "core.cli.fusion_cmds",
     "core.cli.firewall_cmds",
     "core.cli.consolidation_cmds",
+    "core.cli.activity_cmds",
 )
 
 #: Which module registers each command.
@@ -46,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "providers": "core.cli.providers_cmds",
     "budget": "core.cli.budget_cmds",
     **dict.fromkeys(("serve", "mcp", "tokens"), "core.cli.serve_cmds"),
+    "activity": "core.cli.activity_cmds",
     **dict.fromkeys(("connections", "backend"), "core.cli.connections_cmds"),
     "fusion": "core.cli.fusion_cmds",
     **dict.fromkeys(("policy", "inbox", "scan"), "core.cli.firewall_cmds"),

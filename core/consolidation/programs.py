@@ -12,7 +12,7 @@ with :func:`core.consolidation.apply.apply_proposal` (re-based or a conflict lik
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -113,8 +113,9 @@ def _texts(project: Project, run: ProgramRun) -> tuple[dict[str, str | None], di
 def check_run(project: Project, run: ProgramRun) -> ConsolidationProposal:
     """The run as a (not stored) proposal: its changes, ledger and the facts it lost."""
     before, after = _texts(project, run)
-    return build_proposal("program", run.writer, "program", before, after, None, run.describe(), "program",
-                          _moment(run.versions[0]), pid=run.id)
+    checked = build_proposal("program", run.writer, "program", before, after, None, run.describe(), "program",
+                             _moment(run.versions[0]), pid=run.id)
+    return replace(checked, status="applied", message="written by another program; undo it to go back")
 
 
 def stage_undo(project: Project, run: ProgramRun, now: datetime | None = None) -> ConsolidationProposal:

@@ -134,6 +134,19 @@ def allow(request: Request, p: Project, need: str, rel: str | None = None) -> No
     access(request).check(need, request.app.state.served.key_of(p), p.root, rel)
 
 
+def _client(request: Request) -> str | None:
+    """The HTTP client's own name (its ``User-Agent``), cut to 120 characters."""
+    ua = request.headers.get("user-agent")
+    return ua[:120] if ua else None
+
+
+def _on_record(request: Request, p: Project, doc: models.FileResponse) -> None:
+    """Log that this request read ``doc`` whole (:mod:`core.readlog`)."""
+    total = doc.total_lines or 1
+    service.note_read(request.app.state.served.key_of(p), p.root, doc.path, doc.hash, doc.size or 0, 1, total, total,
+                      client=_client(request), token=author(request), via="http")
+
+
 def author(request: Request) -> str | None:
     """The name of the token the guard accepted for this request."""
     return request.scope.get("state", {}).get(AUTHOR_KEY)
@@ -156,6 +169,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         """The working (long-term) memory; ``""`` when there is none."""
         allow(request, p, "read", p.memory_path)
         doc = service.read_file(p, None)
+        _on_record(request, p, doc)
         return _document_json(p, doc, models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
 
     @app.put("/api/memory", response_model=models.WriteResponse, tags=["memory"])
@@ -181,6 +195,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
             raise ApiError(400, "path is required (?path=.fusion/memory/MEMORY.md, MEMORY.md, ...)")
         allow(request, p, "read", p.resolve_path(path))
         doc = service.read_file(p, path)
+        _on_record(request, p, doc)
         return _document_json(p, doc, doc)
 
     @app.put("/api/memory/file", response_model=models.WriteResponse, tags=["files"])
@@ -217,7 +232,12 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     def get_insights(p: Proj, request: Request) -> Response:
         """The insights document; ``content: null`` when there is none."""
         allow(request, p, "read", p.insights_path)
-        return _json(service.insights(p))
+        found = service.insights(p)
+        if found.content is not None and found.hash is not None:
+            n = found.content.count("\n") + 1
+            service.note_read(served.key_of(p), p.root, p.insights_path, found.hash, len(found.content.encode()), 1,
+                              n, n, client=_client(request), token=author(request), via="http")
+        return _json(found)
 
     @app.put("/api/memory/insights", response_model=models.WriteResponse, tags=["insights"])
     def put_insights(body: models.ContentWrite, p: Proj, request: Request) -> Response:
@@ -231,6 +251,10 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         """The memory audit report (computed now; nothing is written)."""
         allow(request, p, "read")
         return _json(service.audit(p))
+
+    from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
+
+    inbox_views.register_http(app, _project, allow)
 
     @app.get("/api/memory/stats", response_model=models.StatsResponse, tags=["memory"])
     def get_stats(p: Proj, request: Request) -> Response:

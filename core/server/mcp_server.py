@@ -213,6 +213,15 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
                 return f"{name} ({client})" if client else name
         return client or "mcp-client"
 
+    def on_record(ctx: Context, p: Project, rel: str, digest: str, size: int, start: int, end: int,
+                  total: int) -> None:
+        params = ctx.session.client_params if ctx.request_context is not None else None
+        client = params.client_info.name if params is not None and params.client_info else None
+        over_http = tokens is not None and ctx.request_context is not None and ctx.headers is not None
+        token = caller(ctx).name if over_http else None
+        service.note_read(served.key_of(p), p.root, rel, digest, size, start, end, total, client=client,
+                          token=token, via="mcp-http" if over_http else "mcp")
+
     def resolve(p: Project, path: str | None) -> str:
         try:
             return p.resolve_path(path)
@@ -221,6 +230,10 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
 
     async def changed() -> None:
         await mcp.hub.check_now()
+
+    from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
+
+    inbox_views.register_mcp(mcp, project_of, _hints(**READ, title="Held writes (inbox)"), Refusal)
 
     # -- reading ---------------------------------------------------------------------------------
     @mcp.tool(annotations=_hints(**READ, title="List served projects"),
@@ -266,6 +279,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     ) -> GetResult:
         p, _ = project_of(project, ctx, "read", path, doc=True)
         w = service.file_window(p, path, startLine, lineCount or DEFAULT_LINES)
+        on_record(ctx, p, w.path, w.hash, w.size, w.start_line, w.end_line, w.total_lines)
         return GetResult(path=w.path, content=w.content, startLine=w.start_line, endLine=w.end_line,
                          totalLines=w.total_lines, nextStartLine=w.end_line + 1 if w.end_line < w.total_lines
                          else None, hash=w.hash, backend=p.backend.id)
@@ -431,7 +445,10 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def document(project: str, path: str, ctx: Context) -> str:
         try:
             p, _ = project_of(project, ctx, "read", path, doc=True)
-            return service.read_file(p, path).content
+            doc = service.read_file(p, path)
+            n = doc.total_lines or 1
+            on_record(ctx, p, doc.path, doc.hash, doc.size or 0, 1, n, n)
+            return doc.content
         except ScopeError as exc:
             raise ResourceError(Refusal("SCOPE", str(exc)).text) from exc
         except (Refusal, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError) as exc:

@@ -145,7 +145,7 @@ def text_facts(project: Project, rel: str, text: str) -> TextFacts:
 
 @dataclass(frozen=True)
 class Window:
-    """A line window of a document, and the hash of the whole document (for ``memory_write``)."""
+    """A line window of a document, and the hash and UTF-8 size of the whole document (for ``memory_write``)."""
 
     path: str
     content: str
@@ -153,16 +153,53 @@ class Window:
     end_line: int
     total_lines: int
     hash: str
+    size: int = 0
+
+
+def _line_offset(text: str, line: int) -> int:
+    """Where 1-based ``line`` starts in ``text`` (``len(text) + 1`` past the last line)."""
+    pos = 0
+    for _ in range(line - 1):
+        nl = text.find("\n", pos)
+        if nl < 0:
+            return len(text) + 1
+        pos = nl + 1
+    return pos
 
 
 def file_window(project: Project, path: str | None, start_line: int = 1, line_count: int | None = None) -> Window:
-    """Lines ``start_line`` .. ``start_line + line_count - 1`` (1-based) of a document; all when no count."""
+    """Lines ``start_line`` .. ``start_line + line_count - 1`` (1-based) of a document; all when no count.
+
+    Only the window's lines are scanned (a 120-line window of a 1 MiB document does not split it all);
+    the line count comes from the document's remembered facts."""
     doc = read_file(project, path)
-    lines = doc.content.split("\n")
+    text = doc.content
+    total = doc.total_lines if doc.total_lines is not None else text.count("\n") + 1
     start = max(1, int(start_line))
-    first = min(start - 1, len(lines))
-    last = len(lines) if line_count is None else min(first + max(1, int(line_count)), len(lines))
-    return Window(doc.path, "\n".join(lines[first:last]), start, last, len(lines), doc.hash)
+    first = min(start - 1, total)
+    last = total if line_count is None else min(first + max(1, int(line_count)), total)
+    begin = _line_offset(text, first + 1)
+    if begin > len(text):
+        content = ""
+    else:
+        stop = begin
+        for _ in range(last - first):
+            nl = text.find("\n", stop)
+            if nl < 0:
+                stop = len(text) + 1
+                break
+            stop = nl + 1
+        content = text[begin:stop - 1] if last > first else ""
+    return Window(doc.path, content, start, last, total, doc.hash, doc.size or 0)
+
+
+def note_read(key: str, root: Path, path: str, digest: str, size: int, start: int, end: int, total: int, *,
+              client: str | None, token: str | None, via: str) -> None:
+    """Put one read on record (:mod:`core.readlog`): returns at once; no text is kept."""
+    from core import readlog
+
+    readlog.record(readlog.ReadEvent(readlog.now(), str(root), key, path, digest, size, start, end, total,
+                                     client, token, via))
 
 
 def insights(project: Project) -> models.InsightsResponse:

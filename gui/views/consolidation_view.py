@@ -39,6 +39,7 @@ from core.diff import diff_texts
 from core.project import Changes, Project
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
+from gui.views import consolidation_sources as sources
 from gui.widgets.banner import Banner
 from gui.widgets.colors import css
 from gui.widgets.consolidation_panels import ChangeList, LedgerPanel, LostFactsPanel
@@ -87,6 +88,8 @@ class ConsolidationView(QWidget):
         self.outcome = QLabel(self)
         self.outcome.setWordWrap(True)
         self.reject_button = QPushButton("Reject proposal", self)
+        self.stage_button = QPushButton(self)
+        self.stage_button.setVisible(False)
         self.apply_button = QPushButton("Apply", self)
         self.apply_button.setDefault(True)
         view_action(self, "Apply consolidation", "Ctrl+Return", self.apply)
@@ -121,6 +124,7 @@ class ConsolidationView(QWidget):
             pane.setMinimumWidth(120)
         actions = QHBoxLayout()
         actions.addWidget(self.outcome, 1)
+        actions.addWidget(self.stage_button)
         actions.addWidget(self.allow_loss)
         actions.addWidget(self.reject_button)
         actions.addWidget(self.apply_button)
@@ -139,6 +143,7 @@ class ConsolidationView(QWidget):
         self.cancel_button.clicked.connect(self.cancel)
         self.apply_button.clicked.connect(self.apply)
         self.reject_button.clicked.connect(self.reject)
+        self.stage_button.clicked.connect(self.stage_source)
         self.changes.changeSelected.connect(self._show_change)
         self.changes.choicesChanged.connect(self._update_state)
         self.allow_loss.toggled.connect(self._update_state)
@@ -162,6 +167,11 @@ class ConsolidationView(QWidget):
         for p in items[:50]:
             self.picker.addItem(f"{p.kind} · {p.scope} · {p.created_at[:16].replace('T', ' ')} · {p.status} · "
                                 f"{len(p.lost_facts)} facts lost", p.id)
+        try:
+            for label, data in sources.source_items(self.session.project):
+                self.picker.addItem(label, data)
+        except Exception as exc:  # history or backups unreadable: memdesk's own proposals still show
+            warnings.append(f"other programs' runs and backups not listed: {exc}")
         self.picker.blockSignals(False)
         index = self.picker.findData(select) if select else 0
         self.picker.setCurrentIndex(max(index, 0) if self.picker.count() else -1)
@@ -171,12 +181,18 @@ class ConsolidationView(QWidget):
 
     def _picked(self) -> None:
         pid = self.picker.currentData()
-        self.proposal = next((p for p in list_consolidations(self.session.root, pending_only=False)
-                              if p.id == pid), None) if pid else None
+        note, action = "No dream or compaction waits for review. Run one above.", ""
+        if isinstance(pid, str) and pid.startswith((sources.RUN, sources.BACKUP)):
+            self.proposal, note, action = sources.describe(self.session.project, pid)
+        else:
+            self.proposal = next((p for p in list_consolidations(self.session.root, pending_only=False)
+                                  if p.id == pid), None) if pid else None
+        self.stage_button.setText(action)
+        self.stage_button.setVisible(bool(action))
         self._diff_path = None
         self.changes.set_changes(self.proposal)
         if self.proposal is None:
-            self.diff.set_busy("No dream or compaction waits for review. Run one above.")
+            self.diff.set_busy(note)
             self.ledger.set_entries(None, None)
         self.allow_loss.setChecked(False)
         self._update_state()
@@ -262,6 +278,18 @@ class ConsolidationView(QWidget):
         self.refresh(select=proposal.id)
         self.proposalApplied.emit(outcome)
         return outcome
+
+    def stage_source(self) -> None:
+        """Stage the undo of the shown run, or the restore of the shown backup, and review it."""
+        data = self.picker.currentData()
+        try:
+            proposal = sources.stage(self.session.project, data)
+        except Exception as exc:
+            self.banner.show_message(f"Cannot stage it: {exc}", "error")
+            return
+        self.outcome.setText(f"Staged {proposal.summary}: review it, then Apply.")
+        self.refresh(select=proposal.id)
+        self.changes.list.setFocus()  # the button just pressed is hidden now; review starts at the changes
 
     def reject(self) -> None:
         """Reject the whole proposal; memory is untouched."""

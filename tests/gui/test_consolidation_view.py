@@ -95,3 +95,29 @@ def test_cancel_stages_nothing(qtbot, view, layered, chat_server, monkeypatch):
     QThreadPool.globalInstance().waitForDone(10_000)
     assert list_consolidations(layered) == []
     assert {p: p.read_bytes() for p in (layered / MEM).iterdir()} == before
+
+
+def test_another_programs_run_is_shown_with_its_losses_and_undone(qtbot, layered):
+    from tests.core.test_consolidation_programs import fusion_dream_by_hand
+
+    before = fusion_dream_by_hand(layered)
+    session = ProjectSession(layered)
+    view = ConsolidationView(session)
+    qtbot.addWidget(view)
+    view.resize(1400, 800)
+    view.show()
+    labels = [view.picker.itemText(i) for i in range(view.picker.count())]
+    row = next(i for i, text in enumerate(labels) if "2 documents rewritten at" in text)
+    view.picker.setCurrentIndex(row)
+    assert "facts would be lost" in view.facts.title.text() and not view.apply_button.isEnabled()
+    assert view.stage_button.isVisible() and view.stage_button.text() == "Undo this run…"
+    qtbot.mouseClick(view.stage_button, Qt.MouseButton.LeftButton)
+    assert view.proposal.summary.startswith("Undo: 2 documents rewritten")
+    view.allow_loss.setChecked(True)  # undoing loses what the run added to DREAMS.md: shown, consented
+    assert view.apply_button.isEnabled(), (view.apply_button.toolTip(), view.outcome.text(), view.banner.text())
+    qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+    assert "applied" in view.outcome.text(), (view.outcome.text(), view.banner.text())
+    assert (layered / MEM / "2026-08-19.md").read_bytes() == before["2026-08-19.md"]
+    assert (layered / MEM / "DREAMS.md").read_bytes() == before["DREAMS.md"]
+    QThreadPool.globalInstance().waitForDone(10_000)
+    session.close()
