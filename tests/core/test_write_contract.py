@@ -32,6 +32,8 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                            "memdesk's history.db, confined to the project before every open (check_confined)"),
     "core/search/db.py": (frozenset({"sqlite3.connect"}),
                           "the derived search index in the user's cache folder, never in a project"),
+    "core/readlog.py": (frozenset({"sqlite3.connect"}),
+                        "the log of reads (reads.db) in the user's memdesk folder, never in a project"),
     "core/settings_store/fusion_db.py": (frozenset({"sqlite3.connect"}),
                                          "Fusion's own settings database (.fusion/fusion.db), as Fusion writes it"),
     "core/settings_store/stamp.py": (frozenset({"sqlite3.connect"}),
