@@ -225,6 +225,9 @@ def main() -> None:
                 if key in TARGETS and value >= TARGETS[key]:
                     misses.append(f"{key}_{name} {value:.1f} (target < {TARGETS[key]})")
         print("targets: " + ("all met" if not misses else "missed: " + "; ".join(misses)))
+    from bench.desk_bench import main as desk_main  # quick open, find in all documents, Activity (issue 22)
+
+    desk_main()
 
 
 if __name__ == "__main__":

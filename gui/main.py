@@ -21,7 +21,7 @@ from core.cli import COMMANDS  # a table only: it imports no command module
 #: The headless commands (the CLI's own table, so a new command is never opened as a project folder).
 HEADLESS_COMMANDS = frozenset(COMMANDS)
 VIEW_NAMES = ("editor", "settings", "backends", "insights", "prune", "audit", "search", "history", "consolidation",
-              "activity")
+              "activity", "inbox")
 THEMES = ("system", "light", "dark")
 
 

@@ -46,6 +46,7 @@ OPTIONAL_VIEWS = [  # added when their module exists
     ViewSpec("search", "Search", "gui.views.search_view:SearchView"),
     ViewSpec("history", "History", "gui.views.history_view:HistoryView"),
     ViewSpec("activity", "Activity", "gui.views.activity_view:ActivityView"),
+    ViewSpec("inbox", "Inbox", "gui.views.inbox_view:InboxView"),
     ViewSpec("consolidation", "Consolidation", "gui.views.consolidation_view:ConsolidationView"),
 ]
 

@@ -113,6 +113,13 @@ class Item:
     def sealed(self) -> bool:
         return self.data.get("sealed") is not None
 
+    def api_view(self) -> dict[str, Any]:
+        """What agents see over HTTP and MCP: that a write waits and why, never the held text itself
+        (a held injection must not reach another agent; a held secret not even redacted)."""
+        flags = [{k: f.get(k) for k in ("rule", "kind", "line", "span")} for f in self.data.get("flags") or []]
+        keys = ("id", "created", "status", "path", "op", "source", "writer", "resolution")
+        return {**{k: self.data.get(k) for k in keys}, "flags": flags}
+
     def summary(self) -> dict[str, Any]:
         """What the list views show: never the clear text of a sealed item."""
         keys = ("id", "created", "status", "path", "op", "source", "writer", "flags", "reason", "resolution")

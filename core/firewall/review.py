@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.firewall.inbox import Inbox, InboxError, Item, redact
+from core.firewall.inbox import REDACTED, Inbox, InboxError, Item, redact
 from core.firewall.rules import Finding
 
 
@@ -156,3 +156,29 @@ def _onto_current(project: Any, item: Item, text: str) -> tuple[str, str | None]
 def reject(inbox: Inbox, item_id: str) -> Item:
     """Mark a held item rejected; its sealed text is dropped."""
     return inbox.resolve(item_id, "rejected", "rejected")
+
+
+def display(text: str, flags: list[dict[str, Any]], *, reveal: bool = False,
+            masked: str | None = None) -> tuple[str, list[tuple[int, int, str]]]:
+    """The held text as a reviewer sees it, and the spans to highlight ``(start, end, kind)`` in it.
+
+    Masked (the default), each secret shows as ``[REDACTED:rule]`` (``masked``: the stored redacted text,
+    so a sealed item is never opened to be shown) and the other flags' spans move with the text before them.
+    """
+    found = _findings(Item({"flags": flags}))
+    secrets = sorted((f for f in found if f.kind == "secret"), key=lambda f: f.span)
+    if reveal or not secrets:
+        return text, [(f.span[0], f.span[1], f.kind) for f in found if 0 <= f.span[0] < f.span[1] <= len(text)]
+    shown = masked if masked is not None else redact(text, secrets)
+
+    def moved(pos: int) -> int:
+        return pos + sum(len(REDACTED.format(rule=s.rule)) - (s.span[1] - s.span[0]) for s in secrets
+                         if s.span[1] <= pos)
+
+    spans: list[tuple[int, int, str]] = []
+    for f in found:
+        start = moved(f.span[0])
+        end = start + len(REDACTED.format(rule=f.rule)) if f.kind == "secret" else moved(f.span[1])
+        if 0 <= start < end <= len(shown):
+            spans.append((start, end, f.kind))
+    return shown, spans

@@ -252,6 +252,10 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         allow(request, p, "read")
         return _json(service.audit(p))
 
+    from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
+
+    inbox_views.register_http(app, _project, allow)
+
     @app.get("/api/memory/stats", response_model=models.StatsResponse, tags=["memory"])
     def get_stats(p: Proj, request: Request) -> Response:
         """Sizes of working memory and insights, in characters."""

@@ -231,6 +231,10 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     async def changed() -> None:
         await mcp.hub.check_now()
 
+    from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
+
+    inbox_views.register_mcp(mcp, project_of, _hints(**READ, title="Held writes (inbox)"), Refusal)
+
     # -- reading ---------------------------------------------------------------------------------
     @mcp.tool(annotations=_hints(**READ, title="List served projects"),
               description="List the projects this server serves, with their layout, backend, whether they can "

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import sqlite3
 import time
 from collections.abc import Mapping
@@ -158,10 +159,11 @@ class FusionDbStore(SettingsStore):
                 if not _is_busy(exc):
                     raise SettingsError(f"cannot change {DB_PATH}: {exc}; nothing was changed") from exc
                 if time.monotonic() >= deadline:
+                    holder = lock_holder(self.db_path) or "another process (its name is not known)"
                     raise SettingsError(
-                        f"{DB_PATH} is locked by another process (Fusion, or another program writing it; SQLite "
-                        f"does not say which) and stayed locked for {BUSY_BOUND_S:.0f} s; nothing was changed — "
-                        "try again", field=next(iter(changes), None), reason="the database is locked") from exc
+                        f"{DB_PATH} is locked by {holder} and stayed locked for {BUSY_BOUND_S:g} s; nothing was "
+                        "changed — try again", field=next(iter(changes), None),
+                        reason="the database is locked") from exc
                 time.sleep(0.05)
             except sqlite3.DatabaseError as exc:
                 raise StoreReadOnlyError(f"{DB_PATH} is damaged ({exc}); nothing was changed",
@@ -240,6 +242,42 @@ def _settings_of(row: tuple[Any, ...] | None) -> dict[str, Any]:
     if not isinstance(parsed, dict):
         raise _Unreadable(f"{DB_PATH}: config.settings holds {type(parsed).__name__}, not a JSON object")
     return parsed
+
+
+def lock_holder(db_path: Path) -> str | None:
+    """Who holds the write lock of a SQLite database, from ``/proc/locks`` (Linux): WAL mode's write lock
+    is byte 120 of the ``-shm`` file, rollback mode's a lock on the database file. ``None`` when unknown."""
+    targets: dict[int, str] = {}
+    for suffix, kind in (("-shm", "wal"), ("", "db")):
+        try:
+            targets[os.stat(f"{db_path}{suffix}").st_ino] = kind
+        except OSError:
+            pass
+    try:
+        with open("/proc/locks", encoding="ascii", errors="replace") as fh:
+            lines = fh.read().splitlines()
+    except OSError:
+        return None
+    for line in lines:
+        parts = line.replace("->", "").split()
+        if len(parts) < 8 or parts[1] != "POSIX" or parts[3] != "WRITE":
+            continue
+        try:
+            pid, inode, start = int(parts[4]), int(parts[5].rsplit(":", 1)[1]), parts[6]
+        except (ValueError, IndexError):
+            continue
+        kind = targets.get(inode)
+        if kind is None or (kind == "wal" and start != "120"):
+            continue
+        if pid == os.getpid():
+            return f"another connection of this memdesk process (pid {pid})"
+        try:
+            with open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as fh:
+                name = fh.read().strip()
+        except OSError:
+            name = "?"
+        return f"process {pid} ({name})"
+    return None
 
 
 def _int(value: Any) -> int:

@@ -80,8 +80,50 @@ class _Model(QAbstractListModel):
         self.endResetModel()
 
 
+_ALIGN = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
+_ALIGN_RIGHT = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight)
+
+
 class _Delegate(QStyledItemDelegate):
-    """Paints a row: the text with the matched characters bold, then the detail greyed."""
+    """Paints a row: the text with the matched characters bold, then the detail greyed.
+
+    The runs of plain and bold text are computed once per row and query, the fonts' metrics once
+    per font: a keystroke repaints only the rows in view, each a few drawText calls.
+    """
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        self._runs: dict[str, list[tuple[str, bool, int]]] = {}
+        self._query = ""
+        self._fonts: tuple[QFont, QFont, QFontMetrics, QFontMetrics] | None = None
+        self._font_key = ""
+
+    def _metrics(self, font: QFont) -> tuple[QFont, QFont, QFontMetrics, QFontMetrics]:
+        key = font.key()
+        if self._fonts is None or key != self._font_key:
+            plain, bold = QFont(font), QFont(font)  # copies: the option's font goes with the option
+            bold.setBold(True)
+            self._fonts, self._font_key = (plain, bold, QFontMetrics(plain), QFontMetrics(bold)), key
+            self._runs.clear()
+        return self._fonts
+
+    def _runs_of(self, text: str, query: str, metrics: tuple[QFont, QFont, QFontMetrics, QFontMetrics]) -> list[tuple[str, bool, int]]:
+        if query != self._query:
+            self._runs.clear()
+            self._query = query
+        runs = self._runs.get(text)
+        if runs is None:
+            marked = set(match_positions(query, text)) if query else set()
+            pieces: list[list] = []
+            for i, ch in enumerate(text):
+                flag = i in marked
+                if pieces and pieces[-1][1] == flag:
+                    pieces[-1][0] += ch
+                else:
+                    pieces.append([ch, flag])
+            runs = [(t, f, (metrics[3] if f else metrics[2]).horizontalAdvance(t)) for t, f in pieces]
+            self._runs[text] = runs
+        return runs
 
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         model = index.model()
@@ -97,35 +139,23 @@ class _Delegate(QStyledItemDelegate):
         palette = opt.palette
         color = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.Text)
         dim = palette.color(QPalette.ColorRole.HighlightedText if selected else QPalette.ColorRole.PlaceholderText)
-        bold = QFont(opt.font)
-        bold.setBold(True)
-        plain_metrics, bold_metrics = QFontMetrics(opt.font), QFontMetrics(bold)
-        marked = set(match_positions(model.query, item.text)) if model.query else set()
+        metrics = self._metrics(opt.font)
+        plain, bold, plain_metrics = metrics[0], metrics[1], metrics[2]
         rect = opt.rect.adjusted(8, 0, -8, 0)
-        x = rect.left()
+        x, top, height, right = rect.left(), rect.top(), rect.height(), rect.right()
         painter.save()
         painter.setPen(color)
-        runs: list[tuple[str, bool]] = []
-        for i, ch in enumerate(item.text):
-            flag = i in marked
-            if runs and runs[-1][1] == flag:
-                runs[-1] = (runs[-1][0] + ch, flag)
-            else:
-                runs.append((ch, flag))
-        for text, flag in runs:
-            painter.setFont(bold if flag else opt.font)
-            metrics = bold_metrics if flag else plain_metrics
-            painter.drawText(QRect(x, rect.top(), rect.right() - x, rect.height()),
-                             int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft), text)
-            x += metrics.horizontalAdvance(text)
-            if x >= rect.right():
+        for text, flag, width in self._runs_of(item.text, model.query, metrics):
+            painter.setFont(bold if flag else plain)
+            painter.drawText(QRect(x, top, right - x, height), _ALIGN, text)
+            x += width
+            if x >= right:
                 break
-        if item.detail and x < rect.right() - 40:
-            painter.setFont(opt.font)
+        if item.detail and x < right - 40:
+            painter.setFont(plain)
             painter.setPen(dim)
-            detail = plain_metrics.elidedText(item.detail, Qt.TextElideMode.ElideMiddle, rect.right() - x - 16)
-            painter.drawText(QRect(x + 16, rect.top(), rect.right() - x - 16, rect.height()),
-                             int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignRight), detail)
+            detail = plain_metrics.elidedText(item.detail, Qt.TextElideMode.ElideMiddle, right - x - 16)
+            painter.drawText(QRect(x + 16, top, right - x - 16, height), _ALIGN_RIGHT, detail)
         painter.restore()
 
     def sizeHint(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> QSize:

@@ -206,7 +206,26 @@ def test_a_busy_database_is_retried_within_a_bound_then_named_in_one_line(seed: 
         holder.close()
     message = str(info.value)
     assert "\n" not in message and ".fusion/fusion.db is locked" in message and "nothing was changed" in message
+    if Path("/proc/locks").exists():  # the holder named (here: this very process's other connection)
+        assert f"pid {os.getpid()}" in message
     assert fusion_read_config(seed) == before
+
+
+def test_a_lock_held_by_another_process_names_it(seed: Path, monkeypatch):
+    if not Path("/proc/locks").exists():
+        pytest.skip("/proc/locks is Linux's")
+    monkeypatch.setattr(fusion_db, "BUSY_BOUND_S", 0.3)
+    code = ("import sqlite3, sys, time; c = sqlite3.connect(sys.argv[1], isolation_level=None); "
+            "c.execute('BEGIN IMMEDIATE'); print('held', flush=True); time.sleep(30)")
+    holder = subprocess.Popen([sys.executable, "-c", code, str(seed / DB)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(SettingsError) as info:
+            update_settings(seed, {"memoryEnabled": False})
+        assert f"process {holder.pid} (python" in str(info.value)
+    finally:
+        holder.kill()
+        holder.wait()
 
 
 def test_a_busy_database_that_frees_up_in_time_takes_the_change(seed: Path, monkeypatch):

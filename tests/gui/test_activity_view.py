@@ -25,9 +25,11 @@ def _agents_write(root) -> None:
     history.settled()
 
 
-def _activity(desk) -> ActivityView:
+def _activity(desk, qtbot=None) -> ActivityView:
     view = desk.show_view("activity")
     assert isinstance(view, ActivityView)
+    if qtbot is not None:  # the history is read on a worker thread
+        qtbot.waitUntil(lambda: view.load_count > 0, timeout=5000)
     return view
 
 
@@ -40,7 +42,7 @@ def test_every_write_newest_first_with_its_writer_and_kind(qtbot, desk, layered_
     assert not desk.editor.dirty
     time.sleep(1.1)  # history records times to the second: the agents write in the next one
     _agents_write(layered_project)
-    view = _activity(desk)
+    view = _activity(desk, qtbot)
     rows = view.visible_rows()
     assert [(r[1], r[2], r[3]) for r in rows] == [
         ("cli", "append", MEMORY), ("mcp:reviewer", "append", DAILY_REVIEWER), ("operator", "replace", MEMORY)]
@@ -51,7 +53,7 @@ def test_every_write_newest_first_with_its_writer_and_kind(qtbot, desk, layered_
 
 def test_filters_narrow_by_writer_document_and_kind_and_text(qtbot, desk, layered_project):
     _agents_write(layered_project)
-    view = _activity(desk)
+    view = _activity(desk, qtbot)
     view.writer_filter.setFocus()
     view.writer_filter.setCurrentIndex(view.writer_filter.findText("mcp:reviewer"))
     assert [r[3] for r in view.visible_rows()] == [DAILY_REVIEWER]
@@ -71,7 +73,7 @@ def test_filters_narrow_by_writer_document_and_kind_and_text(qtbot, desk, layere
 
 def test_enter_opens_the_document_at_the_entry(qtbot, desk, layered_project):
     _agents_write(layered_project)
-    view = _activity(desk)
+    view = _activity(desk, qtbot)
     assert view.select_key(next(e.key for e in view.model.entries if e.path == DAILY_REVIEWER))
     view.table.setFocus()
     qtbot.keyClick(view.table, Qt.Key.Key_Return)
@@ -82,7 +84,7 @@ def test_enter_opens_the_document_at_the_entry(qtbot, desk, layered_project):
 
 
 def test_an_agents_append_appears_while_the_view_is_shown(qtbot, desk, layered_project):
-    view = _activity(desk)
+    view = _activity(desk, qtbot)
     assert view.count_label.text() == "No writes recorded yet"
     _agents_write(layered_project)
     qtbot.waitUntil(lambda: len(view.visible_rows()) == 2, timeout=5000)

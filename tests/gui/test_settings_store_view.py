@@ -171,3 +171,35 @@ def test_screenshot_of_the_settings_view_naming_its_store(qtbot, window, seed: P
     win.show_view("settings")
     win.resize(1280, 860)
     screenshot(win, "settings-store")
+
+
+def test_a_running_fusion_refusal_is_shown_at_its_field_and_its_changes_show_live(qtbot, window, tmp_path: Path,
+                                                                                  user_config_dir: Path, monkeypatch):
+    from core.settings_store.connections import save_connection
+    from tests.core import fusion_contract_server as srv
+
+    root = tmp_path / "current"
+    shutil.copytree(REPO / "tests" / "data" / "fusion-layered", root)
+    running = srv.start_fusion(srv.FusionState())
+    try:
+        running.state.projects["proj_1"] = {"path": str(root.resolve()), "settings": {"memoryEnabled": True}}
+        save_connection(root, running.url, running.state.token)
+        win = window(root)
+        view = win.show_view("settings")
+        assert f"Fusion, running, at {running.url}" in view.heading.text()
+        # A value memdesk's model accepts but this Fusion refuses: Fusion's own message, at the field.
+        monkeypatch.setattr(srv, "GLOBAL_ONLY", frozenset({*srv.GLOBAL_ONLY, "memoryBackupScope"}))
+        editor = view.form.editor("memoryBackupScope")
+        editor.set_value("agents")
+        editor.changed.emit()
+        qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+        assert "Cannot update global settings via this endpoint" in view.form.field_error("memoryBackupScope")
+        assert "memoryBackupScope" not in running.state.projects["proj_1"]["settings"]
+        view.revert()
+        # Fusion's dashboard switches memory off: the open window follows within 2 s.
+        running.state.projects["proj_1"]["settings"]["memoryEnabled"] = False
+        qtbot.waitUntil(lambda: win.editor.text_edit.isReadOnly(), timeout=2000)
+        assert win.status.memory_label.text() == "Memory off"
+        assert not (root / ".fusion" / "memdesk").exists()  # nothing of memdesk's written into the project
+    finally:
+        running.stop()

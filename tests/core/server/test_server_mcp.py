@@ -62,7 +62,8 @@ def test_tools_are_listed_with_descriptions_and_output_schemas(sample_project, u
 
     tools = {t.name: t for t in run_stdio(sample_project, user_config_dir, body)}
     assert set(tools) == {"memory_projects", "memory_files", "memory_get", "memory_search", "memory_recent",
-                          "memory_history", "memory_append", "memory_write", "memory_edit", "memory_remove_entry"}
+                          "memory_history", "memory_append", "memory_write", "memory_edit", "memory_remove_entry",
+                          "memory_inbox"}  # the firewall's inbox, read-only (issue 20)
     for t in tools.values():
         assert t.description and len(t.description) > 60, t.name
         assert t.output_schema and t.output_schema.get("type") == "object", t.name
@@ -70,7 +71,7 @@ def test_tools_are_listed_with_descriptions_and_output_schemas(sample_project, u
         assert hints is not None and hints.open_world_hint is False, t.name
         assert hints.read_only_hint is not None and hints.idempotent_hint is not None, t.name
         read_only = t.name in {"memory_projects", "memory_files", "memory_get", "memory_search", "memory_recent",
-                               "memory_history"}
+                               "memory_history", "memory_inbox"}
         assert hints.read_only_hint is read_only, t.name
         if not read_only:
             assert hints.destructive_hint is (t.name != "memory_append"), t.name
