@@ -45,7 +45,7 @@ def test_two_thousand_slow_or_idle_connections_leave_valid_requests_answered(ser
                                               per_address=CAP))
     attack: list[socket.socket] = []
     for a in range(ATTACK_ADDRESSES):
-        for i in range(PER_ADDRESS):
+        for _ in range(PER_ADDRESS):
             s = socket.socket()
             s.bind((f"127.0.0.{a + 2}", 0))
             s.setblocking(False)
