@@ -9,6 +9,7 @@ import select
 import socket
 import threading
 import time
+import weakref
 
 from core.server.limits import Limits, raise_open_files_limit
 
@@ -17,12 +18,12 @@ PER_ADDRESS = 50  # 40 x 50 = 2,000 connections
 CAP = 32
 
 
-_seen_closed: set[int] = set()
+_seen_closed: weakref.WeakSet[socket.socket] = weakref.WeakSet()  # not ids: ids are reused
 
 
 def _closed(sock: socket.socket) -> bool:
     """Whether the server closed or reset ``sock`` (without blocking; poll, as the descriptors pass 1024)."""
-    if id(sock) in _seen_closed:
+    if sock in _seen_closed:
         return True
     poller = select.poll()
     poller.register(sock, select.POLLIN | select.POLLHUP | select.POLLERR)
@@ -35,7 +36,7 @@ def _closed(sock: socket.socket) -> bool:
     except OSError:
         done = True
     if done:
-        _seen_closed.add(id(sock))
+        _seen_closed.add(sock)
     return done
 
 
