@@ -224,6 +224,16 @@ class ProjectSession(QObject):
             self._settings_watch = SettingsWatcher(self)
             self._settings_watch.start()
 
+    def refresh_settings_soon(self) -> None:
+        """Look at the settings store now (off the GUI thread when the watcher runs; else read them here)."""
+        watch = getattr(self, "_settings_watch", None)
+        if watch is not None:
+            watch.look()
+            return
+        self.project.reload()
+        self._on_new_backend()
+        self.settingsChanged.emit(self.settings)
+
     def adopt_settings(self, poll: Any) -> None:
         """Take what the watcher read (a change made elsewhere): settings, store, or why they cannot be read."""
         before = self.backend
