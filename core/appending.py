@@ -195,8 +195,10 @@ def rotate_if_needed(project: Project, relpath: str, max_lines: int | None = Non
         kept, archived, count = plan
         archive = project.layout.archive_path
         # Archive first: a crash between the two writes duplicates an entry, never loses one.
-        project.backend.append_document(
-            archive, lambda current: (ARCHIVE_HEADER if not current else "") + archived, source="rotate")
+        from core import pipeline
+
+        pipeline.append(project, archive, archived, lambda current: (ARCHIVE_HEADER if not current else "") + archived,
+                        writer=pipeline.MEMDESK, source="rotate")
         project.write(relpath, kept, expected_hash=fileio.content_hash(text), source="rotate")
         _remember(key, _tally_of(kept))
     return count

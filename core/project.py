@@ -341,9 +341,11 @@ class Project:
         scaffold = self.layout.scaffold_for(rel)
         if scaffold is None:
             scaffold = ""
-        created = self.backend.append_document(rel, lambda current: None if current else scaffold,
-                                               source="create") if not self.exists(rel) else None
-        return Changes(documents=frozenset({rel})) if created else Changes()
+        if self.exists(rel):
+            return Changes()
+        done = pipeline.append(self, rel, scaffold, lambda current: None if current else scaffold,
+                               writer=pipeline.MEMDESK, source="create")
+        return Changes(documents=frozenset({rel})) if done.added else Changes()
 
     # -- appending ---------------------------------------------------------------------------------
     def append_target(self, *, layer: AppendLayer | None = None, agent: str | None = None,

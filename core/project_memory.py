@@ -39,16 +39,18 @@ def ensure_memory_file(root: str | os.PathLike[str]) -> bool:
 
     Seed layout: ``.fusion/memory.md``; layered: ``.fusion/memory/MEMORY.md``. True if created.
     """
+    from core import pipeline
+    from core.project import open_project  # late: the project model sits above this module
+
     layout = Layout(root)
     rel = layout.memory_path
-    path = fileio.resolve_in_root(root, rel)
-    if path.exists():
+    if fileio.resolve_in_root(root, rel).exists():
         return False
-    with fileio.file_lock(Path(root), rel):
-        if path.exists():
-            return False
-        fileio.atomic_write_bytes(path, (layout.scaffold_for(rel) or SEED_SCAFFOLD).encode("utf-8"))
-    return True
+    scaffold = layout.scaffold_for(rel) or SEED_SCAFFOLD
+    # Through the pipeline (what, where, lock, read, screen, O_APPEND), as memdesk's own write.
+    done = pipeline.append(open_project(root), rel, scaffold, lambda current: None if current else scaffold,
+                           writer=pipeline.MEMDESK, source="create")
+    return bool(done.added)
 
 
 def read_project_memory(root: str | os.PathLike[str]) -> str:

@@ -51,7 +51,8 @@ COMMANDS: dict[str, str] = {
     **dict.fromkeys(("connections", "backend"), "core.cli.connections_cmds"),
     "fusion": "core.cli.fusion_cmds",
     **dict.fromkeys(("policy", "inbox", "scan"), "core.cli.firewall_cmds"),
-    **dict.fromkeys(("dream", "compact", "rewrites", "backups"), "core.cli.consolidation_cmds"),
+    **dict.fromkeys(("dream", "compact", "rewrites", "backups", "consolidation-policy"),
+                    "core.cli.consolidation_cmds"),
 }
 
 

@@ -30,6 +30,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("action", nargs="?", choices=("list", "undo"), default="list")
     p.add_argument("run", nargs="?", help="the run to undo (its id from the list)")
     p.set_defaults(func=cmd_rewrites)
+    p = add_common(subparsers.add_parser("consolidation-policy",
+                                         help="when scheduled dreams and compactions may apply themselves"))
+    p.add_argument("--unattended", choices=("on", "off"), help="let scheduled runs apply themselves when safe")
+    p.add_argument("--max-change-bytes", type=int, metavar="N", help="largest change an unattended run may apply")
+    p.set_defaults(func=cmd_policy)
     p = add_common(subparsers.add_parser("backups", help="Fusion's memory backups: list, or stage a restore"))
     p.add_argument("action", nargs="?", choices=("list", "restore"), default="list")
     p.add_argument("name", nargs="?", help="the backup to restore (memory-<stamp>)")
@@ -272,4 +277,31 @@ def cmd_backups(args: argparse.Namespace) -> int:
         print("No Fusion memory backup under .fusion/backups/memory/.")
     for b in backups if not args.json else ():
         print(f"{b.name}  {b.scope}: {len(b.files)} documents")
+    return 0
+
+
+def cmd_policy(args: argparse.Namespace) -> int:
+    """Show or change the unattended policy (memdesk's own state, never Fusion's settings)."""
+    from dataclasses import replace
+
+    from core.consolidation.policy import POLICY_PATH, load_policy, save_policy
+    from core.errors import SettingsError
+
+    root = project_root(args)
+    try:
+        policy = load_policy(root)
+        if args.unattended is not None or args.max_change_bytes is not None:
+            policy = replace(policy, unattended=policy.unattended if args.unattended is None else args.unattended == "on",
+                             max_change_bytes=policy.max_change_bytes if args.max_change_bytes is None
+                             else args.max_change_bytes)
+            save_policy(root, policy)
+    except SettingsError as exc:
+        raise CliError(str(exc), 2) from exc
+    except Exception as exc:
+        raise fail_from(exc) from exc
+    if args.json:
+        emit_json(policy)
+    else:
+        print(f"unattended: {'on' if policy.unattended else 'off'}; max change: {policy.max_change_bytes:,} bytes "
+              f"({POLICY_PATH})")
     return 0

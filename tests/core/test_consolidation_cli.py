@@ -92,3 +92,16 @@ def test_rewrites_and_backups_from_the_cli(layered, capsys):
     assert code == 0 and "No Fusion memory backup" in out
     code, _out, err = run(capsys, "backups", "restore", "memory-nope", "-p", str(layered))
     assert code == 2 and "no memory backup 'memory-nope'" in err
+
+
+def test_policy_from_the_cli(layered, capsys):
+    code, out, _ = run(capsys, "consolidation-policy", "-p", str(layered))
+    assert code == 0 and out.startswith("unattended: off; max change: 65,536 bytes")
+    code, out, _ = run(capsys, "consolidation-policy", "--unattended", "on", "--max-change-bytes", "1000",
+                       "-p", str(layered))
+    assert code == 0 and "unattended: on; max change: 1,000 bytes" in out
+    assert json.loads((layered / ".fusion/memdesk/consolidation.json").read_text()) == \
+        {"unattended": True, "maxChangeBytes": 1000}
+    code, _out, err = run(capsys, "consolidation-policy", "--max-change-bytes", "-5", "-p", str(layered))
+    assert code == 2 and "maxChangeBytes" in err
+    assert json.loads((layered / ".fusion/memdesk/consolidation.json").read_text())["maxChangeBytes"] == 1000
