@@ -79,8 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--screenshot", metavar="FILE.png", type=Path,
                         help="render the window offscreen to this PNG and exit")
     parser.add_argument("--view", choices=VIEW_NAMES, default="editor", help="tab to show (default: editor)")
-    parser.add_argument("--size", type=_size, default=(1280, 800), metavar="WxH",
-                        help="window size (default: 1280x800)")
+    parser.add_argument("--size", type=_size, default=None, metavar="WxH",
+                        help="window size (default: 1200x720, or less to fit the screen; 1280x800 for --screenshot)")
     parser.add_argument("--theme", choices=THEMES, default=None,
                         help="light, dark, or follow the system (default: the last one chosen in View ▸ Theme)")
     return parser
@@ -141,7 +141,7 @@ def _run_gui(ns: argparse.Namespace) -> int:
             print(f"memdesk: the {ns.view} view is not available in this build "
                   f"(available: {', '.join(window.view_keys())})", file=sys.stderr)
             return 2
-        ok = screenshot_window(window, ns.view, ns.screenshot, ns.size)
+        ok = screenshot_window(window, ns.view, ns.screenshot, ns.size or (1280, 800))
         window.close()
         if not ok:
             print(f"memdesk: could not write {ns.screenshot}", file=sys.stderr)
@@ -149,7 +149,8 @@ def _run_gui(ns: argparse.Namespace) -> int:
         print(f"memdesk: wrote {ns.screenshot}")
         return 0
     window = MainWindow(theme=theme)
-    window.resize(*ns.size)
+    if ns.size is not None:
+        window.resize(*ns.size)
     window.show()
     app.processEvents()  # paint the window before the project (and core) loads
     if window.open_project(_project(ns.path)) and ns.view in window.view_keys():

@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # imported when a project is opened, to keep core off the sta
 log = logging.getLogger(__name__)
 
 Choice = Literal["save", "discard", "cancel"]
+#: The window's first size: with a title bar and a panel it fits a 1280x800 screen.
+DEFAULT_SIZE = (1200, 720)
 
 
 class MainWindow(QMainWindow):
@@ -56,7 +58,7 @@ class MainWindow(QMainWindow):
                  theme: ThemeManager | None = None, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.setObjectName("mainWindow")
-        self.resize(1280, 800)
+        self.resize(*default_size())
         self.setAcceptDrops(True)
         self.recent = recent or RecentProjects()
         #: The light/dark theme (``memdesk`` passes the persisted one; by default nothing is stored).
@@ -100,7 +102,12 @@ class MainWindow(QMainWindow):
     # -- menus ---------------------------------------------------------------------------------
     def _action(self, name: str, text: str, *keys: QKeySequence | str) -> QAction:
         action = QAction(text, self)
-        action.setShortcuts([QKeySequence(k) for k in keys])
+        sequences: list[QKeySequence] = []
+        for key in keys:  # "Ctrl+Shift+Z" and StandardKey.Redo are one key on Linux: list it once
+            sequence = QKeySequence(key)
+            if not sequence.isEmpty() and sequence not in sequences:
+                sequences.append(sequence)
+        action.setShortcuts(sequences)
         self.addAction(action)
         self.actions_by_name[name] = action
         return action
@@ -272,10 +279,10 @@ class MainWindow(QMainWindow):
 
             self.picker = DocumentPicker(self)
             self.workspace.insertWidget(0, self.picker)
-            self.workspace.setStretchFactor(0, 1)
-            self.workspace.setStretchFactor(1, 6)
+            self.workspace.setStretchFactor(0, 0)  # the list keeps its width; the editor takes the rest
+            self.workspace.setStretchFactor(1, 1)
             width = max(self.width(), 800)
-            side = max(240, min(340, width // 4))
+            side = max(280, min(360, width // 4))
             self.workspace.setSizes([side, width - side])
         return self.picker
 
@@ -568,6 +575,18 @@ class MainWindow(QMainWindow):
         if folder is not None:
             event.acceptProposedAction()
             self.open_project(folder)
+
+
+def default_size() -> tuple[int, int]:
+    """The first window's size: 1200x720, less on a smaller screen, so that with its frame and the
+    desktop's panels it fits a 1280x800 screen."""
+    from PySide6.QtGui import QGuiApplication
+
+    screen = QGuiApplication.primaryScreen()
+    if screen is None:
+        return DEFAULT_SIZE
+    room = screen.availableGeometry()
+    return min(DEFAULT_SIZE[0], room.width() - 64), min(DEFAULT_SIZE[1], room.height() - 64)
 
 
 def _dropped_folder(mime: QMimeData) -> Path | None:

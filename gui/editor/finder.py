@@ -14,6 +14,7 @@ from PySide6.QtGui import QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit
 
 from gui.editor.find_bar import FindBar
+from gui.editor.placement import show_in_upper_third
 from gui.editor.search_text import find_matches
 
 
@@ -89,4 +90,5 @@ class Finder(QObject):
         cursor.setPosition(start)
         cursor.setPosition(start + length, QTextCursor.MoveMode.KeepAnchor)
         self._edit.setTextCursor(cursor)
+        show_in_upper_third(self._edit)
         self._bar.set_count(index + 1, len(matches))

@@ -169,6 +169,7 @@ class MemoryEditor(QWidget):
         edit.modificationChanged.connect(self.dirtyChanged)
         edit.modificationChanged.connect(lambda dirty: self.titleChanged.emit(self.title()))
         edit.modificationChanged.connect(lambda dirty: self.documentDirtyChanged.emit(self.session.current_path, dirty))
+        edit.modificationChanged.connect(self._clear_stale_notice)
         self.missing_banner.createRequested.connect(self.create_document)
         self.binding_banner.confirmRequested.connect(self.confirm_binding)
         edit.textChanged.connect(self._on_text_changed)
@@ -461,6 +462,7 @@ class MemoryEditor(QWidget):
 
     def close_find(self) -> None:
         """Close the find bar and return to the text."""
+        self.replace_bar.setVisible(False)
         self.finder.close()
 
     # -- navigation ----------------------------------------------------------------------------
@@ -502,6 +504,19 @@ class MemoryEditor(QWidget):
         self.preview.setVisible(self.preview.isHidden())
         return not self.preview.isHidden()
 
+    def _clear_stale_notice(self, dirty: bool | None = None) -> None:
+        """A notice that no longer holds goes: "Not saved…" once back at the saved text (Ctrl+Z), and
+        the marked-merge notices once no marker is left (Ctrl+Z undid the merge, or they were resolved)."""
+        notice = self.notice.text()
+        if not notice:
+            return
+        if dirty is False and notice.startswith("Not saved"):
+            self.notice.clear()
+        elif ("<<<<<<<" in notice and self.external.merged_with_markers
+              and not count_conflicts(self.buffer.text())):
+            self.external.merged_with_markers = False
+            self.notice.clear()
+
     def _on_text_changed(self) -> None:
         if self.buffer.loading:  # a chunk of a big load: all is refreshed once it is full
             return
@@ -517,6 +532,7 @@ class MemoryEditor(QWidget):
         self.preview.follow_line(self.text_edit.first_visible_line())
 
     def _on_settled(self) -> None:
+        self._clear_stale_notice()
         self._measure()
         self.navigator.refresh()
         if self.find_bar.isVisible():

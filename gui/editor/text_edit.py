@@ -26,6 +26,7 @@ from PySide6.QtGui import (
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 from gui.editor.gutter import LineNumberGutter
+from gui.editor.placement import show_in_upper_third
 
 
 def _has_folder(mime: QMimeData) -> bool:
@@ -67,10 +68,7 @@ class MemoryTextEdit(QPlainTextEdit):
         line = min(max(line, 0), doc.blockCount() - 1)
         cursor = QTextCursor(doc.findBlockByNumber(line))
         self.setTextCursor(cursor)
-        # Scroll the line to about a third of the way down, so its context shows above it.
-        bar = self.verticalScrollBar()
-        bar.setValue(max(line - self.viewport().height() // max(self.fontMetrics().lineSpacing(), 1) // 3, 0))
-        self.ensureCursorVisible()
+        show_in_upper_third(self)  # its context shows above it
         return line
 
     def visible_blocks(self) -> tuple[QTextBlock, int]:

@@ -2,7 +2,7 @@
 
 The prune comes from the session's proposal (:class:`core.proposals.Proposal`); the diff is computed
 off the GUI thread. Its changes (hunks) are listed with the reason the proposer gave for each removed
-line; the operator accepts or rejects each one (all start accepted). Apply builds the text of the
+line; the operator accepts or rejects each one (none starts accepted: Shift+A accepts them all). Apply builds the text of the
 accepted changes, validates it again, and goes through ``core.proposals.apply_prune``, which writes
 it only if the memory is still the one the extraction read (else it marks the prune stale), keeps
 the old version in history and records the outcome in the audit; Reject records the rejection and
@@ -225,7 +225,7 @@ class PruneView(QWidget):
         self.operation = None
         self.preview = preview
         self.diff.set_diff(preview.diff)
-        self.hunks.set_hunks(preview.diff, self.reasons)  # all accepted: the prune as proposed
+        self.hunks.set_hunks(preview.diff, self.reasons)  # none accepted: the operator decides each
         total = sum(self.splitter.sizes())
         if total > 0:  # the change list as tall as its rows (up to a third), the diff gets the rest
             want = min(self.hunks.sizeHint().height(), total // 3)

@@ -16,6 +16,8 @@ from core.fileio import format_size
 from core.layout import DocumentInfo
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
+#: Widths (px) from which the Layer and Changed columns show (the default window's picker is 300 wide).
+LAYER_FROM, CHANGED_FROM = 280, 240
 DIRTY_MARK = " •"
 LAYER_BADGES = {
     "working": "working", "long-term": "long-term", "daily": "daily", "dreams": "dreams",
@@ -100,8 +102,8 @@ class DocumentPicker(QTreeWidget):
         """Narrow: name and size only (the name tells the layer); wide: layer and last change too."""
         super().resizeEvent(event)
         width = event.size().width()
-        self.setColumnHidden(1, width < 420)
-        self.setColumnHidden(3, width < 320)
+        self.setColumnHidden(1, width < LAYER_FROM)
+        self.setColumnHidden(3, width < CHANGED_FROM)
 
     def paths(self) -> list[str]:
         """The documents listed, in order."""

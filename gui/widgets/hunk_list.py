@@ -110,17 +110,19 @@ class HunkList(QWidget):
         self.list.addAction(action)
         return action
 
-    def set_hunks(self, result: DiffResult | None, reasons: dict[str, str]) -> None:
-        """List the hunks of ``result`` (``None``: nothing), all accepted; ``reasons`` maps a removed line to its reason."""
+    def set_hunks(self, result: DiffResult | None, reasons: dict[str, str], *, accepted: bool = False) -> None:
+        """List the hunks of ``result`` (``None``: nothing), none accepted (``accepted``: all): a review
+        starts with nothing decided, so one click on Apply removes nothing the operator did not accept;
+        ``reasons`` maps a removed line to its reason."""
         self.result = result
-        self._accepted = [True] * (len(result.hunks) if result is not None else 0)
+        self._accepted = [accepted] * (len(result.hunks) if result is not None else 0)
         self.list.blockSignals(True)
         self.list.clear()
         for hunk in result.hunks if result is not None else []:
             label = hunk_label(result, hunk, reasons)
             item = QListWidgetItem(label, self.list)
             item.setFlags(item.flags() | Qt.ItemFlag.ItemIsUserCheckable)
-            item.setCheckState(Qt.CheckState.Checked)
+            item.setCheckState(Qt.CheckState.Checked if accepted else Qt.CheckState.Unchecked)
             lines = removed_lines(result, hunk)
             preview = "\n".join(f"− {line[:120]}" + (f"   ← {reason_of(line, reasons)}" if reason_of(line, reasons) else "")
                                 for line in lines[:12])

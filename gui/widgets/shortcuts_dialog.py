@@ -38,7 +38,8 @@ def shortcut_rows(root: QWidget) -> list[tuple[str, str, str]]:
     """``(where, action, keys)`` for every action under ``root`` that has a shortcut, sorted."""
     rows: set[tuple[str, str, str]] = set()
     for action in root.findChildren(QAction):
-        keys = [k.toString(QKeySequence.SequenceFormat.NativeText) for k in action.shortcuts() if not k.isEmpty()]
+        keys = list(dict.fromkeys(k.toString(QKeySequence.SequenceFormat.NativeText)
+                                  for k in action.shortcuts() if not k.isEmpty()))
         if not keys or not action.text():
             continue
         text = action.text().replace("&&", "\0").replace("&", "").replace("\0", "&").rstrip(".…")

@@ -130,7 +130,9 @@ def test_run_review_accept_two_and_apply_the_prune(qtbot, app: App, tidepool: Pa
     assert snapshot(tidepool)["memory.md"] == before["memory.md"]
 
     qtbot.waitUntil(lambda: app.prune.preview is not None, timeout=10_000)
-    assert app.prune.diff.result.removed > 0 and app.prune.apply_button.isEnabled()
+    assert app.prune.diff.result.removed > 0 and not app.prune.apply_button.isEnabled()  # none accepted yet
+    app.prune.hunks.accept_all_action.trigger()  # Shift+A
+    assert app.prune.apply_button.isEnabled()
     qtbot.mouseClick(app.prune.apply_button, Qt.MouseButton.LeftButton)
     memory = (tidepool / MEMORY_WORKING_PATH).read_text()
     assert memory == app.session.proposal.pruned_memory.strip() + "\n"
@@ -187,6 +189,7 @@ def test_a_prune_dropping_required_sections_cannot_be_applied(qtbot, app: App, t
     run_and_wait(qtbot, app)
     assert "prune cannot be applied" in app.dialog.result.text()
     qtbot.waitUntil(lambda: app.prune.preview is not None, timeout=10_000)
+    app.prune.hunks.accept_all_action.trigger()  # Shift+A: the prune as proposed
     assert not app.prune.apply_button.isEnabled()
     assert "Missing required sections" in app.prune.outcome_label.text()
     assert "✗ Architecture" in app.prune.sections_label.text()

@@ -44,6 +44,10 @@ def offline_prune(qtbot, view: PruneView) -> None:
     assert run.ok and run.proposal_id, run.message
     view.session.review_proposal(run.proposal_id)
     qtbot.waitUntil(lambda: view.preview is not None, timeout=10_000)
+    assert view.hunks.accepted() == [] and not view.apply_button.isEnabled()  # nothing accepted yet
+    assert "No change is accepted" in view.apply_button.toolTip()
+    view.hunks.list.setFocus()
+    qtbot.keyClick(view.hunks.list, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)  # the operator accepts all
 
 
 def label(view: PruneView, row: int) -> str:
@@ -124,6 +128,8 @@ def test_a_selection_that_drops_required_sections_is_refused(qtbot, sample_proje
     view = make_view(qtbot, sample_project)
     assert view.load_candidate_file(path)
     qtbot.waitUntil(lambda: view.preview is not None, timeout=10_000)
+    view.hunks.list.setFocus()
+    qtbot.keyClick(view.hunks.list, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
     assert view.apply_button.isEnabled()
     hunks = view.preview.diff.hunks
     drop = next(h.index for h in hunks if h.removed and not h.added)

@@ -34,8 +34,13 @@ def make_view(qtbot, root: Path) -> PruneView:
     return view
 
 
-def wait_for_diff(qtbot, view: PruneView) -> None:
+def wait_for_diff(qtbot, view: PruneView, *, accept_all: bool = True) -> None:
+    """Wait for the diff; then, as the operator, accept every change (a review starts with none accepted)."""
     qtbot.waitUntil(lambda: view.preview is not None, timeout=10_000)
+    if accept_all:
+        assert view.hunks.accepted() == []
+        view.hunks.list.setFocus()
+        qtbot.keyClick(view.hunks.list, Qt.Key.Key_A, Qt.KeyboardModifier.ShiftModifier)
 
 
 def store_reply(view: PruneView, text: str | None = None) -> str:
