@@ -462,6 +462,7 @@ class MemoryEditor(QWidget):
 
     def close_find(self) -> None:
         """Close the find bar and return to the text."""
+        self.replace_bar.setVisible(False)
         self.finder.close()
 
     # -- navigation ----------------------------------------------------------------------------

@@ -46,7 +46,7 @@ class ReplaceBar(QWidget):
         layout = QHBoxLayout(self)
         layout.setContentsMargins(8, 0, 8, 4)
         label = QLabel("Replace:", self)
-        label.setMinimumWidth(QLabel("Find:", self).sizeHint().width())
+        label.setBuddy(self.field)
         layout.addWidget(label)
         layout.addWidget(self.field, 1)
         layout.addWidget(self.result_label)

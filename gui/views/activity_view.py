@@ -82,8 +82,8 @@ class ActivityModel(QAbstractTableModel):
             cells = self._cells.get(key)
             if cells is None:
                 entry = self.entries[key]
-                cells = self._cells[key] = (shown_time(entry), entry.writer, KIND_LABELS[entry.kind], entry.path,
-                                            entry.summary)
+                cells = self._cells[key] = (shown_time(entry), entry.writer, KIND_LABELS[entry.kind],
+                                            entry.path.removeprefix(".fusion/"), entry.summary)
             return cells[index.column()]
         if role == _TOOLTIP and index.isValid():
             entry = self.entry(index.row())
@@ -138,7 +138,8 @@ class ActivityView(QWidget):
         header = self.table.horizontalHeader()
         header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
         header.setStretchLastSection(True)
-        for column, chars in enumerate((10, 16, 8, 34)):
+        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
+        for column, chars in enumerate((9, 14, 8, 26)):
             header.resizeSection(column, self.fontMetrics().averageCharWidth() * chars + 16)
         filters = QHBoxLayout()
         for widget in (self.writer_filter, self.document_filter, self.kind_filter):
@@ -173,7 +174,7 @@ class ActivityView(QWidget):
         combo.setObjectName(name)
         combo.setToolTip(tip)
         combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
-        combo.setMinimumContentsLength(7)
+        combo.setMinimumContentsLength(9)
         return combo
 
     # -- data ------------------------------------------------------------------------------------

@@ -73,9 +73,16 @@ class SettingsView(QWidget):
         buttons.addWidget(self.revert_button)
         buttons.addWidget(self.apply_button)
 
+        self.connect_button = QPushButton("Connect to Fusion…", self)
+        self.connect_button.setToolTip("Give a running Fusion's URL and token (kept in your user config)")
+        self.connect_button.clicked.connect(self.open_connect)
+        top = QHBoxLayout()
+        top.addWidget(self.heading, 1)
+        top.addWidget(self.connect_button)
+
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
-        layout.addWidget(self.heading)
+        layout.addLayout(top)
         layout.addWidget(scroll, 1)
         layout.addLayout(buttons)
 
@@ -104,6 +111,15 @@ class SettingsView(QWidget):
     def _show_store(self) -> None:
         self.heading.setText(f"<b>Project settings</b> — Fusion's settings live in <b>{_html(self.store_name())}</b>; "
                              f"memdesk's own in <code>{OWN_PATH}</code>.")
+
+    def open_connect(self) -> QWidget:
+        """Settings ▸ Connect to Fusion…: the dialog (modeless); a connection kept is used at once."""
+        from gui.widgets.fusion_connect import FusionConnectDialog
+
+        dialog = FusionConnectDialog(self.session.root, self)
+        dialog.connected.connect(lambda _url: self.session.refresh_settings_soon())
+        dialog.show()
+        return dialog
 
     def _saved_values(self) -> dict[str, Any]:
         return self.session.settings.model_dump(by_alias=True)

@@ -41,6 +41,8 @@ from gui.widgets.raise_window import bring_forward
 
 #: Rows listed at most (the best ones; the count says how many matched).
 SHOWN = 200
+#: Rows shown before the list scrolls.
+MAX_ROWS = 12
 
 
 @dataclass(frozen=True)
@@ -186,6 +188,7 @@ class FuzzyPicker(QDialog):
         self.list.setUniformItemSizes(True)
         self.list.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.setStyleSheet(f"QDialog#{name} {{ border: 1px solid palette(dark); }}")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(6, 6, 6, 6)
         layout.setSpacing(4)
@@ -214,6 +217,15 @@ class FuzzyPicker(QDialog):
             self.list.setCurrentIndex(self.model.index(0))
         total = len(self._items)
         self.count_label.setText(f"{len(matches):,} of {total:,}" if query else f"{total:,}")
+        self._fit(len(matches))
+
+    def _fit(self, rows: int) -> None:
+        """As tall as the rows listed (at most :data:`MAX_ROWS` before it scrolls), never taller."""
+        if not self.isVisible():
+            return
+        row = self.list.sizeHintForRow(0) if self.model.rowCount() else self.fontMetrics().height() + 10
+        self.list.setFixedHeight(max(min(rows, MAX_ROWS), 1) * row + 2 * self.list.frameWidth() + 2)
+        self.adjustSize()
 
     def shown_texts(self) -> list[str]:
         """The texts of the rows listed, in order (tests, screenshots)."""
@@ -222,13 +234,13 @@ class FuzzyPicker(QDialog):
     def popup(self, anchor: QWidget) -> None:
         """Show at the top centre of ``anchor`` (the window), with an empty query and the field focused."""
         width = min(max(anchor.width() * 6 // 10, 420), 720, anchor.width() - 24)
-        height = min(max(anchor.height() * 6 // 10, 260), 460)
         top_left = anchor.mapToGlobal(anchor.rect().topLeft())
-        self.setGeometry(top_left.x() + (anchor.width() - width) // 2, top_left.y() + 48, width, height)
+        self.setFixedWidth(width)
+        self.move(top_left.x() + (anchor.width() - width) // 2, top_left.y() + 48)
         self.field.clear()
         self._was_active = False
-        self.filter("")
         self.show()
+        self.filter("")
         bring_forward(self)
         self.field.setFocus(Qt.FocusReason.PopupFocusReason)
 

@@ -310,3 +310,13 @@ def test_an_entry_already_in_long_term_memory_is_kept_not_lost(layered):
     assert f"{MEM}/MEMORY.md" not in proposal.paths
     assert [e.fate for e in proposal.ledger] == ["kept"] and proposal.lost_facts == ()
     assert apply_proposal(project, proposal.id).status == "applied"
+
+
+def test_an_agents_model_dream_names_the_agent_in_fusions_prompt(layered, chat_server):
+    chat_server.script(Scripted("## DREAMS\n\n- reviewer picked up CSS Testing Patterns\n\n## LONG_TERM_UPDATES\n"))
+    outcome = run_dream(Project(layered), model(chat_server), agent="reviewer", now=NOW)
+    prompt = chat_server.requests[0].body["messages"][1]["content"]
+    assert prompt.startswith("You are processing private memory for agent reviewer (reviewer) in an OpenClaw-style "
+                             "memory system.\n\nRead today's daily notes and existing long-term memory.")
+    assert "\n## Daily Notes\n\n# Daily Memory 2026-08-20\n" in prompt
+    assert outcome.status == "staged" and outcome.proposal.lost_facts == ()

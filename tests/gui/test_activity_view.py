@@ -44,8 +44,9 @@ def test_every_write_newest_first_with_its_writer_and_kind(qtbot, desk, layered_
     _agents_write(layered_project)
     view = _activity(desk, qtbot)
     rows = view.visible_rows()
-    assert [(r[1], r[2], r[3]) for r in rows] == [
-        ("cli", "append", MEMORY), ("mcp:reviewer", "append", DAILY_REVIEWER), ("operator", "replace", MEMORY)]
+    shown = [(r[1], r[2], r[3]) for r in rows]  # the Document column leaves out ".fusion/"
+    assert shown == [("cli", "append", "memory/MEMORY.md"), ("mcp:reviewer", "append", DAILY_REVIEWER[8:]),
+                     ("operator", "replace", "memory/MEMORY.md")]
     assert rows[2][4].startswith("saved in the editor — the previous text (")
     assert rows[0][4] == "Leases use the DB clock"
     assert view.count_label.text() == "3 writes"
@@ -56,7 +57,7 @@ def test_filters_narrow_by_writer_document_and_kind_and_text(qtbot, desk, layere
     view = _activity(desk, qtbot)
     view.writer_filter.setFocus()
     view.writer_filter.setCurrentIndex(view.writer_filter.findText("mcp:reviewer"))
-    assert [r[3] for r in view.visible_rows()] == [DAILY_REVIEWER]
+    assert [r[3] for r in view.visible_rows()] == [DAILY_REVIEWER.removeprefix(".fusion/")]
     assert view.count_label.text() == "1 of 2 writes"
     view.writer_filter.setCurrentIndex(0)
     view.kind_filter.setCurrentIndex(view.kind_filter.findText("replace"))

@@ -121,3 +121,29 @@ def test_another_programs_run_is_shown_with_its_losses_and_undone(qtbot, layered
     assert (layered / MEM / "DREAMS.md").read_bytes() == before["DREAMS.md"]
     QThreadPool.globalInstance().waitForDone(10_000)
     session.close()
+
+
+def test_the_app_runs_fusions_dream_schedule_unattended(qtbot, layered):
+    import json
+
+    from core.consolidation.policy import Policy, save_policy
+    from gui.consolidation_timer import ConsolidationTimer
+
+    config = layered / ".fusion/config.json"
+    data = json.loads(config.read_text())
+    data["settings"].update({"memoryDreamsEnabled": True, "memoryDreamsSchedule": "* * * * *"})
+    config.write_text(json.dumps(data))
+    (layered / ".fusion/memdesk").mkdir(exist_ok=True)
+    (layered / ".fusion/memdesk/consolidation-state.json").write_text('{"dream": "2026-01-01T00:00:00.000Z"}')
+    save_policy(layered, Policy(unattended=True, max_change_bytes=1_000_000))
+    session = ProjectSession(layered)
+    messages: list[str] = []
+    session.statusMessage.connect(messages.append)
+    timer = ConsolidationTimer(session, interval_ms=3_600_000)
+    timer.tick()
+    qtbot.waitUntil(lambda: timer.operation is None and bool(messages), timeout=20_000)
+    assert any("Applied unattended" in m for m in messages), messages
+    assert "Processed into dreams on" in (layered / MEM / "2026-08-19.md").read_text()
+    timer.stop()
+    QThreadPool.globalInstance().waitForDone(10_000)
+    session.close()

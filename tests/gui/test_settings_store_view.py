@@ -203,3 +203,32 @@ def test_a_running_fusion_refusal_is_shown_at_its_field_and_its_changes_show_liv
         assert not (root / ".fusion" / "memdesk").exists()  # nothing of memdesk's written into the project
     finally:
         running.stop()
+
+
+def test_connect_to_fusion_from_the_app(qtbot, window, tmp_path: Path, user_config_dir: Path):
+    from tests.core import fusion_contract_server as srv
+
+    root = tmp_path / "current"
+    shutil.copytree(REPO / "tests" / "data" / "fusion-layered", root)
+    running = srv.start_fusion(srv.FusionState())
+    try:
+        running.state.projects["proj_1"] = {"path": str(root.resolve()), "settings": {"memoryEnabled": False}}
+        win = window(root)
+        view = win.show_view("settings")
+        assert "`.fusion/config.json` (no Fusion store found)".replace("`", "") in view.heading.text()
+        dialog = view.open_connect()
+        qtbot.keyClicks(dialog.url, running.url)
+        qtbot.keyClicks(dialog.token, "wrong")
+        qtbot.mouseClick(dialog.connect_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: dialog.connect_button.isEnabled(), timeout=5000)
+        assert "refused memdesk's token" in dialog.message.text()
+        assert not (user_config_dir / "fusion.json").exists()
+        dialog.token.clear()
+        qtbot.keyClicks(dialog.token, running.state.token)
+        qtbot.mouseClick(dialog.connect_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: f"Fusion, running, at {running.url}" in view.heading.text(), timeout=5000)
+        assert win.editor.text_edit.isReadOnly()  # Fusion says memory is off for this project
+        assert json.loads((user_config_dir / "fusion.json").read_text())["projects"][str(root.resolve())]["url"] \
+            == running.url
+    finally:
+        running.stop()
