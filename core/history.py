@@ -50,6 +50,7 @@ _LABELS = {
     "settings": "before a settings change", "automation": "before a schedule change",
     "migrate": "before migration", "http": "before an HTTP write", "mcp": "before an MCP write",
     "append": "agent append", "agent-append": "agent append", "cli-append": "CLI append",
+    "external-change": "before another program's change", "external-append": "another program's append",
 }
 
 

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, QTimer, Signal
 
 from core import fileio
 from core.adapter import WriteOutcome
@@ -29,6 +29,8 @@ from core.settings import ProjectSettings
 from core.store import ProjectStore
 
 log = logging.getLogger(__name__)
+#: How long after an outside append is seen it is recorded (memdesk's own appends are recorded by then).
+APPEND_NOTICE_DELAY_MS = 1500
 
 
 class DocumentAccess:
@@ -254,6 +256,25 @@ class ProjectSession(QObject):
         if team is not None:
             confirm(self.project.root, *team)
         return self.update_settings({"memoryBackend": backend_id, "memoryBackendConfig": dict(config or {})})
+
+    def notice_external(self, before: str | None, after: str | None) -> None:
+        """The current document changed on disk from ``before`` (what the editor held) to ``after`` without
+        memdesk: keep the version before in history (writer kind ``program``; on history's thread)."""
+        from core.noticed import record_noticed
+
+        project, path = self.project, self.current_path
+
+        def record() -> None:
+            try:
+                record_noticed(project, path, before, after)
+            except Exception as exc:  # recording is a safety net; the editor goes on either way
+                log.warning("an outside change of %s was not recorded: %s", path, exc)
+
+        if before and after is not None and after.startswith(before):
+            # An append: memdesk's own processes record theirs just after writing; look once they have.
+            QTimer.singleShot(APPEND_NOTICE_DELAY_MS, record)
+        else:
+            record()
 
     def binding_reason(self) -> str | None:
         """Why the memory is read-only until the operator confirms the project's team binding (``None``: it is not)."""

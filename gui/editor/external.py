@@ -89,6 +89,8 @@ class ExternalChanges(QObject):
         if self._read_failed:
             self._read_failed = False
             ed.notice.clear()
+        if disk != ed.buffer.base_text and self._disk is None:
+            ed.session.notice_external(ed.buffer.base_text, disk)  # kept in history: a program's change
         if ed.read_only_reason is not None and not ed.buffer.dirty:
             if disk != ed.buffer.base_text:
                 ed.load()
