@@ -124,6 +124,10 @@ class MemoryEditor(QWidget):
         self.preview.set_text_source(self.budget.marked(self.preview._source))  # the cut marked in the preview
         self.budget.previewChanged.connect(self.preview.schedule)
         self.budget.budgetsChanged.connect(lambda *_: self.outline.set_cut(self.budget.outline_cut()))
+        # The editor follows the preview when the operator scrolls the preview (gui.editor.scroll_sync).
+        from gui.editor.scroll_sync import ScrollSync
+
+        self.scroll_sync = ScrollSync(self.text_edit, self.preview, self)
         self._connect_signals()
         self.load()
 
