@@ -150,8 +150,13 @@ def _assignment_patterns() -> tuple[object, object]:
 def scan_secrets(text: str, deadline: Deadline) -> list[Finding]:
     """Every provider-format secret and secret assignment in ``text``."""
     findings: list[Finding] = []
-    formats = _compiled()
+    # One pass of each pattern over the whole text first: a pattern that matches nowhere (most, in clean
+    # memory) is not tried line by line. A match across lines only makes the line pass run, never skips it.
+    formats = [f for f in _compiled() if f[2].search(text)]  # type: ignore[attr-defined]
     assign, said = _assignment_patterns()
+    assignments = [(r, is_said) for r, is_said in ((assign, False), (said, True)) if r.search(text)]  # type: ignore[attr-defined]
+    if not formats and not assignments:
+        return findings
     for number, offset, line in iter_lines(text):
         deadline.check("secret")
         if len(line) < 8:
@@ -171,7 +176,7 @@ def scan_secrets(text: str, deadline: Deadline) -> list[Finding]:
                 taken.append((start, end))
                 findings.append(Finding(name, "secret", number, (offset + start, offset + end),
                                         f"{what} ({end - start} characters)"))
-        for regex, is_said in ((assign, False), (said, True)):
+        for regex, is_said in assignments:
             for match in regex.finditer(line):  # type: ignore[attr-defined]
                 start, end = match.span(1)
                 if any(s < end and start < e for s, e in taken):
