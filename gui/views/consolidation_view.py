@@ -68,7 +68,7 @@ class ConsolidationView(QWidget):
         self.provider = QComboBox(self)
         self.provider.setEditable(True)
         self.provider.addItem("offline")
-        for combo, chars in ((self.picker, 24), (self.scope, 10), (self.provider, 8)):  # the view fits 800 px
+        for combo, chars in ((self.picker, 16), (self.scope, 6), (self.provider, 6)):  # the view fits 800 px
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(chars)
         self.dream_button = QPushButton("Dream now", self)
