@@ -8,7 +8,7 @@ line — without moving the cursor, and without the preview snapping back to fol
 
 from __future__ import annotations
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from gui.editor.preview import PreviewPane
 from gui.editor.text_edit import MemoryTextEdit
@@ -22,12 +22,15 @@ class ScrollSync(QObject):
         self._edit, self._preview = edit, preview
         #: Whether the editor follows the preview (View ▸ Scroll editor and preview together).
         self.enabled = True
-        preview.browser.verticalScrollBar().valueChanged.connect(self._on_preview_scrolled)
+        # Only the operator's scrolling (wheel, keys, the scroll bar): a re-render that resets the
+        # preview's scroll bar, or the preview following the editor, must not move the editor.
+        bar = preview.browser.verticalScrollBar()
+        bar.actionTriggered.connect(lambda _action: QTimer.singleShot(0, self._on_preview_scrolled))
 
-    def _on_preview_scrolled(self, value: int) -> None:
+    def _on_preview_scrolled(self) -> None:
         if not self.enabled or self._preview.following or not self._preview.isVisible():
             return
-        line = self._preview.line_for_y(value)
+        line = self._preview.line_for_y(self._preview.browser.verticalScrollBar().value())
         if line == self._edit.first_visible_line():
             return
         block = self._edit.document().findBlockByNumber(min(line, self._edit.document().blockCount() - 1))
