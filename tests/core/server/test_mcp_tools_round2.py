@@ -263,5 +263,5 @@ def test_a_new_agents_files_get_fusions_agent_scaffolds_byte_for_byte(layered_pr
         "\nFirst daily note.\n").encode()
     assert long_term.structured_content["path"] == ".fusion/agent-memory/new-bot/MEMORY.md"
     assert (folder / "MEMORY.md").read_bytes() == (
-        "# Agent Memory\n\n<!-- Per-agent memory. Keep separate from workspace Project Memory. -->\n\n\n"
-        "\nFirst durable note.\n").encode()
+        b"# Agent Memory\n\n<!-- Per-agent memory. Keep separate from workspace Project Memory. -->\n\n\n"
+        b"\nFirst durable note.\n")
