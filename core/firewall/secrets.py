@@ -134,7 +134,7 @@ def _value_span(line: str, match: object) -> tuple[int, int]:
 @cache
 def _compiled() -> tuple[tuple[str, str, object], ...]:
     rules: list[tuple[str, str, object]] = []
-    for item in load()["rules"]:  # type: ignore[index]
+    for item in load()["rules"]:  # type: ignore[attr-defined]  # JSON data, its shape tested with the file
         name = _TYPE_RULES.get(item["type"], "secret.other")
         rules.append((name, item["type"], compile_linear(item["pattern"], ignore_case=item["ignoreCase"])))
     for name, what, pattern in EXTRA_FORMATS:
@@ -151,7 +151,7 @@ def _assignment_patterns() -> tuple[object, object]:
 def _any_format() -> object:
     """Every format and assignment pattern as one RE2 alternation: a line it does not match is skipped whole."""
     parts = [f"(?i:{item['pattern']})" if item["ignoreCase"] else f"(?:{item['pattern']})"
-             for item in load()["rules"]]  # type: ignore[index]
+             for item in load()["rules"]]  # type: ignore[attr-defined]  # JSON data, as above
     parts += [f"(?:{pattern})" for _, _, pattern in EXTRA_FORMATS]
     parts += [f"(?:{_ASSIGNMENT})", f"(?:{_SAID})"]
     return compile_linear("|".join(parts))
