@@ -114,6 +114,9 @@ class ServedProjects:
 
     def key_of(self, project: Project) -> str:
         """The key of a served project's model."""
+        for s in self.served:  # the model was built from the resolved root: no path resolution per request
+            if s.root == project.root:
+                return s.key
         root = Path(project.root).resolve()
         return next(s.key for s in self.served if s.root == root)
 
