@@ -206,7 +206,9 @@ def main() -> None:
         bench_mcp(base, (REPO / "resources/sample/.fusion/memory.md").read_text(encoding="utf-8"), env,
                   "sample memory")
         bench_mcp(base, text, env, "1 MiB memory")
-        from bench.servers_round2 import run as round2  # issue 23: windowed get, read logging, held connections
+        from bench.servers_round2 import (
+            run as round2,  # issue 23: windowed get, read logging, held connections
+        )
 
         round2(base, text, token, env)
     finally:

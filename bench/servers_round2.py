@@ -102,7 +102,7 @@ def bench_read_logging(base: Path, text: str, token: str) -> None:
     readlog.flush()
     n = 20_000
     t0 = time.perf_counter()
-    for i in range(n):
+    for _ in range(n):
         real("logged", root, ".fusion/memory.md", "0" * 64, len(text), 1, 100, 100, client="bench", token="bench",
              via="http")
     each = (time.perf_counter() - t0) / n * 1000
