@@ -1,8 +1,10 @@
 """Activity: every recorded write to the project's memory, by every writer, newest first.
 
-Two kinds of record make it up: an *append* (``core.history``'s events: the entry's text, who wrote
-it, when) and a *replacement* (a stored version: the content a save, prune, restore, merge… replaced,
-with its source and author). Pure Python; the GUI's Activity view and the bench read it.
+Three kinds of record make it up: an *append* (``core.history``'s events: the entry's text, who wrote
+it, when), a *replacement* (a stored version: the content a save, prune, restore, merge… replaced,
+with its source and author) and a *read* (``core.readlog``: a client read lines of a document through
+``memdesk serve`` or ``memdesk mcp``; never any text). Pure Python; the GUI's Activity view and the
+bench read it.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Literal
 
 from core import history
 
-ActivityKind = Literal["append", "replace"]
+ActivityKind = Literal["append", "replace", "read"]
 
 #: What a version's ``source`` did, in the operator's words (the version holds what it replaced).
 _ACTIONS = {
@@ -41,6 +43,7 @@ class ActivityEntry:
     summary: str
     text: str = ""  # an append's entry text (to find it in the document)
     source: str = ""
+    line: int = 0  # a read's first line (1-based; 0: not a read)
 
     @property
     def when(self) -> datetime:
@@ -68,8 +71,8 @@ def _first_line(text: str, limit: int = 160) -> str:
 
 
 def load_activity(root: Path | str, versions: list[history.Version] | None = None,
-                  limit: int | None = None) -> list[ActivityEntry]:
-    """Every recorded append and replacement of the project at ``root``, newest first.
+                  limit: int | None = None, *, reads: bool = True) -> list[ActivityEntry]:
+    """Every recorded append, replacement and (with ``reads``) read of the project at ``root``, newest first.
 
     ``versions`` are the stored versions when the backend keeps them itself (postgres); by default
     ``core.history``'s. ``limit`` bounds each kind of record read.
@@ -84,8 +87,30 @@ def load_activity(root: Path | str, versions: list[history.Version] | None = Non
                                      "replace", version.path,
                                      f"{action} — the previous text ({version.size:,} bytes) is in History",
                                      source=version.source))
+    if reads:
+        entries.extend(read_entries(root, limit=limit or 10_000))
     entries.sort(key=lambda e: (e.when, e.key), reverse=True)
     return entries
+
+
+def read_entries(root: Path | str, limit: int = 10_000) -> list[ActivityEntry]:
+    """The project's recorded reads (``core.readlog``), newest first; none when the log cannot be read."""
+    from core import readlog
+
+    try:
+        events = readlog.query(root=root, limit=limit)
+    except OSError:
+        return []
+    out = []
+    for event in events:
+        reader = event.client or (f"token:{event.token}" if event.token else "unknown")
+        if event.token and event.client and event.token not in event.client:
+            reader = f"{event.client} (token:{event.token})"
+        lines = f"lines {event.start_line:,}–{event.end_line:,} of {event.total_lines:,}"
+        out.append(ActivityEntry(f"r{event.id}", event.at, reader, "read", event.path,
+                                 f"read {lines} ({event.size:,} bytes) via {event.via}", source=event.via,
+                                 line=max(event.start_line, 1)))
+    return out
 
 
 def entry_line(document: str, entry: ActivityEntry) -> int | None:

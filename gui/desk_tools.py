@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gui.widgets.find_all_dialog import FindAllDialog
     from gui.widgets.fuzzy_picker import FuzzyPicker
     from gui.widgets.preferences_dialog import PreferencesDialog
+    from gui.widgets.side_document import SideDocument
 
 
 def unsaved_text(window: MainWindow, relpath: str) -> str | None:
@@ -45,6 +46,7 @@ class DeskTools(QObject):
         self.find_all: FindAllDialog | None = None
         self._server: LocalServer | None = None
         self.preferences: PreferencesDialog | None = None
+        self.side: SideDocument | None = None
         self.quick_open: FuzzyPicker | None = None
         self.palette: FuzzyPicker | None = None
         #: Opens a URL (a document, a folder); tests replace it.
@@ -58,6 +60,10 @@ class DeskTools(QObject):
         """The project changed (or closed): the dialogs built for the old one go, the local server stops."""
         if self._server is not None:
             self._server.stop()
+        if self.side is not None:
+            self.side.setParent(None)
+            self.side.deleteLater()
+            self.side = None
         if self.preferences is not None:
             self.preferences.close()
             self.preferences.deleteLater()
@@ -236,3 +242,43 @@ class DeskTools(QObject):
         ok = bool(self.open_url(QUrl.fromLocalFile(str(path))))
         self.window.status.show_message(f"Opened {path}" if ok else f"Could not open {path}")
         return ok
+
+    # -- side by side ----------------------------------------------------------------------------
+    def toggle_side(self, path: str | None = None) -> SideDocument | None:
+        """View ▸ Open beside (Ctrl+\\): a read-only second document beside the editor, or close it."""
+        window = self.window
+        session = window.session
+        if session is None:
+            window.show_error("Open a project first.")
+            return None
+        if self.side is not None and self.side.isVisible() and path is None:
+            self.side.close_pane()
+            return None
+        if self.side is None:
+            from gui.widgets.side_document import SideDocument
+
+            root = session.root
+            self.side = SideDocument(session.project.read, lambda rel: str(root / rel), window)
+            self.side.editRequested.connect(window.open_document)
+            self.side.closed.connect(lambda: window.editor is not None and window.editor.text_edit.setFocus())
+            session.documentsChanged.connect(self._refresh_side)
+            window.workspace.addWidget(self.side)
+        self._refresh_side()
+        docs = [d.path for d in session.documents()]
+        if path is None:  # the document after the one being edited, so the two differ
+            current = session.current_path
+            path = next((p for p in docs if p != current), current)
+        self.side.show_document(path)
+        self.side.setVisible(True)
+        sizes = window.workspace.sizes()
+        if len(sizes) == 3:
+            total = sum(sizes)
+            side = max(total * 3 // 10, 240)
+            window.workspace.setSizes([sizes[0], total - sizes[0] - side, side])
+        self.side.text.setFocus()
+        return self.side
+
+    def _refresh_side(self) -> None:
+        session = self.window.session
+        if self.side is not None and session is not None:
+            self.side.set_documents([(d.path, d.label) for d in session.documents()])

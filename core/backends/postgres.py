@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from core import fileio
+from core.backends import mirror_ledger as ledger_mod
 from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptions, MemorySearchResult
 from core.backends.pg import documents as docs
 from core.backends.pg import mirror as mirror_mod
@@ -120,7 +121,6 @@ class PostgresMemoryBackend(MemoryBackend):
         self._chunks = docs.ChunkCache()
         self._seen: dict[str, tuple[tuple[int, int] | None, str | None]] = {}
         self._unmirrorable: set[str] = set()
-        self._read_stat: dict[str, tuple[int, int] | None] = {}
         self._watches: list[Watch] = []
         self._policy: RetentionPolicy = project_retention_policy(self.root)
         self.warnings: list[str] = []
@@ -142,89 +142,134 @@ class PostgresMemoryBackend(MemoryBackend):
         assert self.root is not None
         return fileio.file_lock(self.root, path) if self.mirror is not None else nullcontext()
 
-    def _import(self, conn: Any, path: str, row: docs.DocRow | None) -> tuple[docs.DocRow | None, str | None]:
-        """Take an outside edit of the mirror file into the database (inside the document's transaction)."""
-        if self.mirror is None or path in self._unmirrorable:
+    def _whole(self, conn: Any, path: str, row: docs.DocRow | None) -> Callable[[str], str]:
+        """The decision for a mirror file the ledger cannot split (no note, a replaced or edited file):
+        :func:`core.backends.pg.mirror.reconcile` by content. Returns the database's new text."""
+        assert self.mirror is not None
+        mirror = self.mirror
+
+        def decide(text: str) -> str:
+            current = row.content if row else ""
+            if row is not None and text == row.content:
+                return current
+            digest = fileio.content_hash(text)
+            last = mirror.last(path)
+            base = mirror.base_of(path, text)  # the file is what was mirrored, perhaps with an agent's append
+            if base is None and last is not None:  # edited inside: the mirrored text may be a kept version
+                base = docs.version_content(conn, self.project_key, path, last.hash)
+            known_old = (row is not None and row.content != "" and base != text
+                         and docs.version_content(conn, self.project_key, path, digest) is not None)
+            d = mirror_mod.reconcile(text, row.content if row else None, base, known_old)
+            if d.action == "conflict":
+                docs.record_history(conn, self.project_key, path, text, "mirror-conflict", "mirror", self._policy)
+                self._warn(f"{path} was edited both in the database and in its file; the database's text was kept "
+                           "and the file's text saved in history (source mirror-conflict)")
+            if d.action in ("keep", "conflict"):
+                return current
+            if d.action == "append":
+                return current + (d.appended or "")
+            if row is not None and row.content:
+                docs.record_history(conn, self.project_key, path, row.content, "mirror-import", "mirror",
+                                    self._policy)
+            return d.content or ""
+
+        return decide
+
+    def _take_in(self, conn: Any, path: str, row: docs.DocRow | None, look: ledger_mod.Look | None
+                 ) -> tuple[docs.DocRow | None, ledger_mod.Step | None]:
+        """Take the agents' additions to the mirror file into the database, once (:mod:`core.backends.mirror_ledger`)."""
+        if self.mirror is None or look is None:
             return row, None
-        self._read_stat[path] = self.mirror.stat(path)  # before reading: a later append shows as a change
         try:
-            text = self.mirror.read(path)
-        except MemoryBackendError as exc:  # not UTF-8, a FIFO...: never imported, never overwritten
-            if row is not None and self.mirror.torn(path, row.content):
-                return row, None  # a crash cut an append to it inside a character: rewritten
+            step = self._ledger(path).step(look, row.content if row else None, self._whole(conn, path, row))
+        except MemoryBackendError as exc:  # not UTF-8...: never imported, never overwritten
+            if row is not None and look.data is not None and self.mirror.torn(path, row.content):
+                return row, ledger_mod.Step(row.content, False, 0, "", False)  # a cut append: rewritten
             self._warn(f"{path} is not mirrored: {exc}")
             self._unmirrorable.add(path)
             return row, None
-        if text is None:
-            return row, None
-        if row is not None and text == row.content:
-            return row, text
-        digest = fileio.content_hash(text)
-        last = self.mirror.last(path)
-        base = self.mirror.base_of(path, text)  # the file is what was mirrored, perhaps with an agent's append
-        if base is None and last is not None:  # edited inside: the mirrored text may be a kept version
-            base = docs.version_content(conn, self.project_key, path, last.hash)
-        known_old = (row is not None and row.content != "" and base != text
-                     and docs.version_content(conn, self.project_key, path, digest) is not None)
-        d = mirror_mod.reconcile(text, row.content if row else None, base, known_old)
-        if d.action == "keep":
-            return row, text
-        if d.action == "conflict":
-            docs.record_history(conn, self.project_key, path, text, "mirror-conflict", "mirror", self._policy)
-            self._warn(f"{path} was edited both in the database and in its file; the database's text was kept "
-                       "and the file's text saved in history (source mirror-conflict)")
-            return row, text
-        new = (row.content if row else "") + d.appended if d.action == "append" else d.content or ""
+        if not step.changed:
+            return row, step
         try:
-            fileio.check_size(new.encode("utf-8"), path, self.id)
+            fileio.check_size(step.base.encode("utf-8"), path, self.id)
         except MemoryBackendError as exc:
             self._warn(f"the edit of {path} was not imported: {exc}")
             self._unmirrorable.add(path)
             return row, None
-        if d.action == "replace" and row is not None and row.content:
-            docs.record_history(conn, self.project_key, path, row.content, "mirror-import", "mirror", self._policy)
-        digest = docs.store(conn, self.project_key, path, new, row, source="mirror-import", author="mirror",
-                            origin=self.origin, chunks=self._chunks)
-        return docs.DocRow(new, digest, (row.revision if row else 0) + 1), text
+        return self._put(conn, path, step.base, row, "mirror-import", "mirror"), step
 
-    def _mirror_out(self, path: str, row: docs.DocRow | None, file_text: str | None) -> None:
-        """After the commit (still under the file lock): make the mirror file hold the committed text."""
-        if self.mirror is None or row is None or path in self._unmirrorable:
+    def _put(self, conn: Any, path: str, text: str, row: docs.DocRow | None, source: str,
+             author: str | None) -> docs.DocRow:
+        digest = docs.store(conn, self.project_key, path, text, row, source=source, author=author,
+                            origin=self.origin, chunks=self._chunks)
+        return docs.DocRow(text, digest, (row.revision if row else 0) + 1)
+
+    def _ledger(self, path: str) -> ledger_mod.Ledger:
+        assert self.root is not None
+        return ledger_mod.Ledger(self.root, path, self.project_key, self.id)
+
+    def _look(self, path: str) -> AbstractContextManager[ledger_mod.Look | None]:
+        if self.mirror is None or path in self._unmirrorable:
+            return nullcontext(None)
+        return self._ledger(path).safe_look()
+
+    def _mirror_out(self, path: str, look: ledger_mod.Look | None, step: ledger_mod.Step | None,
+                    row: docs.DocRow | None, *, appended: str | None = None) -> None:
+        """After the commit (still under the file lock): make the mirror file hold the database's text.
+
+        memdesk's ``appended`` entry (the end of ``row``'s text) goes to a file in step with ``O_APPEND``
+        (noted first, so a crash part-way is finished, never imported as an agent's text); anything else
+        is renamed over the file. Agents' bytes that land meanwhile (found by offset) are taken in, once,
+        in one more transaction, and the file rewritten if their order differs from the database's."""
+        if self.mirror is None or look is None or step is None or row is None or path in self._unmirrorable:
             return
-        if self.mirror.stat(path) != self._read_stat.pop(path, None):
-            # Someone (an agent that takes no lock) wrote the file since it was read: replacing it now would
-            # lose that; it is imported, by content, on the next read or write instead.
-            return
-        seen: tuple[int, int] | None
+        led = self._ledger(path)
         try:
-            appended, seen = self._append_out(path, row, file_text)
-            if not appended:
-                if file_text != row.content:
-                    self.mirror.write(path, row.content)
-                seen = self.mirror.stat(path)
-            last = self.mirror.last(path)
-            if last is None or last.hash != row.hash:
-                self.mirror.remember(path, row.content, row.hash)
+            if appended and step.in_step and look.data is not None and look.plain:
+                between, _end = led.append(look.dev, look.ino, look.data[:step.upto], appended, row.hash)
+                led.end_append()
+                if not between:
+                    prefix = look.data[:step.upto] + appended.encode("utf-8")
+                    return self._noted(path, row, led.note_for(look.dev, look.ino, prefix, row.content))
+                row = self._take_late(path, between)  # an agent's bytes went in before memdesk's entry
+                with led.look() as look:  # the file's order differs from the database's: rewritten
+                    late, _end, dev, ino = led.replace(look, row.content)
+            elif step.in_step and look.data is not None and not appended and step.base == row.content:
+                return self._noted(path, row, led.note_for(look.dev, look.ino, look.data[:step.upto], row.content))
+            else:
+                late, _end, dev, ino = led.replace(look, row.content)
+            if late:  # agents appended to the old file up to the rename: put after the text, in both
+                row = self._take_late(path, late)
+            self._noted(path, row, led.note_for(dev, ino, row.content.encode("utf-8"), row.content))
+        except ledger_mod.Moved:  # changed by another program since the look: taken in, by content, next time
+            led.end_append()
+            led.forget()
+            self._seen.pop(path, None)
         except MemoryBackendError as exc:  # the database holds the text; the file is a copy
             self._warn(f"saved in the database, but the mirror {path} could not be written: {exc}")
-            return
-        if seen is None:  # someone appended to the file meanwhile: it is read again next time
+            led.end_append()
+            led.forget()
             self._seen.pop(path, None)
-        else:
-            self._seen[path] = (seen, row.hash)
 
-    def _append_out(self, path: str, row: docs.DocRow, file_text: str | None) -> tuple[bool, tuple[int, int] | None]:
-        """When the file holds what it was read with and the database's text extends it (an append), append
-        the new bytes (one fsync) instead of replacing 100 KB (two): whether it did, and the file's stat
-        after (see :meth:`core.backends.pg.mirror.MirrorFiles.append`). A crash part-way leaves a prefix of the new text, which the
-        next read completes (:func:`core.backends.pg.mirror.reconcile`)."""
+    def _take_late(self, path: str, text: str) -> docs.DocRow:
+        """Append agents' ``text`` (found in the file past memdesk's look) to the document, in its own transaction."""
+        with self.db.transaction(f"mirror import {path}") as conn:
+            docs.lock(conn, self.project_key, path)
+            row = docs.fetch(conn, self.project_key, path, self._chunks)
+            return self._put(conn, path, (row.content if row else "") + text, row, "mirror-import", "mirror")
+
+    def _noted(self, path: str, row: docs.DocRow, note: ledger_mod.Note) -> None:
+        """The file is in step: note it (and the old-style note of what was mirrored, which merges use)."""
         assert self.mirror is not None
-        if not file_text or file_text == row.content or not row.content.startswith(file_text):
-            return False, None
-        try:
-            return True, self.mirror.append(path, len(file_text.encode("utf-8")), row.content[len(file_text):])
-        except mirror_mod.NotAppendable:
-            return False, None
+        self._ledger(path).save(note)
+        last = self.mirror.last(path)
+        if last is None or last.hash != row.hash:
+            self.mirror.remember(path, row.content, row.hash)
+        st = self.mirror.stat(path)
+        if st is not None and st[1] == note.size:
+            self._seen[path] = (st, row.hash)
+        else:
+            self._seen.pop(path, None)
 
     def _warn(self, message: str) -> None:
         log.warning("%s", message)
@@ -251,12 +296,12 @@ class PostgresMemoryBackend(MemoryBackend):
             return None  # nothing to import, nothing to mirror
         if st is not None and self._seen.get(path) == (st, row.hash if row else None) and not _racy(st):
             return row.content if row else None
-        with self._file_lock(path):
+        with self._file_lock(path), self._look(path) as look:
             with self.db.transaction("mirror import") as conn:
                 docs.lock(conn, self.project_key, path)
                 row = docs.fetch(conn, self.project_key, path, self._chunks)
-                row, text = self._import(conn, path, row)
-            self._mirror_out(path, row, text)
+                row, step = self._take_in(conn, path, row, look)
+            self._mirror_out(path, look, step, row)
         return row.content if row else None
 
     def read_document(self, relpath: str) -> str | None:
@@ -278,10 +323,10 @@ class PostgresMemoryBackend(MemoryBackend):
             raise MemoryBackendError(f"content must be a string, not {type(content).__name__}", "WRITE_FAILED",
                                      self.id)
         fileio.check_size(content.encode("utf-8"), path, self.id)
-        with self._file_lock(path):
+        with self._file_lock(path), self._look(path) as look:
             with self.db.transaction(f"write {path}") as conn:
                 docs.lock(conn, self.project_key, path)
-                row, text = self._import(conn, path, docs.fetch(conn, self.project_key, path, self._chunks))
+                row, step = self._take_in(conn, path, docs.fetch(conn, self.project_key, path, self._chunks), look)
                 current = row.hash if row else fileio.content_hash("")
                 if expected_hash is not None and expected_hash != current:
                     raise MemoryBackendError(f"{path} changed since it was loaded (another host or agent wrote "
@@ -289,29 +334,29 @@ class PostgresMemoryBackend(MemoryBackend):
                 if row is None or row.content != content:
                     if row is not None and row.content:
                         docs.record_history(conn, self.project_key, path, row.content, source, author, self._policy)
-                    digest = docs.store(conn, self.project_key, path, content, row, source=source, author=author,
-                                        origin=self.origin, chunks=self._chunks)
-                    row = docs.DocRow(content, digest, (row.revision if row else 0) + 1)
-            self._mirror_out(path, row, text)
+                    row = self._put(conn, path, content, row, source, author)
+                    step = step or (ledger_mod.Step(content, False, 0, "", False) if look is not None else None)
+            self._mirror_out(path, look, step, row)
 
     def append_document(self, relpath: str, build: Callable[[str], str | None], *, author: str | None = None,
                         source: str = "append") -> str | None:
         """Append ``build(current)`` under the document's lock, re-reading it first; return what was appended."""
         self.require_initialized()
         path = self._document_path(relpath)
-        with self._file_lock(path):
+        with self._file_lock(path), self._look(path) as look:
             with self.db.transaction(f"append to {path}") as conn:
                 docs.lock(conn, self.project_key, path)
-                row, text = self._import(conn, path, docs.fetch(conn, self.project_key, path, self._chunks))
+                row, step = self._take_in(conn, path, docs.fetch(conn, self.project_key, path, self._chunks), look)
                 current = row.content if row else ""
                 addition = build(current)
                 if addition:
                     new = current + addition
                     fileio.check_size(new.encode("utf-8"), path, self.id)
-                    digest = docs.store(conn, self.project_key, path, new, row, source=source, author=author,
-                                        origin=self.origin, chunks=self._chunks)
-                    row = docs.DocRow(new, digest, (row.revision if row else 0) + 1)
-            self._mirror_out(path, row, text)
+                    row = self._put(conn, path, new, row, source, author)
+                    step = step or (ledger_mod.Step(current, False, 0, "", False) if look is not None else None)
+                    if step is not None and step.in_step and look is not None and look.plain:
+                        self._ledger(path).begin_append(step.upto, addition, row.hash)  # before the commit
+            self._mirror_out(path, look, step, row, appended=addition or None)
         return addition or None
 
     def list_documents(self) -> list[tuple[str, int, Any, str | None]]:

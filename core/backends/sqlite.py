@@ -13,15 +13,16 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import Field
 
-from core import fileio, history, saving
+from core import fileio, history
+from core.backends import mirror_ledger as ledger_mod
 from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptions, MemorySearchResult
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.layout import SEED_MEMORY as MEMORY_FILE_PATH
@@ -95,38 +96,134 @@ class SqliteMemoryBackend(MemoryBackend):
         return row[0] if row else ""
 
     def _import_file(self, source: str) -> bool:
-        """Take ``.fusion/memory.md`` into the database when it was changed outside memdesk.
-
-        Decided by content, never by clock: the file is an outside edit unless it holds the
-        database's content or what memdesk last mirrored (``mirror_hash``); a file that is what was
-        last mirrored while the database moved on (the mirror was off) is rewritten from the
-        database, its old text kept in history. A modification time can be old for an edit made a
-        second ago (``cp -p``, ``rsync -t``, a skewed clock), so it is never trusted here. A mirror
-        that is not a regular file inside the root (a link to ``~/.ssh``, a FIFO) is never read.
-        """
+        """Bring the database and ``.fusion/memory.md`` in step (see :meth:`_sync_locked`); whether the
+        database's text changed."""
         assert self.root is not None
         settings: SqliteSettings = self.settings  # type: ignore[assignment]
         row = self._row()
         if row is not None and not settings.mirror:
             return False
+        if not settings.mirror:  # a new database: the file's text, once
+            try:
+                text = fileio.read_in_root(self.root, MEMORY_FILE_PATH, self.id)
+            except MemoryBackendError as exc:
+                log.warning("not importing %s: %s", MEMORY_FILE_PATH, exc)
+                text = None
+            self._store(text or "", source, record=False)
+            return bool(text)
+        before = row[0] if row else None
+        self._sync_locked(source)
+        return self._content() != before
+
+    def _whole(self, row: tuple[str, str, str | None, int] | None) -> Callable[[str], str]:
+        """The decision for a mirror file the ledger cannot split (no note; replaced or edited by a program).
+
+        Decided by content, never by clock: the file is an outside edit unless it holds the database's
+        content or what memdesk last mirrored (``mirror_hash``, left behind while the mirror was off: then
+        it is rewritten from the database). A modification time can be old for an edit made a second ago
+        (``cp -p``, ``rsync -t``, a skewed clock), so it is never trusted here.
+        """
+        def decide(text: str) -> str:
+            if row is None:
+                return text
+            digest = fileio.content_hash(text)
+            if digest == row[1] or digest == row[2]:
+                return row[0]
+            return text
+
+        return decide
+
+    def _look(self) -> AbstractContextManager[ledger_mod.Look | None]:
+        if self.memory_path is None:
+            return nullcontext(None)
+        return self._ledger.safe_look()
+
+    def _take_in(self, look: ledger_mod.Look | None, source: str) -> ledger_mod.Step | None:
+        """Inside a transaction: the agents' additions to the mirror taken in once (:mod:`core.backends.mirror_ledger`)."""
+        if look is None:
+            return None
+        row = self._row()
         try:
-            text = fileio.read_in_root(self.root, MEMORY_FILE_PATH, self.id)
-        except MemoryBackendError as exc:
+            step = self._ledger.step(look, row[0] if row else None, self._whole(row))
+        except MemoryBackendError as exc:  # not UTF-8, a link out...: never imported, never overwritten
             log.warning("not importing %s: %s", MEMORY_FILE_PATH, exc)
-            return False
-        if text is None:
             if row is None:
                 self._store("", source, record=False)
-            return False
-        digest = fileio.content_hash(text)
-        if row is not None and digest == row[1]:
-            return False
-        if row is not None and digest == row[2]:  # the last mirror, left behind while the mirror was off
-            if not self._db.in_transaction:  # inside a write, the commit rewrites the mirror anyway
-                self._write_mirror(row[0], "mirror-refresh")
-            return False
-        self._store(text, source, mirror_hash=digest)
-        return True
+            return None
+        if row is None and not step.changed:
+            self._store("", source, record=False)
+        if step.changed:
+            fileio.check_size(step.base.encode("utf-8"), MEMORY_FILE_PATH, self.id)
+            # The version before an agent's change is kept too (it is a change memdesk did not make).
+            self._store(step.base, source, mirror_hash=fileio.content_hash(step.base))
+        return step
+
+    def _sync_locked(self, source: str) -> None:
+        """Under the file lock: take the mirror's news in, then bring the file in step (after the commit)."""
+        with self._look() as look:
+            with self._db.transaction():
+                step = self._take_in(look, source)
+            self._mirror_out(look, step)
+
+    def _mirror_out(self, look: ledger_mod.Look | None, step: ledger_mod.Step | None,
+                    appended: str | None = None) -> None:
+        """After the commit, under the file lock: the file holds the database's text (see the postgres
+        backend's ``_mirror_out``: the same rule). Deferred to the outer commit inside a transaction."""
+        if look is not None and look.error is not None and (appended or step is not None):
+            raise MemoryBackendError(f"the memory was saved in the database, but the mirror {MEMORY_FILE_PATH} "
+                                     f"could not be updated: {look.error}", "WRITE_FAILED", self.id, look.error)
+        if look is None or step is None:
+            return
+        if self._db.in_transaction:  # a caller's transaction: the file follows once it commits
+            self._db.after_commit(self._resync)
+            return
+        assert self.root is not None
+        led, content = self._ledger, self._content()
+        self._mirror_seen = None
+        try:
+            if appended and step.in_step and look.data is not None and look.plain:
+                between, _end = led.append(look.dev, look.ino, look.data[:step.upto], appended, "-")
+                led.end_append()
+                if not between:
+                    prefix = look.data[:step.upto] + appended.encode("utf-8")
+                    return led.save(led.note_for(look.dev, look.ino, prefix, content))
+                content = self._take_late(between)
+                with led.look() as look:
+                    late, _end, dev, ino = led.replace(look, content)
+            elif step.in_step and look.data is not None and not appended and step.base == content:
+                return led.save(led.note_for(look.dev, look.ino, look.data[:step.upto], content))
+            else:
+                late, _end, dev, ino = led.replace(look, content)
+            if late:
+                content = self._take_late(late)
+            led.save(led.note_for(dev, ino, content.encode("utf-8"), content))
+            with self._db.transaction() as c:
+                c.execute("UPDATE memory SET mirror_hash = ? WHERE id = 1", (fileio.content_hash(content),))
+        except ledger_mod.Moved:  # changed by another program since the look: taken in, by content, next time
+            led.end_append()
+            led.forget()
+        except MemoryBackendError as exc:
+            led.end_append()
+            led.forget()
+            raise MemoryBackendError(f"the memory was saved in the database, but the mirror {MEMORY_FILE_PATH} "
+                                     f"could not be updated: {exc}", "WRITE_FAILED", self.id, exc) from exc
+
+    def _take_late(self, text: str) -> str:
+        """Agents' ``text`` found past memdesk's look, appended to the content in its own transaction."""
+        with self._db.transaction():
+            content = self._content() + text
+            self._store(content, "mirror-import", record=False, mirror_hash=fileio.content_hash(content))
+        return content
+
+    def _resync(self) -> None:
+        assert self.root is not None
+        with fileio.file_lock(self.root, MEMORY_FILE_PATH):
+            self._sync_locked("mirror-import")
+
+    @property
+    def _ledger(self) -> ledger_mod.Ledger:
+        assert self.root is not None
+        return ledger_mod.Ledger(self.root, MEMORY_FILE_PATH, "sqlite", self.id)
 
     def _store(self, content: str, source: str, *, mirror_hash: str | None = None, record: bool = True) -> None:
         """Replace the content and its index rows in one transaction (history first)."""
@@ -201,30 +298,41 @@ class SqliteMemoryBackend(MemoryBackend):
             raise MemoryBackendError(f"content must be a string, not {type(content).__name__}", "WRITE_FAILED",
                                      self.id)
         fileio.check_size(content.encode("utf-8"), "the memory", self.id)
-        with fileio.file_lock(root, MEMORY_FILE_PATH), self.transaction():
-            if self.memory_path is not None:
-                self._import_file(source="mirror-import")
-            row = self._row()
-            current = row[1] if row else fileio.content_hash("")
-            if expected_hash is not None and expected_hash != current:
-                raise MemoryBackendError("the memory changed since it was loaded; reload or merge before saving",
-                                         "CONFLICT", self.id)
-            if row is not None and row[0] == content:
-                return
-            self._store(content, source)
-            if self.memory_path is not None:
-                self._db.after_commit(lambda: self._write_mirror(content, source))
+        with fileio.file_lock(root, MEMORY_FILE_PATH), self._look() as look:
+            with self.transaction():
+                step = self._take_in(look, "mirror-import")
+                row = self._row()
+                current = row[1] if row else fileio.content_hash("")
+                if expected_hash is not None and expected_hash != current:
+                    raise MemoryBackendError("the memory changed since it was loaded; reload or merge before saving",
+                                             "CONFLICT", self.id)
+                if row is None or row[0] != content:
+                    self._store(content, source)
+                    step = step or (ledger_mod.Step(content, False, 0, "", False) if look is not None else None)
+            self._mirror_out(look, step)
 
-    def _write_mirror(self, content: str, source: str) -> None:
-        assert self.root is not None
-        self._mirror_seen = None
-        try:
-            saving.replace_text(self.root, MEMORY_FILE_PATH, content, source=source, backend_id=self.id)
-        except MemoryBackendError as exc:
-            raise MemoryBackendError(f"the memory was saved in the database, but the mirror {MEMORY_FILE_PATH} "
-                                     f"could not be updated: {exc}", "WRITE_FAILED", self.id, exc) from exc
-        with self._db.transaction() as c:
-            c.execute("UPDATE memory SET mirror_hash = ? WHERE id = 1", (fileio.content_hash(content),))
+    def append_document(self, relpath: str, build: Callable[[str], str | None], *,
+                        author: str | None = None, source: str = "append") -> str | None:
+        """Append ``build(current)`` to the memory in one transaction, taking the mirror's news in first; the
+        mirror gets the entry with ``O_APPEND`` (agents appending meanwhile lose nothing, repeat nothing)."""
+        root = self.require_initialized()
+        if not self.is_primary(relpath):
+            return super().append_document(relpath, build, author=author, source=source)
+        self.require_writable()
+        with fileio.file_lock(root, MEMORY_FILE_PATH), self._look() as look:
+            with self.transaction():
+                step = self._take_in(look, "mirror-import")
+                current = self._content()
+                addition = build(current)
+                if addition:
+                    new = current + addition
+                    fileio.check_size(new.encode("utf-8"), MEMORY_FILE_PATH, self.id)
+                    self._store(new, source, record=False)
+                    step = step or (ledger_mod.Step(current, False, 0, "", False) if look is not None else None)
+                    if step is not None and step.in_step and look is not None and look.plain:
+                        self._ledger.begin_append(step.upto, addition, fileio.content_hash(new))
+            self._mirror_out(look, step, addition or None)
+        return addition or None
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

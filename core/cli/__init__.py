@@ -148,8 +148,12 @@ def main(argv: list[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 2
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # a reader that went away (`| head`) shows here, not at exit
+        return code
     except CliError as exc:
+        if _broken_pipe(exc):
+            return _reader_gone()
         print(f"memdesk: {exc.message}" if not exc.message.startswith("memdesk") else exc.message,
               file=sys.stderr)
         return exc.exit_code
@@ -157,8 +161,30 @@ def main(argv: list[str] | None = None) -> int:
         print("memdesk: interrupted", file=sys.stderr)
         return 1
     except (Exception, RecursionError, MemoryError) as exc:  # one line, never a traceback
+        if _broken_pipe(exc):
+            return _reader_gone()
         if os.environ.get("MEMDESK_DEBUG"):
             raise
         error = fail_from(exc)
         print(f"memdesk: {error.message}", file=sys.stderr)
         return error.exit_code
+
+
+def _broken_pipe(exc: BaseException | None) -> bool:
+    """Whether ``exc`` (or what caused it) is the reader of our output having gone away (``| head``)."""
+    seen = 0
+    while exc is not None and seen < 8:
+        if isinstance(exc, BrokenPipeError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
+
+
+def _reader_gone() -> int:
+    """The reader closed the pipe: stop quietly, as `| head` expects (no "Broken pipe", no traceback at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 0

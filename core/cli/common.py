@@ -161,10 +161,27 @@ def fail_from(exc: BaseException) -> CliError:
     if isinstance(exc, MemoryError):
         return CliError("out of memory (MemoryError): a file under .fusion/ is too big for the memory available; "
                         "check the sizes of the project's memory files", 1)
+    if isinstance(exc, ModuleNotFoundError):
+        return CliError(missing_module_line(exc), 1)
     if isinstance(exc, UnicodeError):
         return CliError(f"text that is not valid UTF-8 ({type(exc).__name__}: {_safe(exc)}); memdesk reads and "
                         "writes UTF-8 only", 2)
     return CliError(f"{type(exc).__name__}: {_safe(exc)}", 1)
+
+
+#: The install extra that brings each optional top-level module (pyproject.toml's optional-dependencies).
+EXTRAS = {"psycopg": "postgres", "psycopg_pool": "postgres", "wordllama": "semantic", "numpy": "semantic",
+          "fastapi": "servers", "uvicorn": "servers", "httpx": "servers", "mcp": "servers"}
+
+
+def missing_module_line(exc: ModuleNotFoundError) -> str:
+    """What to install for a missing optional module, in one line (never the bare ``ModuleNotFoundError``)."""
+    module = (exc.name or "").split(".")[0]
+    extra = EXTRAS.get(module)
+    if extra is None:
+        return f"the Python module {module or exc.name!r} is not installed ({_safe(exc)}); reinstall memdesk"
+    return (f"this needs the {extra!r} extra (the Python module {module!r} is not installed): "
+            f"pip install 'memdesk[{extra}]', or pip install -e \".[{extra}]\" in a checkout (run.sh installs it)")
 
 
 def _safe(exc: BaseException) -> str:

@@ -164,9 +164,14 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         plan = plan_migration(project)
     except Exception as exc:
         raise fail_from(exc) from exc
-    if plan is None:
-        raise CliError("nothing to migrate: this project has no legacy .fusion/memory.md beside "
-                       ".fusion/memory/ (only layered projects have one)", 1)
+    if plan is None:  # nothing to do is a success, said on stdout
+        message = ("Nothing to migrate: this project has no legacy .fusion/memory.md beside .fusion/memory/ "
+                   "(only layered projects have one).")
+        if args.json:
+            emit_json({"applied": False, "moved": 0, "nothingToMigrate": True, "message": message})
+        else:
+            print(message)
+        return 0
     if not args.apply:
         if args.json:
             emit_json({"applied": False, "target": plan.target, "moved": plan.moved, "diff": plan.diff,

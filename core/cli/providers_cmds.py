@@ -28,7 +28,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     a.add_argument("--model", help="openai: model name")
     a.add_argument("--api-key-env", metavar="VAR", help="openai: environment variable holding the API key")
     a.add_argument("--command", dest="command_line", metavar="CMD", help="command: program and arguments (shell-quoted)")
-    a.add_argument("--timeout", type=float, metavar="SECONDS", help="seconds to wait for a reply (default 120)")
+    a.add_argument("--timeout", type=float, metavar="SECONDS",
+                   help="openai: how long each network step (connect, each read) may wait; command: how long the "
+                        "command may run (default 120). A reply that trickles in is bounded by --deadline")
+    a.add_argument("--deadline", type=float, metavar="SECONDS",
+                   help="the longest a whole provider call may last, however slowly the reply arrives "
+                        "(default 600)")
     a.add_argument("--prune-after-days", type=int, metavar="DAYS", help="offline: prune dated entries older than this")
     a.set_defaults(func=cmd_providers_set)
     a = add_action(actions, "remove", "remove a provider")
@@ -62,7 +67,8 @@ def cmd_providers_list(args: argparse.Namespace) -> int:
             detail = shlex.join(cfg.command or [])
         else:
             detail = f"rule-based, prunes dated entries older than {cfg.prune_after_days} days"
-        print(f"{mark} {name:<12} {cfg.kind:<8} {detail}  timeout={cfg.timeout_s:g}s")
+        deadline = f" deadline={cfg.deadline_s:g}s" if cfg.deadline_s else ""
+        print(f"{mark} {name:<12} {cfg.kind:<8} {detail}  timeout={cfg.timeout_s:g}s{deadline}")
     print(f"autoApplyPrune: {'on' if config.auto_apply_prune else 'off (prunes wait for review)'}")
     return 0
 
@@ -85,7 +91,8 @@ def cmd_providers_set(args: argparse.Namespace) -> int:
 
     data: dict[str, Any] = {"kind": args.kind}
     for key, value in (("baseUrl", args.base_url), ("model", args.model), ("apiKeyEnv", args.api_key_env),
-                       ("timeoutS", args.timeout), ("pruneAfterDays", args.prune_after_days)):
+                       ("timeoutS", args.timeout), ("deadlineS", args.deadline),
+                       ("pruneAfterDays", args.prune_after_days)):
         if value is not None:
             data[key] = value
     if args.command_line is not None:

@@ -192,11 +192,26 @@ def _version_or_fail(source: Any, version_id: int, path: str | None) -> tuple[hi
     return found
 
 
+def _history_path(root: Path, path: str | None) -> str | None:
+    """``--file`` as ``show --file`` reads it: a bare ``2026-08-19.md`` or ``MEMORY.md`` names the
+    project's document (design §2a); a path that is no memory document is kept as given (``--all``)."""
+    if path is None:
+        return None
+    from core.errors import MemoryBackendError
+    from core.layout import Layout
+
+    try:
+        return Layout(root).normalize(path)
+    except (MemoryBackendError, ValueError, OSError):
+        return path
+
+
 def cmd_history_list(args: argparse.Namespace) -> int:
     """List versions (id, time, label, author, size, file), memory documents only unless ``--all``."""
     from core import history
 
     root = project_root(args)
+    args.path = _history_path(root, args.path)
     if args.appends:
         events = _history_call(history.list_events, root, args.path)
         if args.json:
@@ -240,6 +255,7 @@ def cmd_history_show(args: argparse.Namespace) -> int:
     from core import history
 
     root = project_root(args)
+    args.path = _history_path(root, args.path)
     with _history_of(args) as source:
         version, content = _version_or_fail(source, args.id, args.path)
         diff = None
@@ -265,6 +281,7 @@ def cmd_history_restore(args: argparse.Namespace) -> int:
     from core.cli.common import cli_project
 
     root = project_root(args)
+    args.path = _history_path(root, args.path)
     project = cli_project(args)
     try:
         version, content = _version_or_fail(project, args.id, args.path)

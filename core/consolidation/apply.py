@@ -93,6 +93,10 @@ def apply_proposal(project: Project, proposal_id: str, numbers: list[int] | None
         if proposal.status not in ("pending", "partly-applied"):
             return proposal, ApplyOutcome("refused", f"proposal {proposal.id} is {proposal.status}; nothing was "
                                           "written" + (f" ({proposal.message})" if proposal.message else ""))
+        foreign = [d.path for d in proposal.documents if not project.layout.is_document(d.path)]
+        if foreign:  # a proposal file is project state: never let one name a file that is not memory
+            return proposal, ApplyOutcome("refused", f"proposal {proposal.id} names {foreign[0]!r}, which is not a "
+                                          "memory document of this project; nothing was written")
         done = proposal.applied_changes
         wanted = [n for n in (numbers if numbers is not None else [c.number for c in proposal.changes]) if n not in done]
         chosen_texts = selected_texts(proposal, wanted, done)

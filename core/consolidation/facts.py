@@ -158,29 +158,27 @@ def conservation_check(old: Mapping[str, str], new: Mapping[str, str],
     known: set[str] = set()
     for text in new_texts:
         known |= fact_set(text)
-    joined: str | None = None
+    changed = {path: text for path, text in old.items() if new.get(path) != text}  # unchanged: nothing lost
+    total: set[str] = set()
+    for text in changed.values():
+        total |= fact_set(text)
+    missing = total - known
+    if missing:  # a fact may survive inside a longer token or span: look for its text itself
+        joined = "\n".join(new_texts)
+        missing = {fact for fact in missing if fact not in joined}
     lost: list[LostFact] = []
     seen: set[str] = set()
-    total: set[str] = set()
-    for path, text in old.items():
-        if new.get(path) == text:
-            continue  # unchanged: all its facts are still there
+    for path, text in changed.items() if missing else ():  # only now are the lines worth finding
         ranges = sorted((accounted or {}).get(path, ()))
         range_starts = [r[0] for r in ranges]
         lines = text.split("\n")
         for fact in extract_facts(text):
-            total.add(fact.text)
-            if fact.text in known or fact.text in seen:
+            if fact.text not in missing or fact.text in seen:
                 continue
             k = bisect.bisect_right(range_starts, fact.line) - 1
             if k >= 0 and ranges[k][0] <= fact.line < ranges[k][1]:
                 continue
             if ignore_lines and lines[fact.line] in ignore_lines:
-                continue
-            if joined is None:
-                joined = "\n".join(new_texts)
-            if fact.text in joined:
-                known.add(fact.text)
                 continue
             seen.add(fact.text)
             shown = (entry_of or {}).get(path, {}).get(fact.line) or lines[fact.line]

@@ -165,9 +165,17 @@ def _near_twin(words: frozenset[str], facts: set[str], kept: list[tuple[Entry, f
     least 70 % of its words, so it shares one of those (unless every word is common, when none is sought).
     """
     rare = sorted((len(hits), word) for word in words if (hits := by_word.get(word)) and len(hits) <= _COMMON)[:4]
-    candidates = {k for _n, word in rare for k in by_word[word]}
-    for k in sorted(candidates):
+    hits: dict[int, int] = defaultdict(int)
+    for _n, word in rare:
+        for k in by_word[word]:
+            hits[k] += 1
+    # A near duplicate shares 70 % of the words, so most of the rarest ones too (two, when there are two).
+    need = min(2, len(rare))
+    size = len(words)
+    for k in sorted(k for k, n in hits.items() if n >= need):
         other, other_words, other_facts = kept[k]
+        if min(size, len(other_words)) < NEAR * max(size, len(other_words)):
+            continue  # the sizes alone rule it out
         union = len(words | other_words)
         if union and len(words & other_words) / union >= NEAR and facts <= other_facts \
                 and not _missing_words(words, other_words):

@@ -17,6 +17,7 @@ from core.consolidation import fusion, offline
 from core.consolidation.model import ConsolidationProposal, LedgerEntry
 from core.consolidation.stage import stage
 from core.consolidation.store import list_consolidations
+from core.fileio import MAX_FILE_SIZE
 from core.layout import AGENT_DIR, DAILY_RE, LAYERED_DIR
 from core.providers import OfflineProvider, Provider, ProviderError, ProviderRequest
 from core.providers.base import CancelCheck, ProgressCallback, never_cancelled, no_progress
@@ -96,6 +97,15 @@ def _shift(entries: tuple[LedgerEntry, ...], section_paths: dict[str, tuple[str,
     return out
 
 
+def _over_limit(after: dict[str, str]) -> str | None:
+    """``"DREAMS.md 1,100,000 bytes, over the 1,048,576-byte limit"`` for a document a run would make too big."""
+    for rel, text in after.items():
+        size = len(text.encode("utf-8"))
+        if size > MAX_FILE_SIZE:
+            return f"{rel} {size:,} bytes, over the {MAX_FILE_SIZE:,}-byte limit of a memory document"
+    return None
+
+
 def run_dream(project: Project, provider: Provider, *, agent: str | None = None, now: datetime | None = None,
               cancel: CancelCheck = never_cancelled, progress: ProgressCallback = no_progress,
               origin: str = "manual") -> RunOutcome:
@@ -171,6 +181,10 @@ def run_dream(project: Project, provider: Provider, *, agent: str | None = None,
             del before[rel]
     if cancel():
         raise RunCancelled()
+    too_big = _over_limit(after)
+    if too_big:
+        return RunOutcome("refused", f"the dream would make {too_big}; compact it first "
+                          f"(memdesk compact --file {too_big.split(' ', 1)[0]}). Nothing was written")
     scope = f"agent:{agent}" if agent else "project"
     summary = (f"Dream over {len(done)} daily note{'s' if len(done) != 1 else ''} ({', '.join(done)}) of "
                f"{'agent ' + agent if agent else 'the project'} with {provider.name}")

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from core.firewall.injection import scan_injection
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
 from core.firewall.secrets import scan_secrets
-from core.firewall.similarity import EntryIndex, scan_similar
+from core.firewall.similarity import EntryIndex, TextLookup, scan_similar
 
 FAMILIES: tuple[tuple[str, tuple[Kind, ...]], ...] = (
     ("secret", ("secret",)), ("injection", ("injection",)),
@@ -76,17 +76,26 @@ def added_lines(new: str, current: str | None) -> _Excerpt:
 
 
 class IndexCache:
-    """Each document's entry index, kept for the last few documents and extended as they grow."""
+    """Each document's entry index, kept for the last few documents and extended as they grow.
+
+    The first write to a document in a process is compared through a :class:`TextLookup` (no index:
+    a one-shot ``memdesk append`` never pays for indexing 1 MiB); the second builds the index, which
+    later writes extend.
+    """
 
     def __init__(self, size: int = 16) -> None:
         self._items: OrderedDict[str, EntryIndex] = OrderedDict()
+        self._seen: set[str] = set()
         self._size = size
         self._lock = threading.Lock()
 
-    def get(self, key: str, text: str) -> EntryIndex:
-        """The index of ``text`` (the document ``key``), built once and then extended or rebuilt."""
+    def get(self, key: str, text: str) -> EntryIndex | TextLookup:
+        """The index of ``text`` (the document ``key``), built on the second write, then extended or rebuilt."""
         with self._lock:
             index = self._items.pop(key, None)
+            if index is None and key not in self._seen:
+                self._seen.add(key)
+                return TextLookup(text)
             index = EntryIndex.build(text) if index is None else index.updated(text)
             self._items[key] = index
             while len(self._items) > self._size:

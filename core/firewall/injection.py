@@ -96,6 +96,8 @@ MIN_BASE64_RUN = 120
 MIN_HEX_RUN = 96
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
 _HEX = frozenset("0123456789abcdefABCDEF")
+#: A run of base64/hex characters long enough to be a blob (then told apart by :func:`_blob_kind`).
+_RUN = compile_linear(f"[A-Za-z0-9+/=_-]{{{MIN_HEX_RUN},}}")
 
 
 @cache
@@ -104,12 +106,6 @@ def _phrase_rules() -> tuple[tuple[str, object], ...]:
     rules += [("injection.role", compile_linear(p)) for p in _ROLE]
     rules += [("injection.exfiltration", compile_linear(p)) for p in _EXFIL]
     return tuple(rules)
-
-
-@cache
-def _any_phrase() -> object:
-    """Every phrase rule as one RE2 alternation: a line it does not match skips the rules one by one."""
-    return compile_linear("|".join(f"(?:{p})" for p in (*_OVERRIDE, *_ROLE, *_EXFIL)))
 
 
 @cache
@@ -149,25 +145,34 @@ def _message(rule: str) -> str:
 def scan_injection(text: str, deadline: Deadline) -> list[Finding]:
     """Every injection, exfiltration and hidden-text finding in ``text``."""
     findings: list[Finding] = []
-    phrase = _phrase_rules()
-    any_phrase = _any_phrase()
-    for number, offset, line in iter_lines(text):
+    lines = list(iter_lines(text))
+    folded_lines = [fold(line) for _, _, line in lines]
+    folded_all = "\n".join(folded_lines)
+    # Each phrase rule once over the whole folded text: one that matches nowhere is not tried per line
+    # (a rule anchored at a line start is always tried per line: ^ would see only the first line).
+    phrase = [(name, regex) for name, regex in _phrase_rules()
+              if regex.pattern.startswith("^") or regex.search(folded_all)]  # type: ignore[attr-defined]
+    any_marker = ("<" in text or "[" in text) and _marker_rule().search(text.lower())  # type: ignore[attr-defined]
+    hidden = not text.isascii()
+    encoded = _RUN.search(text) is not None  # type: ignore[attr-defined]
+    for (number, offset, line), folded in zip(lines, folded_lines, strict=True):
         deadline.check("injection")
         if not line.strip():
             continue
-        folded = fold(line)
         seen: set[str] = set()
-        for name, regex in phrase if any_phrase.search(folded) else ():  # type: ignore[attr-defined]
+        for name, regex in phrase:
             if name.split(".")[1] not in seen and regex.search(folded):  # type: ignore[attr-defined]
                 seen.add(name.split(".")[1])
                 start = len(line) - len(line.lstrip())
                 findings.append(Finding(name, "injection", number, (offset + start, offset + len(line.rstrip())),
                                         _message(name)))
-        if "role" not in seen and ("<" in line or "[" in line) and _marker_rule().search(line.lower()):  # type: ignore[attr-defined]
+        if any_marker and "role" not in seen and ("<" in line or "[" in line) and _marker_rule().search(line.lower()):  # type: ignore[attr-defined]
             findings.append(Finding("injection.role", "injection", number, (offset, offset + len(line)),
                                     "a chat-template role marker"))
-        findings.extend(_hidden_characters(line, number, offset))
-        findings.extend(_encoded_runs(line, number, offset))
+        if hidden and not line.isascii():
+            findings.extend(_hidden_characters(line, number, offset))
+        if encoded:
+            findings.extend(_encoded_runs(line, number, offset))
     findings.extend(_comments(text, deadline))
     return findings
 
@@ -189,26 +194,20 @@ def _hidden_characters(line: str, number: int, offset: int) -> list[Finding]:
 
 
 def _has_tag(line: str) -> bool:
-    return any(ord(ch) >= 0xE0000 for ch in line) if not line.isascii() else False
+    return not line.isascii() and max(line) >= "\U000e0000"
 
 
 def _encoded_runs(line: str, number: int, offset: int) -> list[Finding]:
     if len(line) < MIN_HEX_RUN:
         return []
     found: list[Finding] = []
-    start = -1
-    for i, ch in enumerate(line + " "):
-        if ch in _B64:
-            if start < 0:
-                start = i
-            continue
-        if start >= 0:
-            run = line[start:i]
-            kind = _blob_kind(run)
-            if kind:
-                found.append(Finding("injection.encoded-blob", "injection", number, (offset + start, offset + i),
-                                     f"{len(run)}-character {kind} run"))
-            start = -1
+    for match in _RUN.finditer(line):  # type: ignore[attr-defined]
+        run = match.group(0)
+        kind = _blob_kind(run)
+        if kind:
+            start, end = match.span()
+            found.append(Finding("injection.encoded-blob", "injection", number, (offset + start, offset + end),
+                                 f"{len(run)}-character {kind} run"))
     return found
 
 

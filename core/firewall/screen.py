@@ -11,12 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from core.firewall.engine import Engine, Screening
-from core.firewall.inbox import Inbox
 from core.firewall.policy import SEVERITY, load_policy
 from core.firewall.rules import Finding
 from core.pipeline import Flag, ScreenVerdict, WriteRequest
+
+if TYPE_CHECKING:
+    from core.firewall.inbox import Inbox
 
 
 def _flag(finding: Finding) -> Flag:
@@ -34,6 +37,8 @@ class FirewallScreen:
 
     def inbox(self) -> Inbox:
         """The project's inbox, sealed with the current user's key."""
+        from core.firewall.inbox import Inbox  # here: only a held write needs it
+
         if self._config_dir is not None:
             return Inbox(self.root, self._config_dir())
         from core.userdirs import user_config_dir

@@ -19,9 +19,9 @@ DB clock for lease expiry" / "use the app server clock for lease expiry"), or on
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from difflib import SequenceMatcher
 
 from core.firewall.rules import Deadline, Finding, RuleInfo
 
@@ -29,6 +29,8 @@ NEAR_DUPLICATE_THRESHOLD = 0.9
 #: Jaccard at which a pair is close enough to be about the same subject (then checked for a contradiction).
 SAME_SUBJECT_THRESHOLD = 0.5
 MIN_TOKENS = 4
+#: Words looked up beyond those a near-duplicate needs, for contradictions, when there is no index.
+LOOKUP_EXTRA = 4
 #: Postings longer than this are not walked when looking for contradiction candidates (see ``candidates``).
 COMMON_POSTINGS = 48
 MAX_ENTRY_TOKENS = 400
@@ -217,6 +219,8 @@ def contradiction(a: list[str], b: list[str], code: frozenset[str] = frozenset()
     """
     if a == b:
         return None
+    from difflib import SequenceMatcher  # here: a process that finds no same-subject pair never loads it
+
     matcher = SequenceMatcher(None, a, b, autojunk=False)
     changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     if not changes or len(changes) > 2:
@@ -247,40 +251,131 @@ def match_entry(text: str, index: EntryIndex, deadline: Deadline, *,
         return None
     same = index.exact.get(" ".join(seq))
     if same is not None:
-        other = index.entries[same].entry
-        return ("near-duplicate", f"same as the entry at line {other.line} once case, punctuation and markdown "
-                                  f"are set aside: {_quote(other.text)}", other)
-    best: tuple[float, int] | None = None
-    clash: tuple[str, int] | None = None
-    for ident, common in index.candidates(bag, SAME_SUBJECT_THRESHOLD, deadline).items():
-        other_item = index.entries[ident]
-        similarity = common / (len(bag) + len(other_item.bag) - common)
+        return _same(index.entries[same].entry)
+    items = index.entries
+    candidates = ((items[i].entry, items[i].seq, items[i].bag, common)
+                  for i, common in index.candidates(bag, SAME_SUBJECT_THRESHOLD, deadline).items())
+    return _decide(text, seq, bag, candidates, threshold)
+
+
+def _same(other: Entry) -> tuple[str, str, Entry]:
+    return ("near-duplicate", f"same as the entry at line {other.line} once case, punctuation and markdown are "
+                              f"set aside: {_quote(other.text)}", other)
+
+
+def _decide(text: str, seq: list[str], bag: frozenset[str],
+            candidates: Iterable[tuple[Entry, list[str], frozenset[str], int]],
+            threshold: float) -> tuple[str, str, Entry] | None:
+    """The closest near-duplicate among ``candidates`` (entry, tokens, token set, tokens shared), else the
+    first contradiction, else ``None``."""
+    best: tuple[float, Entry] | None = None
+    clash: tuple[str, Entry] | None = None
+    for other, other_seq, other_bag, common in candidates:
+        similarity = common / (len(bag) + len(other_bag) - common)
         if similarity >= threshold and (best is None or similarity > best[0]):
-            best = (similarity, ident)
+            best = (similarity, other)
         elif clash is None and similarity >= SAME_SUBJECT_THRESHOLD:
-            why = contradiction(seq, other_item.seq, code_tokens(text) | code_tokens(other_item.entry.text))
+            why = contradiction(seq, other_seq, code_tokens(text) | code_tokens(other.text))
             if why:
-                clash = (why, ident)
+                clash = (why, other)
     if best is not None:
-        other = index.entries[best[1]].entry
-        return "near-duplicate", f"{best[0]:.0%} like the entry at line {other.line}: {_quote(other.text)}", other
+        return "near-duplicate", f"{best[0]:.0%} like the entry at line {best[1].line}: {_quote(best[1].text)}", best[1]
     if clash is not None:
-        other = index.entries[clash[1]].entry
-        return "contradiction", f"{clash[0]} of the entry at line {other.line}: {_quote(other.text)}", other
+        return "contradiction", f"{clash[0]} of the entry at line {clash[1].line}: {_quote(clash[1].text)}", clash[1]
     return None
 
 
-def scan_similar(new_text: str, index: EntryIndex, deadline: Deadline, *,
+def scan_similar(new_text: str, index: EntryIndex | TextLookup, deadline: Deadline, *,
                  threshold: float = NEAR_DUPLICATE_THRESHOLD) -> list[Finding]:
     """Near-duplicates and contradictions between the entries of ``new_text`` and the indexed document."""
     findings: list[Finding] = []
     for entry in split_entries(new_text):
         deadline.check("near-duplicate")
-        found = match_entry(entry.text, index, deadline, threshold=threshold)
+        found = (match_entry(entry.text, index, deadline, threshold=threshold) if isinstance(index, EntryIndex)
+                 else index.match(entry.text, deadline, threshold=threshold))
         if found is not None:
             kind, message, _other = found
             findings.append(Finding(kind, kind, entry.line, (entry.start, entry.end), message))  # type: ignore[arg-type]
     return findings
+
+
+class TextLookup:
+    """Near-duplicates and contradictions found in a document's text without indexing it.
+
+    A process that writes to a document once (``memdesk append``) would spend more on indexing a 1 MiB
+    memory (tens of ms) than on everything else. The same prefix argument as :meth:`EntryIndex.candidates`
+    holds for *any* choice of the new entry's tokens, so this looks up only its longest ones (long words are
+    the rare ones) with ``str.find`` on the lower-cased text, takes the entries of the paragraphs they occur
+    in, and compares those. A token that occurs more than :data:`COMMON_POSTINGS` times is looked up only when
+    a near-duplicate could hide behind it, and for contradictions at most :data:`LOOKUP_EXTRA` more words are
+    (the index, built on the next write, casts the wider net).
+    """
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self._lowered: str | None = None
+        self._lines: dict[int, int] = {}
+        self._paragraphs: dict[int, tuple[list[int], list[Entry]]] = {}
+
+    def match(self, entry_text: str, deadline: Deadline, *,
+              threshold: float = NEAR_DUPLICATE_THRESHOLD) -> tuple[str, str, Entry] | None:
+        """As :func:`match_entry`, over the entries around the new entry's rarest-looking words."""
+        seq = tokens(entry_text)
+        bag = frozenset(seq)
+        if len(bag) < MIN_TOKENS:
+            return None
+        if self._lowered is None:
+            lowered = self.text.lower()
+            self._lowered = lowered if len(lowered) == len(self.text) else ""
+        if not self._lowered and self.text:  # lower() changed lengths (rare scripts): index it instead
+            return match_entry(entry_text, EntryIndex.build(self.text), deadline, threshold=threshold)
+        n = len(bag)
+        need = n - math.ceil(SAME_SUBJECT_THRESHOLD * n) + 1
+        need_duplicate = n - math.ceil(threshold * n) + 1
+        norm = " ".join(seq)
+        found: dict[int, tuple[Entry, list[str], frozenset[str], int]] = {}
+        for k, token in enumerate(sorted(bag, key=lambda t: (-len(t), t))[:min(need, need_duplicate + LOOKUP_EXTRA)]):
+            deadline.check("near-duplicate")
+            if k >= need_duplicate and self._lowered.count(token) > COMMON_POSTINGS:
+                continue
+            for pos, start, end in self._occurrences(token, deadline):
+                starts, entries = self._entries_of(start, end)
+                i = bisect_right(starts, pos) - 1  # the entry the word occurs in
+                if i < 0 or entries[i].start in found or pos >= entries[i].end:
+                    continue
+                other_seq = tokens(entries[i].text)
+                if " ".join(other_seq) == norm:
+                    return _same(entries[i])
+                other_bag = frozenset(other_seq)
+                found[entries[i].start] = (entries[i], other_seq, other_bag, len(bag & other_bag))
+        ordered = sorted(found.values(), key=lambda c: c[0].start)  # the first copy in the document is named
+        return _decide(entry_text, seq, bag, ordered, threshold)
+
+    def _occurrences(self, token: str, deadline: Deadline) -> Iterator[tuple[int, int, int]]:
+        """Each place ``token`` occurs, with the paragraph (between blank lines) around it."""
+        lowered = self._lowered or ""
+        pos = lowered.find(token)
+        while pos >= 0:
+            deadline.check("near-duplicate")
+            start = lowered.rfind("\n\n", 0, pos)
+            start = 0 if start < 0 else start + 2
+            end = lowered.find("\n\n", pos)
+            end = len(lowered) if end < 0 else end
+            yield pos, start, end
+            pos = lowered.find(token, pos + len(token))
+
+    def _entries_of(self, start: int, end: int) -> tuple[list[int], list[Entry]]:
+        """The entries of the paragraph ``text[start:end]`` and their offsets, split once."""
+        if start not in self._paragraphs:
+            entries = list(split_entries(self.text[start:end], self._line_of(start), start))
+            self._paragraphs[start] = ([e.start for e in entries], entries)
+        return self._paragraphs[start]
+
+    def _line_of(self, offset: int) -> int:
+        if offset not in self._lines:
+            below = max((o for o in self._lines if o < offset), default=0)
+            self._lines[offset] = self._lines.get(below, 1) + self.text.count("\n", below, offset)
+        return self._lines[offset]
 
 
 def _quote(text: str, limit: int = 120) -> str:

@@ -73,6 +73,8 @@ def _document_json(project: Project, doc: models.FileResponse, model: BaseModel)
 
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     body = models.ErrorResponse(error=message, **extra).model_dump(by_alias=True, exclude_none=True)
+    if body.get("code"):  # Fusion's dashboard reads {error, details: {code, backend}} (app/api/client/client.ts)
+        body["details"] = {"code": body["code"], "backend": body.get("backend")}
     return JSONResponse(body, status_code=status)
 
 
@@ -112,7 +114,10 @@ def _install_error_handlers(app: FastAPI) -> None:
 
 async def _project(request: Request,
                    project: Annotated[str | None, Query(description="served project: its key or its folder")] = None,
+                   projectId: Annotated[str | None, Query(  # noqa: N803 - Fusion's dashboard's name for it
+                       description="the same, as Fusion's dashboard names it")] = None,
                    ) -> Project:
+    project = project if project is not None else projectId
     # On the event loop when the cached model is current (two stats, cheaper than a thread-pool hop);
     # building one (a settings change: the backend opens its store) runs in the pool.
     served: ServedProjects = request.app.state.served
@@ -255,6 +260,9 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
 
     inbox_views.register_http(app, _project, allow)
+    from core.server.dashboard_routes import add_dashboard_routes  # what Fusion's dashboard needs (issue 23)
+
+    add_dashboard_routes(app, Proj, allow, access)
 
     @app.get("/api/memory/stats", response_model=models.StatsResponse, tags=["memory"])
     def get_stats(p: Proj, request: Request) -> Response:
@@ -280,6 +288,13 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     return app
 
 
+async def _send_json(send: Send, status: int, value: dict[str, Any]) -> None:
+    body = json.dumps(value).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 class _Dispatch:
     """Send ``/mcp`` to the MCP server's streamable-HTTP handler and everything else to the API.
 
@@ -298,6 +313,12 @@ class _Dispatch:
         path = scope.get("path", "")
         if self.mcp is not None and scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
             await self._mcp(scope, receive, send)
+        elif path == "/api/settings" and scope.get("method") not in ("GET", "HEAD") and \
+                scope.get("state", {}).get(ACCESS_KEY, FULL).scope != "write":
+            who = scope["state"][ACCESS_KEY]
+            await _send_json(send, 403, {"error": f"token {who.name!r} has scope {who.describe()}: it may not change "
+                                         "settings; nothing was done", "code": "SCOPE",
+                                         "details": {"code": "SCOPE", "backend": None}})
         else:
             await self.api(scope, receive, send)
 
@@ -306,12 +327,8 @@ class _Dispatch:
         who = scope.get("state", {}).get(AUTHOR_KEY)
         session = next((v.decode("latin-1") for k, v in scope["headers"] if k == b"mcp-session-id"), None)
         if session is not None and session in self.owners and self.owners[session] != who:
-            body = json.dumps({"error": "this MCP session was opened with another token; open your own session "
-                               "(initialize) with this token", "code": "SESSION_TOKEN"}).encode()
-            await send({"type": "http.response.start", "status": 403,
-                        "headers": [(b"content-type", b"application/json"),
-                                    (b"content-length", str(len(body)).encode())]})
-            await send({"type": "http.response.body", "body": body})
+            await _send_json(send, 403, {"error": "this MCP session was opened with another token; open your own "
+                                         "session (initialize) with this token", "code": "SESSION_TOKEN"})
             return
 
         async def remember(message: Message) -> None:

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import uvicorn
 from starlette.types import ASGIApp
 
+from core.server.limits import DEFAULT_LIMITS, Limits, protocol_class, raise_open_files_limit
+
 __all__ = ["BoundServer", "bind_socket", "is_loopback", "make_server"]
 
 
@@ -42,7 +44,7 @@ def bind_socket(host: str, port: int) -> socket.socket:
     except OSError:
         sock.close()
         raise
-    sock.listen(128)
+    sock.listen(1024)
     sock.set_inheritable(True)
     return sock
 
@@ -79,9 +81,13 @@ class BoundServer:
         self.server.should_exit = True
 
 
-def make_server(app: ASGIApp, sock: socket.socket, *, log_level: str = "warning") -> BoundServer:
-    """A uvicorn server for ``app`` on ``sock`` (no access log; uvicorn's own limits left as they are)."""
-    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on",
-                            server_header=False, proxy_headers=False, timeout_graceful_shutdown=5)
+def make_server(app: ASGIApp, sock: socket.socket, *, log_level: str = "warning",
+                limits: Limits = DEFAULT_LIMITS) -> BoundServer:
+    """A uvicorn server for ``app`` on ``sock`` (no access log), with :mod:`core.server.limits`' header and body
+    deadlines, per-address and total connection caps, and keep-alive limit."""
+    raise_open_files_limit()
+    config = uvicorn.Config(app, log_level=log_level, access_log=False, lifespan="on", http=protocol_class(limits),
+                            timeout_keep_alive=int(max(1, limits.keep_alive)), server_header=False,
+                            proxy_headers=False, timeout_graceful_shutdown=5)
     return BoundServer(uvicorn.Server(config), sock)
 

@@ -176,9 +176,17 @@ def _cache_path(root: Path) -> Path:
 
 
 def remember(root: Path, url: str, values: Mapping[str, Any]) -> None:
+    """Keep ``values`` as the last read (written only when they changed: a watcher reads every second)."""
     doc = {"root": str(root.resolve()), "url": url, "settings": dict(values)}
+    data = json.dumps(doc).encode("utf-8")
+    path = _cache_path(root)
     try:
-        fileio.atomic_write_bytes(_cache_path(root), json.dumps(doc).encode("utf-8"))
+        if path.read_bytes() == data:
+            return
+    except OSError:
+        pass
+    try:
+        fileio.atomic_write_bytes(path, data)
     except OSError:
         pass  # a cache: never worth failing a read for
 

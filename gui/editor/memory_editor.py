@@ -28,6 +28,7 @@ from gui.editor.external import ExternalChanges
 from gui.editor.file_state import Undecodable, undecodable, write_block_reason
 from gui.editor.find_bar import FindBar
 from gui.editor.finder import Finder
+from gui.editor.firewall_marks import FirewallMarks
 from gui.editor.goto_bar import GoToLineBar
 from gui.editor.highlighter import MarkdownHighlighter
 from gui.editor.missing_banner import MissingDocumentBanner
@@ -91,6 +92,7 @@ class MemoryEditor(QWidget):
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
         self.replace_bar = ReplaceBar(self.text_edit, self.find_bar, self.finder, self.buffer.text, self)
         self.navigator = Navigator(self.text_edit, self.outline, self.goto_bar, self.buffer.text, self)
+        self.firewall_marks = FirewallMarks(self.text_edit)  # the memory firewall's underlines (issue 20)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)
         for index, (widget, stretch) in enumerate(((self.outline, 0), (self.text_edit, 3), (self.preview, 3))):
@@ -122,6 +124,10 @@ class MemoryEditor(QWidget):
         self.preview.set_text_source(self.budget.marked(self.preview._source))  # the cut marked in the preview
         self.budget.previewChanged.connect(self.preview.schedule)
         self.budget.budgetsChanged.connect(lambda *_: self.outline.set_cut(self.budget.outline_cut()))
+        # The editor follows the preview when the operator scrolls the preview (gui.editor.scroll_sync).
+        from gui.editor.scroll_sync import ScrollSync
+
+        self.scroll_sync = ScrollSync(self.text_edit, self.preview, self)
         self._connect_signals()
         self.load()
 
@@ -204,10 +210,12 @@ class MemoryEditor(QWidget):
         self._settle.stop()
         size = self.undecodable.size if self.undecodable else len(text.encode("utf-8"))
         self._show_size(size)  # the bytes on disk: no need to ask the document
+        self.firewall_marks.forget()
         if not self.buffer.loading:  # else when it is full (_on_loaded)
             self.navigator.refresh()
             self.preview.schedule()
             self.authors.refresh()
+            self.firewall_marks.refresh()
 
     def _show_state(self) -> None:
         """The footer, banners and read-only state of the document shown."""
@@ -230,6 +238,7 @@ class MemoryEditor(QWidget):
         self.preview.schedule()
         self.budget.schedule()
         self.authors.refresh()
+        self.firewall_marks.refresh()
         if self._pending_line is not None:
             line, self._pending_line = self._pending_line, None
             self.navigator.jump_to_line(line)
@@ -315,7 +324,9 @@ class MemoryEditor(QWidget):
         self.outline.set_cut(None)  # the budget of the document shown next is computed anew
         self.session.set_document(relpath)
         if self.buffer.show(relpath):  # open already: its text, undo and edits are all there
+            self.firewall_marks.forget()
             self._shown_again()
+            self.firewall_marks.refresh()
         else:
             self.load()
         self.documentDirtyChanged.emit(previous, previous in self.buffer.dirty_paths())
@@ -535,6 +546,7 @@ class MemoryEditor(QWidget):
         self._clear_stale_notice()
         self._measure()
         self.navigator.refresh()
+        self.firewall_marks.refresh()
         if self.find_bar.isVisible():
             self.finder.refresh_count()
 

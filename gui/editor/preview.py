@@ -132,6 +132,10 @@ class PreviewPane(QWidget):
         self._window = PreviewWindow("")
         self._heading_lines: list[int] = []
         self._follow: int | None = None
+        #: True while the preview scrolls itself to follow the editor (not the operator scrolling it).
+        self.following = False
+        #: True while the editor follows the preview: the preview then does not follow the editor back.
+        self.follow_suspended = False
         self.render_count = 0
         #: Opens a clicked http(s) link (tests replace it).
         self.open_url: Callable[[QUrl], object] = QDesktopServices.openUrl
@@ -250,6 +254,8 @@ class PreviewPane(QWidget):
     # -- following the editor ------------------------------------------------------------------
     def follow_line(self, line: int) -> None:
         """Scroll so that document line ``line`` (0-based; the editor's top line) is at the top."""
+        if self.follow_suspended:  # the editor is following the preview (gui.editor.scroll_sync)
+            return
         self._follow = line
         self._apply_follow()
 
@@ -257,7 +263,24 @@ class PreviewPane(QWidget):
         if self._follow is None:
             return
         bar = self.browser.verticalScrollBar()
-        bar.setValue(round(self.y_for_line(self._follow)))
+        self.following = True
+        try:
+            bar.setValue(round(self.y_for_line(self._follow)))
+        finally:
+            self.following = False
+
+    def line_for_y(self, y: float) -> int:
+        """The document line (0-based) shown at height ``y`` of the preview: :meth:`y_for_line` inverted."""
+        first = self._window.first_line
+        total = max(self._window.source.count("\n") + 1, 1)
+        lo, hi = 0, total
+        while lo < hi:  # the last line whose top is at or above y
+            mid = (lo + hi + 1) // 2
+            if self.y_for_line(first + mid) <= y + 0.5:
+                lo = mid
+            else:
+                hi = mid - 1
+        return first + lo
 
     def y_for_line(self, line: int) -> float:
         """Where document line ``line`` is in the rendered preview (through the shared headings)."""

@@ -1,4 +1,5 @@
-"""The Activity view: every write by every writer, newest first — a live feed of what agents wrote.
+"""The Activity view: every write by every writer, newest first — a live feed of what agents wrote — and
+every read an agent made through the local server or MCP (``core.readlog``).
 
 Each row is one recorded write (:mod:`core.activity`): the time, the writer (``kind:name`` as the
 write pipeline records it: ``mcp:reviewer``, ``cli``, ``operator``…), whether it appended an entry
@@ -31,6 +32,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core import readlog
 from core.activity import ActivityEntry, entry_line, load_activity
 from core.history_db import db_path
 from gui.session import ProjectSession
@@ -40,7 +42,7 @@ from gui.widgets.parts import view_action
 POLL_MS = 1500
 COLUMNS = ("Time", "Writer", "Kind", "Document", "What")
 ALL = {"activityWriter": "All writers", "activityDocument": "All documents", "activityKind": "All kinds"}
-KIND_LABELS = {"append": "append", "replace": "replace"}
+KIND_LABELS = {"append": "append", "replace": "replace", "read": "read"}
 _DISPLAY = Qt.ItemDataRole.DisplayRole
 _TOOLTIP = Qt.ItemDataRole.ToolTipRole
 
@@ -115,7 +117,7 @@ class ActivityView(QWidget):
         self.writer_filter = self._combo("activityWriter", "Only this writer's writes")
         self.document_filter = self._combo("activityDocument", "Only writes to this document")
         self.kind_filter = self._combo("activityKind", "Appends (entries added) or replacements (saves, prunes…)")
-        self.kind_filter.addItems([ALL["activityKind"], "append", "replace"])
+        self.kind_filter.addItems([ALL["activityKind"], "append", "replace", "read"])
         self.text_filter = QLineEdit(self)
         self.text_filter.setObjectName("activityText")
         self.text_filter.setPlaceholderText("Filter by text (Ctrl+L)")
@@ -150,7 +152,7 @@ class ActivityView(QWidget):
         layout.addLayout(filters)
         layout.addWidget(self.table, 1)
         layout.addWidget(self.count_label)
-        self._stamp: tuple[int, int, int, int] | None = None
+        self._stamp: tuple[int, ...] | None = None
         self._loading: Operation | None = None
         self._again = False
         #: How many reads of the history have been shown (tests, the bench).
@@ -178,16 +180,17 @@ class ActivityView(QWidget):
         return combo
 
     # -- data ------------------------------------------------------------------------------------
-    def _db_stamp(self) -> tuple[int, int, int, int]:
-        base = db_path(self.session.root)
+    def _db_stamp(self) -> tuple[int, ...]:
+        """Sizes and change times of the history database and the read log (and their WAL files)."""
         out: list[int] = []
-        for path in (base, base.with_name(base.name + "-wal")):
-            try:
-                st = os.stat(path)
-                out += [st.st_size, st.st_mtime_ns]
-            except OSError:
-                out += [-1, -1]
-        return out[0], out[1], out[2], out[3]
+        for base in (db_path(self.session.root), readlog.log_path()):
+            for path in (base, base.with_name(base.name + "-wal")):
+                try:
+                    st = os.stat(path)
+                    out += [st.st_size, st.st_mtime_ns]
+                except OSError:
+                    out += [-1, -1]
+        return tuple(out)
 
     def _check(self, *_args: object) -> None:
         if self._db_stamp() != self._stamp:
@@ -290,7 +293,7 @@ class ActivityView(QWidget):
     def open_row(self, row: int) -> None:
         """Open the document of ``row`` at its entry (an append's line now; a replacement at the top)."""
         entry = self.model.entry(row)
-        line = 1
+        line = entry.line or 1
         if entry.kind == "append":
             try:
                 found = entry_line(self.session.project.read(entry.path), entry)

@@ -320,3 +320,29 @@ def test_an_agents_model_dream_names_the_agent_in_fusions_prompt(layered, chat_s
                              "memory system.\n\nRead today's daily notes and existing long-term memory.")
     assert "\n## Daily Notes\n\n# Daily Memory 2026-08-20\n" in prompt
     assert outcome.status == "staged" and outcome.proposal.lost_facts == ()
+
+
+def test_a_dream_that_would_overflow_dreams_md_is_refused(layered):
+    dreams = layered / MEM / "DREAMS.md"
+    dreams.write_text(dreams.read_text() + "\n" + "- an old dream line about `x`\n" * 30_000)  # ~0.9 MiB
+    big = "".join(f"- note {k}: `config.key{k}` matters\n" for k in range(6000))
+    (layered / MEM / "2026-08-22.md").write_text(f"# Daily Memory 2026-08-22\n\n{big}")
+    before = files(layered)
+    outcome = run_dream(Project(layered), OfflineProvider(), now=datetime(2026, 8, 23, tzinfo=UTC))
+    assert outcome.status == "refused" and "DREAMS.md" in outcome.message and "limit" in outcome.message
+    assert files(layered) == before and list_consolidations(layered) == []
+
+
+def test_a_tampered_proposal_naming_another_file_is_never_applied(layered):
+    import json
+
+    project = Project(layered)
+    proposal = run_dream(project, OfflineProvider(), now=NOW).proposal
+    path = layered / ".fusion/memdesk/consolidations" / f"{proposal.id}.json"
+    data = json.loads(path.read_text())
+    data["documents"][0]["path"] = ".fusion/config.json"
+    path.write_text(json.dumps(data))
+    config = (layered / ".fusion/config.json").read_bytes()
+    result = apply_proposal(project, proposal.id)
+    assert result.status == "refused" and "not a memory document" in result.message
+    assert (layered / ".fusion/config.json").read_bytes() == config

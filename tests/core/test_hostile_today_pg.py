@@ -105,14 +105,10 @@ class Died(BaseException):
     """The process ends here."""
 
 
-@pytest.mark.xfail(strict=True, reason="known, not fixed: an agent's append landing after a crash cut memdesk's "
-                   "append to the mirror (before memdesk starts again) imports the cut bytes with it; telling them "
-                   "apart from an agent's entry that starts as the database's does needs the note to record the "
-                   "append in progress")
 @pytest.mark.parametrize("keep", [12, 26])
 def test_an_agents_append_after_a_crash_part_way_through_the_mirror_append(project: Path, key: str, keep: int,
                                                                           monkeypatch: pytest.MonkeyPatch):
-    from core.backends.pg import mirror as mirror_mod
+    from core.backends import mirror_ledger as ledger_mod
 
     b = open_backend(project, key)
     b.write(HEAD)
@@ -124,7 +120,7 @@ def test_an_agents_append_after_a_crash_part_way_through_the_mirror_append(proje
         raise Died
 
     with monkeypatch.context() as m, pytest.raises(Died):
-        m.setattr(mirror_mod, "_write", dies_part_way)
+        m.setattr(ledger_mod, "_write", dies_part_way)
         b.append_document(MEMORY, lambda current: entry)
     b.shutdown()
     agent_append(project, "the agent's, after the crash")

@@ -125,7 +125,11 @@ def test_move_to_postgres_and_back_is_verified_and_reversible(pg: PgServer, conf
     settings = load_settings(root)
     assert settings.memory_backend == "postgres"
     assert settings.memory_backend_config == {"connection": "team", "projectKey": key, "mirror": True}
-    assert "dsn" not in (root / ".fusion" / "config.json").read_text(encoding="utf-8").lower()
+    # The backend choice is memdesk's own setting (issue 18): in .fusion/memdesk/settings.json, never a DSN.
+    own = root / ".fusion" / "memdesk" / "settings.json"
+    assert json.loads(own.read_text(encoding="utf-8"))["memoryBackend"] == "postgres"
+    for path in (own, root / ".fusion" / "config.json"):
+        assert not path.exists() or "dsn" not in path.read_text(encoding="utf-8").lower()
     assert db_text(pg, key) == real and db_text(pg, key, ".fusion/memory-insights.md").endswith("- be kind\n")
 
     code, out, _ = cli_process(config_dir, "show", "--project", str(root), "--json")

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from core.backends import mirror_ledger as ledger_mod
 from core.backends.pg import mirror as mirror_mod
 from core.backends.pg.mirror import Decision, reconcile
 from core.backends.postgres import PostgresMemoryBackend
@@ -96,7 +97,7 @@ def test_a_crash_part_way_through_appending_to_the_mirror_is_rewritten_never_imp
         raise Died
 
     with monkeypatch.context() as m, pytest.raises(Died):
-        m.setattr(mirror_mod, "_write", dies_part_way)
+        m.setattr(ledger_mod, "_write", dies_part_way)
         b.append_document(MEMORY, lambda current: entry)
     b.shutdown()  # the process is gone: its state file still names the text before the append
     assert (project / MEMORY).read_bytes() == before.encode("utf-8") + data[:keep]
@@ -157,47 +158,59 @@ def test_an_agents_appends_between_memdesks_appends_are_imported_by_content(proj
         other.shutdown()
 
 
-def test_an_agents_append_racing_memdesks_append_to_the_file_is_kept(project: Path, key: str,
+def test_an_agents_append_racing_memdesks_append_to_the_file_is_kept(project: Path, key: str, pg: PgServer,
                                                                      monkeypatch: pytest.MonkeyPatch):
     b = open_backend(project, key)
     try:
         b.write(HEAD)
         b.append_document(MEMORY, appender("first"))
-        real_write = mirror_mod._write
+        real_write = ledger_mod._write
 
         def agent_gets_in_first(fd: int, view: memoryview) -> int:
             agent_append(project, "the agent's, just before memdesk's bytes")  # after memdesk checked the file
             return real_write(fd, view)
 
         with monkeypatch.context() as m:
-            m.setattr(mirror_mod, "_write", agent_gets_in_first)
+            m.setattr(ledger_mod, "_write", agent_gets_in_first)
             b.append_document(MEMORY, appender("second"))
-        # O_APPEND put memdesk's bytes after the agent's: nothing in the file was overwritten.
-        assert mirror_text(project) == (HEAD + ENTRY.format("first") + ENTRY.format("the agent's, just before "
-                                        "memdesk's bytes") + ENTRY.format("second"))
-        text = b.read()  # the agent's text taken in by content
+        # O_APPEND put memdesk's bytes after the agent's, and the offset it landed at showed the agent's
+        # bytes before them: taken into the database once, after memdesk's committed entry, and the file
+        # rewritten in the database's order. Nothing overwritten, nothing twice.
+        want = HEAD + ENTRY.format("first") + ENTRY.format("second") + ENTRY.format(
+            "the agent's, just before memdesk's bytes")
+        assert mirror_text(project) == want
+        assert sql(pg, "SELECT content FROM memdesk_documents WHERE project_key = %s", key) == [(want,)]
+        text = b.read()
         assert text == mirror_text(project) and text.count("the agent's") == 1 and text.count("second") == 1
-        assert ("mirror-import", HEAD + ENTRY.format("first") + ENTRY.format("second")) in kept_versions(b)
     finally:
         b.shutdown()
 
 
-def test_a_mirror_of_another_size_is_not_appended_to(project: Path, key: str, monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize("rewrite", ["keeps the old text", "drops the old text"])
+def test_a_mirror_rewritten_in_place_just_before_memdesk_appends_loses_and_repeats_nothing(
+        project: Path, key: str, monkeypatch: pytest.MonkeyPatch, rewrite: str):
     b = open_backend(project, key)
     try:
         b.write(HEAD)
-        real_append = mirror_mod.MirrorFiles.append
+        new = (HEAD if rewrite == "keeps the old text" else "# Agent's memory\n") + "- the agent's own line\n"
+        real_open = os.open
 
-        def agent_rewrites_first(self, relpath: str, size: int, addition: str):  # noqa: ANN001, ANN202
-            (project / MEMORY).write_text(HEAD + "- the agent's own line\n", encoding="utf-8")
-            return real_append(self, relpath, size, addition)
+        def agent_rewrites_first(path, flags, *args):  # noqa: ANN001, ANN202
+            if flags & os.O_APPEND and str(path).endswith("memory.md"):  # memdesk is about to append
+                (project / MEMORY).write_text(new, encoding="utf-8")  # in place: the same inode
+            return real_open(path, flags, *args)
 
         with monkeypatch.context() as m:
-            m.setattr(mirror_mod.MirrorFiles, "append", agent_rewrites_first)
+            m.setattr(ledger_mod.os, "open", agent_rewrites_first)
             b.append_document(MEMORY, appender("memdesk's"))
-        assert mirror_text(project) == HEAD + "- the agent's own line\n"  # left alone
+        if rewrite == "drops the old text":
+            assert mirror_text(project) == new  # not appended to: the file is no longer what memdesk read
         text = b.read()
-        assert "- the agent's own line" in text and "memdesk's" in text and mirror_text(project) == text
+        assert mirror_text(project) == text and text.count("memdesk's") == 1
+        if rewrite == "keeps the old text":  # an append after all: taken in once, after memdesk's entry
+            assert text == HEAD + ENTRY.format("memdesk's") + "- the agent's own line\n"
+        else:  # both sides changed the same lines: the database's text wins, the agent's is kept in history
+            assert ("mirror-conflict", new) in kept_versions(b)
     finally:
         b.shutdown()
 

@@ -213,3 +213,15 @@ def test_cli_connect_keeps_the_connection_in_the_user_config_and_settings_name_t
     fusion_server.stop()
     down = cli("settings", "set", "memoryDreamsEnabled", "false")
     assert down.returncode == 1 and down.stderr.count("\n") == 1 and "start Fusion" in down.stderr
+
+
+def test_the_last_values_read_are_rewritten_only_when_they_change(connected, user_config_dir: Path):
+    root, fusion = connected
+    load_settings(root)
+    [cache] = list((user_config_dir / "fusion-cache").iterdir())
+    stamp = cache.stat().st_mtime_ns, cache.stat().st_ino
+    for _ in range(3):
+        load_settings(root)
+    assert (cache.stat().st_mtime_ns, cache.stat().st_ino) == stamp
+    update_settings(root, {"memoryEnabled": False})
+    assert json.loads(cache.read_text())["settings"]["memoryEnabled"] is False

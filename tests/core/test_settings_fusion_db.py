@@ -23,6 +23,8 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from core.errors import SettingsError
 from core.settings import load_settings, read_settings, update_settings
@@ -275,3 +277,30 @@ def test_earlier_memdesk_keys_in_fusions_copy_move_out_and_the_copy_is_fusions_a
     assert not (seed / CONFIG).read_text().endswith("\n")  # Fusion's own formatting again
     own = json.loads((seed / OWN_PATH).read_text())
     assert own == {"memdeskBudgetConsumers": {".fusion/memory.md": ["claude-code"]}, "historyMinVersions": 5}
+
+
+KEYS = ["memoryEnabled", "insightExtractionEnabled", "memoryDreamsEnabled", "memoryBackupEnabled",
+        "memoryAutoSummarizeEnabled"]
+
+
+@settings(deadline=None, max_examples=25, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.dictionaries(st.sampled_from(KEYS), st.one_of(st.none(), st.booleans()), min_size=1),
+                min_size=1, max_size=4))
+def test_any_sequence_of_patches_is_what_fusions_update_settings_would_store(seed: Path, patches: list[dict]):
+    conn = sqlite3.connect(seed / DB, isolation_level=None)
+    conn.execute("UPDATE config SET settings = ? WHERE id = 1",
+                 ('{"taskPrefix":"FN","memoryEnabled":true,"someFusionKey":{"nested":[1,2.5,"é"]}}',))
+    conn.close()
+    expected = {"taskPrefix": "FN", "memoryEnabled": True, "someFusionKey": {"nested": [1, 2.5, "é"]}}
+    for patch in patches:
+        update_settings(seed, patch)
+        for key, value in patch.items():  # Fusion's updateSettings: null deletes, the rest merges over
+            if value is None:
+                expected.pop(key, None)
+            else:
+                expected[key] = value
+        row = fusion_read_config(seed)
+        assert row["settings"] == expected and list(row["settings"]) == list(expected)
+        assert (row["nextId"], row["nextWorkflowStepId"], row["workflowSteps"]) == (1478, 3, "[]")
+        copy = json.loads((seed / CONFIG).read_text())
+        assert copy == {"nextId": 1478, "settings": expected}

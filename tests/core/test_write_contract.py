@@ -41,6 +41,10 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
     "core/backends/pg/mirror.py": (frozenset({"write-flags", "os.replace", "os.ftruncate", "unlink"}),
                                    "the postgres mirror's O_APPEND and its note of what was mirrored (confined, "
                                    "O_NOFOLLOW; issue 19 item 2 reconciles it)"),
+    "core/backends/mirror_ledger.py": (frozenset({"write-flags", "unlink"}),
+                                       "the database backends' mirror files: memdesk's O_APPEND (the offset it "
+                                       "landed at) and the ledger notes under .fusion/memdesk/mirror (confined, "
+                                       "O_NOFOLLOW; replacements go through fileio.atomic_write_bytes)"),
     "core/firewall/inbox.py": (frozenset({"write-flags"}),
                                "the firewall's inbox under .fusion/memdesk (created O_EXCL, mode 0600)"),
     "core/firewall/ds_patterns.py": (frozenset({"write_text"}),

@@ -10,7 +10,7 @@ from core import history
 from core.project import Project
 from gui.views.activity_view import ActivityView
 from gui.widgets.shortcuts_dialog import ShortcutsDialog
-from tests.gui.desk_window import CTRL, MEMORY, type_text
+from tests.gui.desk_window import CTRL, DREAMS, MEMORY, type_text
 
 DAILY_REVIEWER = ".fusion/agent-memory/reviewer/2026-08-20.md"
 
@@ -97,3 +97,34 @@ def test_the_activity_shortcuts_are_listed(desk):
     rows = ShortcutsDialog(desk).rows
     assert ("Activity", "Filter the activity", "Ctrl+L") in rows
     assert any(r[0] == "View" and r[1] == "Go to Activity" for r in rows)
+
+
+def test_an_agents_read_through_the_local_server_is_listed_and_opens_at_its_lines(qtbot, desk, layered_project,
+                                                                                  user_config_dir):
+    import httpx
+
+    from core import readlog
+    from core.server.tokens import TokenStore
+
+    token = TokenStore().create("claude-desktop")
+    server = desk.desk.server
+    assert server.start(desk.session.root, 0), server.error
+    try:
+        reply = httpx.get(f"{server.url}/api/memory/file", params={"path": "DREAMS.md"},
+                          headers={"Authorization": f"Bearer {token}", "User-Agent": "claude-desktop/1.0"},
+                          timeout=30)
+        assert reply.status_code == 200
+    finally:
+        server.stop()
+    readlog.flush()
+    view = _activity(desk, qtbot)
+    view.kind_filter.setCurrentIndex(view.kind_filter.findText("read"))
+    rows = view.visible_rows()
+    assert len(rows) == 1
+    assert rows[0][2] == "read" and rows[0][3] == "memory/DREAMS.md"
+    assert "claude-desktop" in rows[0][1]
+    assert rows[0][4].startswith("read lines 1–")
+    view.table.setCurrentIndex(view.model.index(0, 0))
+    view.table.setFocus()
+    qtbot.keyClick(view.table, Qt.Key.Key_Return)
+    assert desk.session.current_path == DREAMS and desk.editor.text_edit.textCursor().blockNumber() == 0

@@ -212,7 +212,7 @@ def chunk_appended(old_text: str, old: list[Entry], new_text: str, path: str) ->
     if not new_text.startswith(old_text):
         return chunk_markdown(new_text, path)
     last = next((e for e in reversed(old) if e.date is not None), None)
-    lines = new_text.splitlines()
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in new_text.split("\n")]  # the chunker's lines
     if last is None or last.line < 2 or last.line > len(lines):
         return chunk_markdown(new_text, path)
     idx = last.line - 2  # 0-based index of the line above the entry; blank lines may sit before the marker

@@ -123,3 +123,20 @@ def test_replacement_screens_only_added_lines_and_maps_them_back():
 def test_the_data_file_matches_the_installed_detect_secrets():
     pytest.importorskip("detect_secrets")
     assert ds_patterns.load() == json.loads(json.dumps(ds_patterns.build()))
+
+
+def test_the_lookup_without_an_index_finds_the_same_near_duplicates_as_the_index():
+    from core.firewall.similarity import TextLookup, match_entry
+
+    text = (FIXTURES / "fusion-real" / ".fusion" / "memory.md").read_text(encoding="utf-8")
+    index, lookup = EntryIndex.build(text), TextLookup(text)
+    probes = [e.text for e in split_entries(text)][::7]
+    probes += [p.lower().rstrip(".") + "." for p in probes] + [p.replace(" ", " also ", 1) for p in probes]
+    for probe in probes:
+        by_index = match_entry(probe, index, Deadline(10))
+        by_lookup = lookup.match(probe, Deadline(10))
+        dup_index = by_index is not None and by_index[0] == "near-duplicate"
+        dup_lookup = by_lookup is not None and by_lookup[0] == "near-duplicate"
+        assert dup_index == dup_lookup, probe
+        if dup_index:
+            assert by_index[2].text == by_lookup[2].text, probe

@@ -63,11 +63,11 @@ def serve(tokens: TokenStore) -> Iterator:
     """Start a real server over the given project folders; ``serve(root, ...)`` returns :class:`Running`."""
     running: list[Running] = []
 
-    def start(*roots: Path, registry=None, mcp: bool = True) -> Running:
+    def start(*roots: Path, registry=None, mcp: bool = True, limits=None) -> Running:
         served = ServedProjects(roots, registry=registry)
         sock = bind_socket("127.0.0.1", 0)
         app = create_app(served, tokens, port=sock.getsockname()[1], mcp=mcp)
-        bound = make_server(app, sock)
+        bound = make_server(app, sock) if limits is None else make_server(app, sock, limits=limits)
         r = Running(bound, served, bound.start_thread())
         running.append(r)
         return r

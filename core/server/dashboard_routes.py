@@ -1,0 +1,91 @@
+"""What Fusion's dashboard asks for besides the memory routes, so it can run whole against ``memdesk serve``.
+
+Read from Fusion's dashboard client (Runfusion/Fusion ``packages/dashboard/app/api/projects/projects.ts``
+``fetchProjects`` → ``GET /api/projects`` answering ``ProjectInfo[]``; ``app/hooks/useAppSettings.ts``
+→ ``GET /api/config`` and ``GET /api/settings`` at start-up; ``app/api/memory.ts``
+``testMemoryRetrieval`` → ``POST /api/memory/test`` with ``{query}`` answering
+``MemoryRetrievalTestResult``; ``app/api/client/client.ts`` reading errors as ``{error, details}``).
+Every request names its project with ``?projectId=`` (``withProjectId``), which memdesk takes as it
+takes ``?project=``: a served project's key. ``/api/settings`` is the settings store's route
+(:mod:`core.server.settings_routes`).
+
+(No ``from __future__ import annotations``: FastAPI reads the routes' annotations, and the project
+dependency is a value given at registration.)
+"""
+
+import os
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+
+from core.server import service
+
+#: What Fusion's memory settings suggest to install qmd (``packages/core/src/memory-backend.ts``,
+#: ``QMD_INSTALL_COMMAND``); memdesk searches with its own index, so qmd is never needed here.
+QMD_INSTALL_COMMAND = "bun install -g @tobilu/qmd"
+_STARTED = time.monotonic()
+
+
+class MemoryTestRequest(BaseModel):
+    """``POST /api/memory/test``: Fusion's ``{query}``."""
+
+    model_config = ConfigDict(extra="ignore")
+    query: StrictStr = Field(min_length=1, max_length=1000)
+
+
+def _iso(ts: float) -> str:
+    return datetime.fromtimestamp(ts, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def add_dashboard_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -> None:
+    """Register ``GET /api/projects``, ``GET /api/config``, ``GET /api/health`` and ``POST /api/memory/test``."""
+
+    @app.get("/api/projects", tags=["dashboard"])
+    def get_projects(request: Request) -> Any:
+        """The served projects as Fusion's ``ProjectInfo[]`` (those this token may use); ``id`` is the key."""
+        out = []
+        who = access(request)
+        for s in request.app.state.served.served:
+            if not who.sees_project(s.key, s.root):
+                continue
+            try:
+                st = os.stat(s.root / ".fusion")
+            except OSError:
+                st = os.stat(s.root)
+            out.append({"id": s.key, "name": s.key, "path": str(s.root), "status": "active",
+                        "isolationMode": "in-process", "createdAt": _iso(st.st_ctime), "updatedAt": _iso(st.st_mtime),
+                        "lastActivityAt": _iso(st.st_mtime)})
+        return out
+
+    @app.get("/api/config", tags=["dashboard"])
+    def get_config(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
+        """Fusion's ``{maxConcurrent, rootDir}`` for the dashboard's start-up."""
+        allow(request, p, "read")
+        raw = getattr(p.settings, "model_extra", None) or {}
+        value = raw.get("maxConcurrent", 2)
+        return {"maxConcurrent": value if isinstance(value, int) and not isinstance(value, bool) else 2,
+                "rootDir": str(p.root)}
+
+    @app.get("/api/health", tags=["dashboard"])
+    def get_health() -> Any:
+        """Fusion's ``DashboardHealthResponse``: ``{status, version, uptime}``."""
+        from core.server.mcp_server import server_version
+
+        return {"status": "ok", "version": server_version(), "uptime": round(time.monotonic() - _STARTED, 3)}
+
+    @app.post("/api/memory/test", tags=["memory"])
+    def post_memory_test(body: MemoryTestRequest, p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
+        """Fusion's retrieval test: the best matches for ``query`` from memdesk's search (its own index when the
+        backend cannot search, ``usedFallback``), in Fusion's ``MemoryRetrievalTestResult`` shape."""
+        allow(request, p, "read")
+        who = access(request)
+        found = service.search(p, body.query, limit=10, mode="keyword", derived=True)
+        results = [{"path": h.path, "lineStart": h.line_start or 1, "lineEnd": h.line_end or h.line_start or 1,
+                    "snippet": h.snippet, "score": h.score, "backend": h.backend}
+                   for h in found.results if who.can("read", h.path)]
+        return JSONResponse({"query": body.query, "qmdAvailable": False, "usedFallback": not p.can_search(),
+                             "qmdInstallCommand": QMD_INSTALL_COMMAND, "results": results})

@@ -1,0 +1,130 @@
+"""Connection limits of ``memdesk serve``: slow and idle connections cannot hold the server.
+
+uvicorn limits how long a connection may sit idle between requests (``timeout_keep_alive``); it has no
+deadline for a request's headers or body, and no per-client cap. :func:`protocol_class` adds them to
+uvicorn's httptools protocol, before any byte reaches the app (so before the token check):
+
+- **header timeout**: a request's headers must be complete within ``header_timeout`` seconds of the
+  connection opening (or of the request's first byte on a kept-alive connection), else the connection
+  is closed: an idle connection that never sends, or one that trickles its headers, goes;
+- **body timeout**: a body must be complete within ``body_timeout`` seconds of its headers;
+- **per-address cap**: at most ``per_address`` open connections from one client address; more are
+  reset at once, so one client cannot take the connections every other client needs;
+- **total cap**: at most ``max_connections`` open connections in all (reset past it);
+- **idle keep-alive**: ``keep_alive`` seconds (uvicorn's own ``timeout_keep_alive``).
+
+Responses that stream (MCP's event streams) are not cut: the deadlines end when a request has arrived.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import resource
+from dataclasses import dataclass
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+__all__ = ["DEFAULT_LIMITS", "Limits", "protocol_class", "raise_open_files_limit"]
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The numbers (seconds and connection counts)."""
+
+    header_timeout: float = 10.0
+    body_timeout: float = 30.0
+    keep_alive: float = 5.0
+    per_address: int = 64
+    max_connections: int = 8192
+
+
+DEFAULT_LIMITS = Limits()
+
+
+def raise_open_files_limit(wanted: int = 65536) -> int:
+    """Raise this process's soft limit of open files toward ``wanted`` (never past the hard limit); the limit now.
+
+    Each connection is a file descriptor: with the common soft limit of 1024, a thousand idle
+    connections would leave none for the next client or for the project's files."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            return target
+        except (ValueError, OSError) as exc:
+            log.warning("could not raise the open-files limit from %d to %d: %s", soft, target, exc)
+    return soft
+
+
+def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
+    """uvicorn's HTTP protocol with ``limits`` (httptools; uvicorn's h11 protocol when httptools is missing,
+    with the caps and the first request's header deadline only)."""
+    try:
+        from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol as Base
+        staged = True
+    except ImportError:  # pragma: no cover - httptools is in the servers extra
+        from uvicorn.protocols.http.h11_impl import H11Protocol as Base  # type: ignore[assignment]
+        staged = False
+
+    per_address: dict[str, int] = {}
+
+    class Limited(Base):  # type: ignore[misc, valid-type]
+        _host: str | None = None
+        _timer: asyncio.TimerHandle | None = None
+
+        def connection_made(self, transport: Any) -> None:  # type: ignore[override]
+            super().connection_made(transport)
+            host = self.client[0] if self.client else "?"
+            count = per_address.get(host, 0)
+            if count >= limits.per_address or len(self.connections) > limits.max_connections:
+                transport.abort()  # reset before reading a byte: the cap costs nothing to enforce
+                return
+            per_address[host] = count + 1
+            self._host = host
+            if staged:
+                self._arm(limits.header_timeout)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            if self._host is not None:
+                left = per_address.get(self._host, 1) - 1
+                if left > 0:
+                    per_address[self._host] = left
+                else:
+                    per_address.pop(self._host, None)
+                self._host = None
+            super().connection_lost(exc)
+
+        def _arm(self, seconds: float) -> None:
+            self._disarm()
+            self._timer = self.loop.call_later(seconds, self._expire)
+
+        def _disarm(self) -> None:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+
+        def _expire(self) -> None:
+            self._timer = None
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        if staged:
+            def on_message_begin(self) -> None:
+                super().on_message_begin()
+                if self._timer is None:  # a kept-alive connection's next request: its headers' deadline
+                    self._arm(limits.header_timeout)
+
+            def on_headers_complete(self) -> None:
+                self._arm(limits.body_timeout)
+                super().on_headers_complete()
+
+            def on_message_complete(self) -> None:
+                self._disarm()
+                super().on_message_complete()
+
+    Limited.__name__ = Limited.__qualname__ = f"Limited{Base.__name__}"
+    return Limited

@@ -1,0 +1,125 @@
+"""Issue 23, Fusion's dashboard on memdesk: the requests Fusion's dashboard makes at start-up and in its memory
+view, sent as its client sends them (``/api`` + path, ``?projectId=``, JSON, bearer token), against a real
+``memdesk serve`` process, with the response shapes its code reads.
+
+Read from Runfusion/Fusion: ``packages/dashboard/app/api/projects/projects.ts`` (``fetchProjects``,
+``ProjectInfo``), ``app/hooks/useAppSettings.ts`` (``fetchConfig`` + ``fetchSettings`` at start-up),
+``app/api/memory.ts`` (``fetchMemoryFiles``, ``fetchMemoryFile``, ``saveMemoryFile``, ``fetchMemoryStats``,
+``fetchMemoryInsights``, ``fetchMemoryBackendStatus``, ``testMemoryRetrieval``), ``app/api/client/client.ts``
+(errors read as ``{error, details}``), ``app/api/client/health.ts`` (``withProjectId``). No Fusion code is
+in memdesk; these are the requests and shapes, restated.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from core.server.tokens import TokenStore
+from tests.core.server.conftest import cli_env
+
+
+@pytest.fixture
+def memdesk_serve(user_config_dir: Path, layered_project: Path, sample_project: Path) -> Iterator[tuple[str, str]]:
+    """``memdesk serve -p layered -p sample --port 0`` as its own process; (base URL, token)."""
+    token = TokenStore().create("fusion-dashboard")
+    proc = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--port", "0", "-p", str(layered_project),
+                             "-p", str(sample_project)], env=cli_env(user_config_dir), stderr=subprocess.PIPE,
+                            text=True)
+    url = None
+    deadline = time.monotonic() + 60
+    assert proc.stderr is not None
+    while url is None and time.monotonic() < deadline:
+        line = proc.stderr.readline()
+        found = re.search(r"on (http://127\.0\.0\.1:\d+)", line)
+        if found:
+            url = found.group(1)
+    assert url, "memdesk serve did not start"
+    try:
+        yield url, token
+    finally:
+        proc.terminate()
+        proc.wait(20)
+
+
+def _api(base: str, token: str) -> httpx.Client:
+    # As Fusion's api(): "/api" + path, Content-Type: application/json, the bearer token.
+    return httpx.Client(base_url=f"{base}/api", headers={"Content-Type": "application/json",
+                                                          "Authorization": f"Bearer {token}"}, timeout=60)
+
+
+def test_the_dashboards_start_up_and_memory_view_requests(memdesk_serve, layered_project):
+    base, token = memdesk_serve
+    with _api(base, token) as api:
+        projects = api.get("/projects")
+        assert projects.status_code == 200
+        infos = projects.json()
+        assert [p["id"] for p in infos] == ["layered", "sample"]
+        for p in infos:
+            assert set(p) >= {"id", "name", "path", "status", "isolationMode", "createdAt", "updatedAt"}
+            assert p["status"] == "active" and p["isolationMode"] in ("in-process", "child-process")
+        pid = "layered"
+        config = api.get(f"/config?projectId={pid}").json()
+        assert isinstance(config["maxConcurrent"], int) and config["rootDir"] == str(layered_project)
+        settings = api.get(f"/settings?projectId={pid}")
+        assert settings.status_code == 200 and isinstance(settings.json(), dict)
+        assert "memoryEnabled" in settings.json()
+
+        files = api.get(f"/memory/files?projectId={pid}").json()["files"]
+        assert files and all(set(f) >= {"path", "label", "layer", "size", "updatedAt"} for f in files)
+        first = files[0]["path"]
+        doc = api.get(f"/memory/file?path={first}&projectId={pid}").json()
+        assert doc["path"] == first and doc["content"] == (layered_project / first).read_text(encoding="utf-8")
+        stats = api.get(f"/memory/stats?projectId={pid}").json()
+        assert {type(stats[k]) for k in ("workingMemorySize", "insightsSize")} == {int}
+        assert isinstance(stats["insightsExists"], bool)
+        insights = api.get(f"/memory/insights?projectId={pid}").json()
+        assert set(insights) >= {"content", "exists"}
+        backend = api.get(f"/memory/backend?projectId={pid}").json()
+        assert set(backend["capabilities"]) >= {"readable", "writable", "supportsAtomicWrite",
+                                                "hasConflictResolution", "persistent"}
+        assert isinstance(backend["availableBackends"], list) and isinstance(backend["currentBackend"], str)
+
+        test = api.post(f"/memory/test?projectId={pid}", json={"query": "Decisions"})
+        assert test.status_code == 200
+        body = test.json()
+        assert set(body) == {"query", "qmdAvailable", "usedFallback", "qmdInstallCommand", "results"}
+        assert body["query"] == "Decisions" and body["results"]
+        for hit in body["results"]:
+            assert set(hit) == {"path", "lineStart", "lineEnd", "snippet", "score", "backend"}
+
+        # saveMemoryFile sends {path, content} (no hash): memdesk writes it with history, as Fusion does.
+        new = doc["content"] + "\n- Saved from Fusion's dashboard.\n"
+        saved = api.put(f"/memory/file?projectId={pid}", json={"path": first, "content": new})
+        assert saved.status_code == 200 and saved.json()["success"] is True
+        assert (layered_project / first).read_text(encoding="utf-8") == new
+
+        # Errors in Fusion's shape {error, details: {code, backend}}, memdesk's code beside it.
+        missing = api.get(f"/memory/file?path=2001-01-01.md&projectId={pid}")
+        assert missing.status_code == 404
+        err = missing.json()
+        assert err["details"]["code"] == "NOT_FOUND" == err["code"] and "backend" in err["details"]
+        assert isinstance(err["error"], str) and err["error"]
+        other = api.get("/memory?projectId=nowhere")
+        assert other.status_code == 404 and "nowhere" in other.json()["error"]
+        empty = api.post(f"/memory/test?projectId={pid}", json={"query": ""})
+        assert empty.status_code == 400 and empty.json()["error"]
+
+
+def test_a_read_token_cannot_change_settings(memdesk_serve, layered_project):
+    base, _ = memdesk_serve
+    reader = TokenStore().create("dash-reader", scope="read")
+    before = sorted(p.name for p in (layered_project / ".fusion").iterdir())
+    with _api(base, reader) as api:
+        assert api.get("/settings?projectId=layered").status_code == 200
+        refused = api.put("/settings?projectId=layered", json={"memoryEnabled": False})
+        assert refused.status_code == 403 and refused.json()["details"]["code"] == "SCOPE"
+        assert "scope read" in refused.json()["error"]
+    assert sorted(p.name for p in (layered_project / ".fusion").iterdir()) == before

@@ -1,0 +1,66 @@
+"""The editor underlines the firewall's findings and offers quick actions: redact, merge, supersede, ignore once."""
+
+from __future__ import annotations
+
+from PySide6.QtGui import QTextCharFormat
+
+from gui.editor.firewall_marks import FirewallMarks
+from gui.editor.text_edit import MemoryTextEdit
+
+TEXT = ("# Project Memory\n\n## Context\n\n- Use the DB clock for lease expiry\n- Deploy key AKIAIOSFODNN7EXAMPLE\n"
+        "- use the DB clock for lease expiry.\n- Use the app server clock for lease expiry\n")
+
+
+def _marks(qtbot) -> tuple[MemoryTextEdit, FirewallMarks]:
+    edit = MemoryTextEdit()
+    qtbot.addWidget(edit)
+    edit.setPlainText(TEXT)
+    marks = FirewallMarks(edit)
+    with qtbot.waitSignal(marks.marksChanged, timeout=10_000):
+        marks.refresh()
+    return edit, marks
+
+
+def test_findings_are_underlined_in_the_open_document(qtbot):
+    edit, marks = _marks(qtbot)
+    kinds = [m.finding.kind for m in marks.marks]
+    assert kinds == ["secret", "near-duplicate", "contradiction"]
+    underlined = {s.cursor.selectedText(): s.format.underlineStyle() for s in edit.extraSelections()}
+    assert underlined["AKIAIOSFODNN7EXAMPLE"] == QTextCharFormat.UnderlineStyle.WaveUnderline
+    assert "- use the DB clock for lease expiry." in underlined
+
+
+def test_redact_merge_supersede_and_ignore_once_edit_the_buffer(qtbot):
+    edit, marks = _marks(qtbot)
+    secret_at = TEXT.index("AKIA") + 3
+    (redact, ignore) = marks.actions_at(secret_at)
+    assert redact.text() == "Redact (secret.aws-key)" and ignore.text().startswith("Ignore once")
+    redact.trigger()
+    assert "Deploy key [REDACTED:secret.aws-key]\n" in edit.toPlainText()
+    edit.document().undo()
+    assert edit.toPlainText() == TEXT  # an ordinary, undoable edit
+
+    with qtbot.waitSignal(marks.marksChanged, timeout=10_000):
+        marks.refresh()
+    dup_at = TEXT.index("- use the DB clock")
+    merge = next(a for a in marks.actions_at(dup_at) if a.text().startswith("Merge"))
+    assert merge.text() == "Merge into the entry at line 5 (remove this one)"
+    merge.trigger()
+    assert edit.toPlainText() == TEXT.replace("- use the DB clock for lease expiry.\n", "")
+
+    with qtbot.waitSignal(marks.marksChanged, timeout=10_000):
+        marks.refresh()
+    clash_at = edit.toPlainText().index("app server")
+    supersede = next(a for a in marks.actions_at(clash_at) if a.text().startswith("Supersede"))
+    supersede.trigger()
+    assert "- [superseded 20" in edit.toPlainText() and "] Use the DB clock for lease expiry\n" in edit.toPlainText()
+
+    with qtbot.waitSignal(marks.marksChanged, timeout=10_000):
+        marks.refresh()
+    before = len(marks.marks)
+    next(a for a in marks.actions_at(edit.toPlainText().index("AKIA")) if a.text().startswith("Ignore")).trigger()
+    assert len(marks.marks) == before - 1 and "AKIAIOSFODNN7EXAMPLE" not in {
+        s.cursor.selectedText() for s in edit.extraSelections()}
+    with qtbot.waitSignal(marks.marksChanged, timeout=10_000):
+        marks.refresh()
+    assert all(m.finding.kind != "secret" for m in marks.marks)  # ignored while the document is open
