@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.project_memory import read_project_memory
 from core.project import open_project
+from core.project_memory import read_project_memory
 from core.settings import update_settings
 
 
