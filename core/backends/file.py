@@ -85,3 +85,9 @@ class QmdMemoryBackend(FileMemoryBackend):
         from core.search.derived import derived_search  # late: search is heavy and optional per command
 
         return derived_search(root, query, options)
+
+    def search_note(self, mode: str) -> str | None:
+        """Set when ``mode`` asked for meaning: memdesk's own index searches by keyword only."""
+        from core.search.derived import derived_note
+
+        return derived_note(self.id, mode)

@@ -62,6 +62,8 @@ _JS_WS = "[" + re.escape(JS_WHITESPACE) + "]"
 _SECTION_RE = re.compile("(?:(?<=[\n\r\u2028\u2029])|\\A)##" + _JS_WS + "+[^\n\r\u2028\u2029]+")
 _LAST_UPDATED_RE = re.compile("## Last Updated:" + _JS_WS + "*([^\n\r\u2028\u2029]+)")
 _WEEK_MS = 7 * 24 * 60 * 60 * 1000
+NEVER_RAN = "No extraction runs recorded"
+EXTRACTION_OFF = "Insight extraction is off for this project; no run is expected"
 _CRITICAL_CHECKS = ("working-memory-exists", "insights-memory-exists", "recent-extraction")
 _HEALTH_EMOJI = {"healthy": "✅", "warning": "⚠️", "issues": "❌"}
 #: How ``core.extraction`` records a prune stored for review (followed by `` (proposal <id>)``).
@@ -152,10 +154,15 @@ def _insights_memory_checks(root: Path | str, checks: list[MemoryAuditCheck]) ->
 
 
 def _extraction_checks(
-    extraction: MemoryExtractionMetadata | None, now: datetime, checks: list[MemoryAuditCheck]
+    extraction: MemoryExtractionMetadata | None, now: datetime, checks: list[MemoryAuditCheck], enabled: bool = True
 ) -> None:
     if extraction is None:
-        _check(checks, "recent-extraction", "Recent extraction activity", False, "No extraction runs recorded")
+        # Fix: Fusion called every project that never ran an extraction unhealthy ("✗ Issues"), even
+        # with extraction off. Off: nothing is expected, the check passes. On but never run: a warning.
+        if not enabled:
+            _check(checks, "recent-extraction", "Recent extraction activity", True, EXTRACTION_OFF)
+        else:
+            _check(checks, "recent-extraction", "Recent extraction activity", False, NEVER_RAN)
         return
     run_at = parse_timestamp(extraction.run_at)
     recent = run_at is not None and (now - run_at).total_seconds() * 1000 < _WEEK_MS
@@ -178,8 +185,8 @@ def _health(checks: list[MemoryAuditCheck]) -> str:
     failed = [c for c in checks if not c.passed]
     if len(failed) >= 3:
         return "issues"
-    if failed:
-        return "issues" if any(c.id in _CRITICAL_CHECKS for c in failed) else "warning"
+    if failed:  # an extraction that never ran is no failure of one: a warning, not "issues"
+        return "issues" if any(c.id in _CRITICAL_CHECKS and c.details != NEVER_RAN for c in failed) else "warning"
     return "healthy"
 
 
@@ -190,6 +197,7 @@ def generate_memory_audit(
     now: datetime | None = None,
     *,
     use_saved_state: bool = True,
+    extraction_enabled: bool | None = None,
 ) -> MemoryAuditReport:
     """Audit the memory files and the last run (Fusion's checks and health); unreadable files fail checks.
 
@@ -208,7 +216,11 @@ def generate_memory_audit(
     checks: list[MemoryAuditCheck] = []
     working = _working_memory_checks(root, checks)
     insights = _insights_memory_checks(root, checks)
-    _extraction_checks(last_extraction, moment, checks)
+    if extraction_enabled is None and last_extraction is None:
+        from core.insights.files import extraction_enabled as read_enabled
+
+        extraction_enabled = read_enabled(root)
+    _extraction_checks(last_extraction, moment, checks, extraction_enabled is not False)
     if pruning_outcome is not None:
         # Fix: "no prune needed" passes; Fusion failed it and so flagged healthy runs. A prune that
         # waits for review has not failed either.

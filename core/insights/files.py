@@ -38,6 +38,14 @@ def _project(root: Path | str):  # type: ignore[no-untyped-def]
     return open_project(root)
 
 
+def extraction_enabled(root: Path | str) -> bool:
+    """Whether insight extraction is on for the project (its settings; on when they cannot be read)."""
+    try:
+        return bool(_project(root).settings.insight_extraction_enabled)
+    except Exception:
+        return True
+
+
 def document_path(root: Path | str, logical: str) -> str:
     """Where the project keeps the seed's ``logical`` file (its layout's path for it)."""
     layout = _project(root).layout

@@ -10,6 +10,8 @@ It reads the working memory directly and answers in the extraction JSON format:
   N days and obviously transient bullets ("TODO for this session", "waiting on review", …), offered
   only when that removes something and the result keeps the required sections; else ``null``;
   ``pruneReasons`` says for each removed line why ("dated entry older than 30 days", "transient");
+  entries marked ``[superseded DATE]`` (the memory firewall's marker) are offered for removal too
+  ("superseded on DATE") and never become insights;
 * the summary says that the extraction is rule-based.
 """
 
@@ -20,6 +22,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 
+from core.firewall.supersede import superseded_on
 from core.insights import is_duplicate_insight, validate_prune_candidate
 from core.providers.base import (
     CancelCheck,
@@ -113,7 +116,7 @@ def _insights(blocks: list[_Block], existing: str | None) -> list[dict[str, str]
     out: list[dict[str, str]] = []
     for block in blocks:
         category = SECTION_CATEGORIES.get(block.section or "")
-        if block.kind != "bullet" or category is None or _is_transient(block):
+        if block.kind != "bullet" or category is None or _is_transient(block) or superseded_on(block.text):
             continue
         content = block.text
         if block.nested:
@@ -153,7 +156,11 @@ def _prune(lines: list[str], blocks: list[_Block], cutoff: date, days: int) -> _
     reasons: list[dict[str, str]] = []
     old_entries = transient = 0
     for block in blocks:
-        if block.kind == "dated" and block.day is not None and block.day < cutoff:
+        superseded = superseded_on(block.text)
+        if superseded:  # the memory firewall's marker (docs/firewall.md): agents still load it, so offer to drop it
+            transient += 1
+            reason = f"superseded on {superseded}"
+        elif block.kind == "dated" and block.day is not None and block.day < cutoff:
             old_entries += 1
             reason = f"dated entry older than {days} days"
         elif _is_transient(block):

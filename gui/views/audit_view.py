@@ -25,7 +25,6 @@ from PySide6.QtWidgets import (
 from core.errors import MemoryBackendError
 from core.insights import (
     CATEGORY_SECTIONS,
-    MEMORY_AUDIT_PATH,
     MemoryAuditReport,
     generate_memory_audit,
     render_memory_audit_markdown,
@@ -91,14 +90,15 @@ class AuditView(QWidget):
         self.generated = QLabel(self)
         self.generated.setWordWrap(True)  # its timestamp must not force the window past 800 px
         self.save_button = QPushButton("Save report", self)  # short: the top row fits at 800 px
-        self.save_button.setToolTip(f"Write this report to {MEMORY_AUDIT_PATH}")
+        self.save_button.setToolTip(f"Write this report to {session.project.audit_path}")
         self.refresh_button = QPushButton("Refresh", self)
         self.status = _wrapping()
         self.checks_box = QGroupBox("Checks", self)
         self.checks_grid = QGridLayout(self.checks_box)
         self.checks_grid.setColumnStretch(2, 1)
-        self.working_box = _FactsBox("Working memory (.fusion/memory.md)", self)
-        self.insights_box = _FactsBox("Insights (.fusion/memory-insights.md)", self)
+        # The layout's own paths (a layered project keeps them under .fusion/memory/), never the seed's.
+        self.working_box = _FactsBox(f"Working memory ({session.project.memory_path})", self)
+        self.insights_box = _FactsBox(f"Insights ({session.project.insights_path})", self)
         self.extraction_box = _FactsBox("Last extraction", self)
         self.pruning_box = _FactsBox("Last pruning", self)
 
@@ -214,6 +214,6 @@ class AuditView(QWidget):
         except MemoryBackendError as exc:
             self.status.setText(f"Not saved: {exc}")
             return False
-        self.status.setText(f"Saved {MEMORY_AUDIT_PATH}.")
-        self.reportSaved.emit(MEMORY_AUDIT_PATH)
+        self.status.setText(f"Saved {self.session.project.audit_path}.")
+        self.reportSaved.emit(self.session.project.audit_path)
         return True

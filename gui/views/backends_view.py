@@ -111,7 +111,9 @@ class BackendsView(QWidget):
     def refresh(self) -> None:
         """Reload the registered backends and select the configured one (or the one in use)."""
         backend = self.session.backend
-        configured = self.session.settings.memory_backend
+        # Running as configured (an untouched layered project runs "qmd", Fusion's default there, while
+        # the stored key still reads "file"): the one in use is the configured one, never "unavailable".
+        configured = self.session.settings.memory_backend if backend.fallback_reason else backend.id
         self.model.set_backends(self.session.registry.infos(), backend.id, configured)
         if backend.fallback_reason:
             self.banner.show_message(

@@ -29,6 +29,7 @@ from core.consolidation import (
     apply_proposal,
     list_agents,
     list_consolidations,
+    load,
     reject_proposal,
     run_compact,
     run_dream,
@@ -37,6 +38,7 @@ from core.consolidation import (
 from core.consolidation.stage import context_for, lost_for
 from core.diff import diff_texts
 from core.project import Changes, Project
+from core.proposals import ProposalError
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.views import consolidation_sources as sources
@@ -68,7 +70,7 @@ class ConsolidationView(QWidget):
         self.provider = QComboBox(self)
         self.provider.setEditable(True)
         self.provider.addItem("offline")
-        for combo, chars in ((self.picker, 24), (self.scope, 10), (self.provider, 8)):  # the view fits 800 px
+        for combo, chars in ((self.picker, 16), (self.scope, 6), (self.provider, 6)):  # the view fits 800 px
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(chars)
         self.dream_button = QPushButton("Dream now", self)
@@ -185,8 +187,10 @@ class ConsolidationView(QWidget):
         if isinstance(pid, str) and pid.startswith((sources.RUN, sources.BACKUP)):
             self.proposal, note, action = sources.describe(self.session.project, pid)
         else:
-            self.proposal = next((p for p in list_consolidations(self.session.root, pending_only=False)
-                                  if p.id == pid), None) if pid else None
+            try:
+                self.proposal = load(self.session.root, pid) if pid else None
+            except ProposalError as exc:
+                self.proposal, note = None, str(exc)
         self.stage_button.setText(action)
         self.stage_button.setVisible(bool(action))
         self._diff_path = None
@@ -204,8 +208,10 @@ class ConsolidationView(QWidget):
             return
         if change.path != self._diff_path:
             doc = proposal.document(change.path)
-            self.diff.set_titles(f"{change.path} now" if doc.before is not None else f"{change.path} (new)",
-                                 "after the consolidation")
+            done = proposal.kind == "program" and proposal.status == "applied"
+            self.diff.set_titles(f"{change.path} before" if done else f"{change.path} now" if doc.before is not None
+                                 else f"{change.path} (new)", "after the other program's run" if done
+                                 else "after the consolidation")
             self.diff.set_diff(diff_texts(doc.before or "", doc.after))
             self._diff_path = change.path
             self.ledger.set_entries(proposal, change.path)
@@ -234,7 +240,9 @@ class ConsolidationView(QWidget):
                                  + (f"; waited for review: {wait}" if wait else "")
                                  + (f". {proposal.message}" if proposal.message else ""))
             self.facts.set_facts(lost, proposal.facts_total,
-                                 selection=len(self.changes.accepted()) < len(proposal.changes))
+                                 selection=len(self.changes.accepted()) < len(proposal.changes),
+                                 done=proposal.kind == "program" and proposal.origin == "program"
+                                 and proposal.status == "applied")
         else:
             self.summary.setText("")
             self.facts.set_facts([], 0)

@@ -25,10 +25,12 @@ from PySide6.QtWidgets import (
 
 from core.firewall import review
 from core.firewall.inbox import Inbox, InboxError, Item
+from core.firewall.policy import Policy, PolicyError, load_policy, set_rule
 from core.project import Changes
 from core.userdirs import user_config_dir
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
+from gui.widgets.firewall_policy import FirewallPolicyTable
 from gui.widgets.parts import view_action
 
 KIND_COLOURS = {"secret": "#f4b6b6", "injection": "#f7d58c", "near-duplicate": "#b9d7f5", "contradiction": "#d9c2f0"}
@@ -74,9 +76,16 @@ class InboxView(QWidget):
         splitter.addWidget(self.list)
         splitter.addWidget(right)
         splitter.setSizes([380, 820])
+        self.policy_label = QLabel("<b>Policy</b> for this project (kept in .fusion/memdesk/, never in Fusion's "
+                                   "settings): what each writer's findings do", self)
+        self.policy = FirewallPolicyTable(self)
+        self.policy.setMaximumHeight(240)
         layout = QVBoxLayout(self)
         layout.addWidget(self.banner)
         layout.addWidget(splitter, 1)
+        layout.addWidget(self.policy_label)
+        layout.addWidget(self.policy)
+        self.policy.changeRequested.connect(self.set_policy)
         for text, keys, slot in (
             ("Accept", "A", lambda: self.act("accept")), ("Accept redacted", "D", lambda: self.act("redact")),
             ("Edit", "E", self.start_edit), ("Accept edited", "Ctrl+Return", lambda: self.act("edit")),
@@ -88,6 +97,25 @@ class InboxView(QWidget):
         self.list.currentRowChanged.connect(lambda _row: self.show_current())
         session.documentsChanged.connect(self.refresh)
         self.refresh()
+        self.show_policy()
+
+    def show_policy(self) -> None:
+        """Show the project's policy (a bad policy file is named in the banner)."""
+        try:
+            self.policy.set_policy(load_policy(self.session.root))
+        except PolicyError as exc:
+            self.banner.show_message(str(exc))
+
+    def set_policy(self, writer: str, rule: str, action: str) -> None:
+        """Save one writer's action for one rule family (an action it would get anyway removes the override)."""
+        try:
+            current = load_policy(self.session.root)
+            rest = {w: {r: a for r, a in t.items() if (w, r) != (writer, rule)} for w, t in current.rules.items()}
+            inherited = Policy(rest).action(writer, None, rule, rule)
+            set_rule(self.session.root, writer, rule, None if action == inherited else action)
+        except (PolicyError, OSError, ValueError) as exc:
+            self.banner.show_message(f"The policy was not changed: {exc}")
+        self.show_policy()
 
     def current(self) -> Item | None:
         """The item selected in the list."""

@@ -235,13 +235,15 @@ class SearchView(QWidget):
 
         def work(_token: CancelToken) -> tuple[list[MemorySearchResult], str | None]:
             results = project.search(text, options, derived_ok=True)
+            asked = "" if mode == DERIVED_MODE else f", not {mode}: it has no semantic part"
             if derived:
-                return results, (f"Ran: {DERIVED_MODE} search by memdesk's own index (the \"{backend.name}\" "
-                                 "backend cannot search).")
+                return results, (f"Ran: {DERIVED_MODE} search by memdesk's own index{asked} (the "
+                                 f"\"{backend.name}\" backend cannot search).")
             note_fn = getattr(backend, "search_note", None)
             note = note_fn(mode) if callable(note_fn) else None
-            return results, f"Ran: {'keyword' if note else mode} search by the {backend.name} backend." + (
-                f" ({note})" if note else "")
+            if note and mode != DERIVED_MODE:  # it ran keyword: say so first, then why
+                return results, f"Ran: {DERIVED_MODE} search, not {mode}, by the {backend.name} backend ({note})."
+            return results, f"Ran: {mode} search by the {backend.name} backend." + (f" ({note})" if note else "")
 
         self.search_op = run_in_background(work, self._on_results, self._on_search_error, parent=self)
 

@@ -334,7 +334,7 @@ def test_root_that_is_a_file_never_raises(tmp_path: Path) -> None:
 
 
 def test_empty_project_has_issues(tmp_path: Path) -> None:
-    report = generate_memory_audit(tmp_path, now=NOW)
+    report = generate_memory_audit(tmp_path, now=NOW, extraction_enabled=True)
     assert [c.id for c in report.checks] == ["working-memory-exists", "insights-memory-exists", "recent-extraction"]
     assert checks_of(report)["working-memory-exists"] == (False, "File .fusion/memory.md does not exist")
     assert checks_of(report)["recent-extraction"] == (False, "No extraction runs recorded")
@@ -449,3 +449,19 @@ def test_broken_state_reads_as_none(tmp_path: Path, content: bytes) -> None:
     (tmp_path / MEMORY_AUDIT_STATE_PATH).write_bytes(content)
     assert read_memory_audit_state(tmp_path) is None
     assert generate_memory_audit(tmp_path, now=NOW).extraction.run_at == ""
+
+
+def test_never_run_is_a_warning_and_with_extraction_off_passes(tmp_path: Path) -> None:
+    """Issue 22: "✗ Issues" on any project that never ran an extraction, even with extraction off."""
+    (tmp_path / ".fusion").mkdir()
+    (tmp_path / ".fusion" / "memory.md").write_text("# Memory\n\n## Architecture\n- a\n\n## Conventions\n- b\n")
+    (tmp_path / ".fusion" / "memory-insights.md").write_text("# Insights\n\n## Patterns\n- one\n")
+    on = generate_memory_audit(tmp_path, now=NOW, extraction_enabled=True)
+    assert checks_of(on)["recent-extraction"] == (False, "No extraction runs recorded")
+    assert on.health == "warning"
+    off = generate_memory_audit(tmp_path, now=NOW, extraction_enabled=False)
+    assert checks_of(off)["recent-extraction"][0] is True
+    assert "off" in checks_of(off)["recent-extraction"][1]
+    assert off.health == "healthy"
+    (tmp_path / ".fusion" / "config.json").write_text('{"insightExtractionEnabled": false}')
+    assert generate_memory_audit(tmp_path, now=NOW).health == "healthy"  # read from the project's settings

@@ -38,12 +38,14 @@ def write_state(root: Path, **state) -> None:
 
 def test_sample_without_runs_reports_issues_with_every_check(qtbot, sample_project: Path) -> None:
     view = make_view(qtbot, sample_project)
-    assert "Issues" in view.health.text()
+    on = view.session.settings.insight_extraction_enabled
+    assert ("Warning" if on else "Healthy") in view.health.text()  # never ran: no "Issues" (issue 22)
     rows = view.check_rows()
     names = [name for _ok, name, _details in rows]
     assert "Working memory file exists" in names and "Recent extraction activity" in names
     failed = {name: details for ok, name, details in rows if not ok}
-    assert failed["Recent extraction activity"] == "No extraction runs recorded"
+    if on:
+        assert failed["Recent extraction activity"] == "No extraction runs recorded"
     memory = (sample_project / MEMORY_WORKING_PATH).read_text()
     assert f"{len(memory):,} characters" in view.working_box.text()
     assert "21 (Patterns 4 · Principles 4 · Conventions 4 · Pitfalls 5 · Context 4)" in view.insights_box.text()
@@ -105,3 +107,12 @@ def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
                          "originalSize": 10624, "newSize": 9334})
     view = make_view(qtbot, sample_project)
     screenshot(view, "audit")
+
+
+def test_a_layered_project_names_its_own_paths_and_never_ran_is_no_issue(qtbot, layered_project: Path) -> None:
+    view = make_view(qtbot, layered_project)
+    assert view.working_box.title() == "Working memory (.fusion/memory/MEMORY.md)"
+    assert ".fusion/memory.md" not in view.working_box.title() + view.insights_box.title()
+    assert "Issues" not in view.health.text()
+    assert view.save_report()
+    assert view.status.text() == f"Saved {view.session.project.audit_path}."

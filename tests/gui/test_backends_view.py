@@ -151,3 +151,21 @@ def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
     sqlite = view.model.row_of("sqlite")
     view.select(sqlite if sqlite >= 0 else view.model.row_of("readonly"))
     screenshot(view, "backends")
+
+
+def test_an_untouched_layered_project_shows_qmd_in_use_and_nothing_unavailable(qtbot, layered_project):
+    """Issue 22: "File System — configured, but unavailable" beside "QMD in use" on current Fusion."""
+    from gui.models import BackendListModel
+    from gui.session import ProjectSession
+    from gui.views.backends_view import BackendsView
+
+    session = ProjectSession(layered_project)
+    view = BackendsView(session)
+    qtbot.addWidget(view)
+    assert session.backend.id == "qmd" and session.backend.fallback_reason is None
+    model = view.model
+    marks = {model.infos[r].id: (model.index(r).data(BackendListModel.ActiveRole),
+                                 model.index(r).data(BackendListModel.ConfiguredRole)) for r in range(model.rowCount())}
+    assert marks["qmd"][0] and not any(configured for _active, configured in marks.values())
+    assert view.selected().id == "qmd" and view.banner.text() == ""
+    session.close()

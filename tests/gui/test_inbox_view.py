@@ -96,3 +96,24 @@ def test_a_tampered_inbox_is_named_in_the_banner(qtbot, project, user_config_dir
         view.show()
         view.activateWindow()
     assert view.list.count() == 0 and "changed outside memdesk" in view.banner.text()
+
+
+def test_the_policy_is_set_in_the_app_and_stored_in_memdesks_state(qtbot, project, user_config_dir):
+    from PySide6.QtWidgets import QComboBox
+
+    from core.firewall.policy import POLICY_FILE, WRITER_KINDS, load_policy
+    from gui.widgets.firewall_policy import RULES
+
+    root, _, _ = _held(project, user_config_dir)
+    view = InboxView(ProjectSession(root))
+    qtbot.addWidget(view)
+    view.show()
+    cell = view.policy.cellWidget(WRITER_KINDS.index("token"), RULES.index("secret"))
+    assert isinstance(cell, QComboBox) and cell.currentText() == "hold"
+    assert view.policy.cellWidget(WRITER_KINDS.index("operator"), RULES.index("secret")).currentText() == "warn"
+    cell.setCurrentText("refuse")
+    assert load_policy(root).rules == {"token": {"secret": "refuse"}}
+    assert (root / POLICY_FILE).is_file() and not (root / ".fusion" / "config.json").exists()
+    cell = view.policy.cellWidget(WRITER_KINDS.index("token"), RULES.index("secret"))
+    cell.setCurrentText("hold")  # back to the default: the override goes
+    assert load_policy(root).rules == {}

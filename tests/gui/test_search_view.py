@@ -117,12 +117,28 @@ def test_a_backend_without_search_searches_with_memdesks_index(qtbot, sample_pro
     assert v.query.isEnabled() and "memdesk's own index" in v.note.text()
     search(qtbot, v, "Kysely pinned", mode="hybrid")
     assert {cell(v, r, 0) for r in range(2)} == {".fusion/memory.md", ".fusion/memory-insights.md"}
-    assert v.note.text().startswith("Ran: keyword search by memdesk's own index")
+    assert v.note.text().startswith("Ran: keyword search by memdesk's own index, not hybrid")
     assert not session.backend.has_capability("search")  # the backend's capabilities are unchanged
     assert not (sample_project / ".fusion" / "memdesk" / "search.db").exists()
     session.switch_backend("sqlite")
     search(qtbot, v, "Kysely pinned")
-    assert v.note.text().startswith("Ran: keyword search by the SQLite")
+    assert v.note.text().startswith("Ran: keyword search") and "SQLite" in v.note.text()
+    session.close()
+
+
+@pytest.mark.parametrize("mode", ["semantic", "hybrid"])
+def test_semantic_and_hybrid_on_qmd_say_they_ran_keyword(qtbot, layered_project: Path, mode: str):
+    """Issue 22: on an untouched current-Fusion project (qmd) a semantic search said "Ran: hybrid"."""
+    session = ProjectSession(layered_project)
+    assert session.backend.id == "qmd"
+    v = SearchView(session)
+    qtbot.addWidget(v)
+    search(qtbot, v, "promptWithFallback", mode=mode)
+    assert v.model.rowCount() > 0
+    assert v.note.text().startswith(f"Ran: keyword search, not {mode}, by the QMD")
+    assert "memdesk's own index" in v.note.text()
+    search(qtbot, v, "promptWithFallback", mode="keyword")
+    assert v.note.text() == "Ran: keyword search by the QMD (Quantized Memory Distillation) backend."
     session.close()
 
 

@@ -29,3 +29,16 @@ def test_every_loader_loads_the_marked_entry_and_the_budget_counts_the_marker():
                     assert grew[unit] == len(marker()) + 1, (consumer.id, unit)
             if "tokens" in grew:
                 assert grew["tokens"] > 0, consumer.id
+
+
+def test_the_offline_prune_offers_to_drop_superseded_entries_and_never_makes_them_insights():
+    from core.providers.offline import rule_based_reply
+
+    doc = ("# Project Memory\n\n## Architecture\n\n- [superseded 2026-12-01] Use the DB clock for lease expiry\n"
+           "- Use the app server clock for lease expiry\n\n## Conventions\n\n- Tabs\n\n## Pitfalls\n\n- Flaky CI\n\n"
+           "## Context\n\n- Monorepo\n")
+    reply = rule_based_reply(doc, None)
+    assert "superseded" not in reply["prunedMemory"] and "Use the app server clock" in reply["prunedMemory"]
+    assert reply["pruneReasons"] == [{"line": "- [superseded 2026-12-01] Use the DB clock for lease expiry",
+                                      "reason": "superseded on 2026-12-01"}]
+    assert all("DB clock" not in i["content"] for i in reply["insights"])
