@@ -23,7 +23,7 @@ from core.backends import MemoryBackend, MemoryBackendRegistry
 from core.errors import MemoryBackendError, SettingsError
 from core.extraction import ExtractionRun
 from core.layout import DocumentInfo
-from core.project import Changes, Project
+from core.project import Changes, forget_project, open_project
 from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
 from core.store import ProjectStore
@@ -89,7 +89,7 @@ class ProjectSession(QObject):
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.project = Project(root, registry)
+        self.project = open_project(root, registry)  # the process's one model of this folder (issue 19)
         self.root = self.project.root
         self.registry = self.project.registry
         self.store = ProjectStore(self.root, project=self.project)
@@ -205,7 +205,11 @@ class ProjectSession(QObject):
         before = self.backend
         if _switches_backend(self.settings, patch) and not self.confirm_backend_switch():
             raise SettingsError("Not switched: the unsaved edits are kept (cancelled).", "memoryBackend")
-        self.store.update_settings(patch, base=base)  # the project's settings, backend and memory, the schedule
+        try:
+            self.store.update_settings(patch, base=base)  # the project's settings, backend and memory, the schedule
+        finally:
+            if getattr(self, "_settings_watch", None) is not None:
+                self._settings_watch.invalidate()  # a change elsewhere back to the last token is not missed
         self.settingsChanged.emit(self.settings)
         if self.backend is not before:
             self._on_new_backend()
@@ -346,6 +350,7 @@ class ProjectSession(QObject):
         """Stop watching the settings and shut the backend down."""
         if getattr(self, "_settings_watch", None) is not None:
             self._settings_watch.stop()
+        forget_project(self.project.root)  # closes it: the next window on this folder starts afresh
         self.project.close()
 
 
