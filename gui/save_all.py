@@ -6,7 +6,8 @@ saved one after the other; the first one that cannot be saved (a conflict, a rea
 failed write) stops the run and stays shown with the editor's reason, so the operator sees why and
 the rest keep their edits. When every save succeeded the document that was shown is shown again.
 
-The quit dialog (every unsaved document, Save All / Discard All / Cancel) calls :func:`save_all`.
+The saving itself is :func:`gui.editor.save_all.save_all` (the quit dialog's Save All runs it too);
+this module adds the action's shortcut and the one-line report.
 """
 
 from __future__ import annotations
@@ -48,22 +49,14 @@ class SaveAllResult:
 
 
 def save_all(editor: MemoryEditor) -> SaveAllResult:
-    """Save every document with unsaved edits; stop at (and show) the first that cannot be saved."""
-    result = SaveAllResult()
-    shown = editor.current_path
-    for relpath in editor.unsaved_documents():
-        if relpath != editor.current_path:
-            editor.switch_document(relpath)
-            if editor.current_path != relpath:  # refused (a conflict is open): stop there
-                result.failed = editor.current_path
-                break
-        if relpath not in editor.unsaved_documents():  # reloading it merged or settled the edits
-            continue
-        if not editor.save():
-            result.failed = relpath
-            break
-        result.saved.append(relpath)
-    if result.failed is None and editor.current_path != shown:
-        editor.switch_document(shown)
-    result.remaining = editor.unsaved_documents()
-    return result
+    """Save every document with unsaved edits; stop at (and show) the first that cannot be saved.
+
+    The saving is :func:`gui.editor.save_all.save_all`'s, the one loop the quit dialog uses too; this
+    says what it did for the status bar.
+    """
+    from gui.editor.save_all import save_all as save_each
+
+    before = editor.unsaved_documents()
+    ok = save_each(editor)
+    remaining = editor.unsaved_documents()
+    return SaveAllResult([p for p in before if p not in remaining], None if ok else editor.current_path, remaining)

@@ -30,6 +30,8 @@ INBOX_FILE = f"{fileio.MEMDESK_DIR}/inbox.json"
 KEY_FILE = "firewall.key"
 MAX_INBOX_BYTES = 32 * 1_048_576
 REDACTED = "[REDACTED:{rule}]"
+#: Accepted and rejected items kept for the record (the oldest go first); pending ones are never dropped.
+KEEP_RESOLVED = 200
 
 
 class InboxError(ValueError):
@@ -163,6 +165,10 @@ class Inbox:
         return data["items"]
 
     def _write(self, items: list[dict[str, Any]]) -> None:
+        resolved = [i for i in items if i.get("status") != "pending"]
+        if len(resolved) > KEEP_RESOLVED:  # every pending item stays; only the latest resolved ones are kept
+            dropped = {id(i) for i in resolved[:-KEEP_RESOLVED]}
+            items = [i for i in items if id(i) not in dropped]
         fileio.ensure_state_dir(self.root)
         target = fileio.check_writable(self.root, INBOX_FILE)
         body = {"version": 1, "items": items, "mac": self.sealer.mac(items)}

@@ -68,7 +68,7 @@ class ConsolidationView(QWidget):
         self.provider = QComboBox(self)
         self.provider.setEditable(True)
         self.provider.addItem("offline")
-        for combo, chars in ((self.picker, 24), (self.scope, 10), (self.provider, 8)):  # the view fits 800 px
+        for combo, chars in ((self.picker, 16), (self.scope, 6), (self.provider, 6)):  # the view fits 800 px
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(chars)
         self.dream_button = QPushButton("Dream now", self)
@@ -204,8 +204,10 @@ class ConsolidationView(QWidget):
             return
         if change.path != self._diff_path:
             doc = proposal.document(change.path)
-            self.diff.set_titles(f"{change.path} now" if doc.before is not None else f"{change.path} (new)",
-                                 "after the consolidation")
+            done = proposal.kind == "program" and proposal.status == "applied"
+            self.diff.set_titles(f"{change.path} before" if done else f"{change.path} now" if doc.before is not None
+                                 else f"{change.path} (new)", "after the other program's run" if done
+                                 else "after the consolidation")
             self.diff.set_diff(diff_texts(doc.before or "", doc.after))
             self._diff_path = change.path
             self.ledger.set_entries(proposal, change.path)
@@ -234,7 +236,9 @@ class ConsolidationView(QWidget):
                                  + (f"; waited for review: {wait}" if wait else "")
                                  + (f". {proposal.message}" if proposal.message else ""))
             self.facts.set_facts(lost, proposal.facts_total,
-                                 selection=len(self.changes.accepted()) < len(proposal.changes))
+                                 selection=len(self.changes.accepted()) < len(proposal.changes),
+                                 done=proposal.kind == "program" and proposal.origin == "program"
+                                 and proposal.status == "applied")
         else:
             self.summary.setText("")
             self.facts.set_facts([], 0)

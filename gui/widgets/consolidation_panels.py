@@ -143,17 +143,20 @@ class LostFactsPanel(QWidget):
         layout.addWidget(self.title)
         layout.addWidget(self.list, 1)
 
-    def set_facts(self, facts: tuple[LostFact, ...] | list[LostFact], total: int, *, selection: bool = False) -> None:
-        """Show the lost facts (of the accepted changes when ``selection``)."""
+    def set_facts(self, facts: tuple[LostFact, ...] | list[LostFact], total: int, *, selection: bool = False,
+                  done: bool = False) -> None:
+        """Show the lost facts (of the accepted changes when ``selection``; ``done``: a change already made)."""
         self.list.clear()
         for fact in facts:
             self.list.addItem(f"{_name(fact.path)}:{fact.line}  {fact.kind}  {fact.fact}   — in “{fact.entry[:80]}”")
         which = " with the accepted changes" if selection else ""
         if facts:
             n = len(facts)
-            self.title.setText(f"<b style='color:{css('error-fg')}'>{n} fact{'s' if n != 1 else ''} would be lost"
+            verb = ("was" if n == 1 else "were") if done else "would be"
+            self.title.setText(f"<b style='color:{css('error-fg')}'>{n} fact{'s' if n != 1 else ''} {verb} lost"
                                f"{which}</b> (found nowhere in the result, not marked dropped in the ledger)")
         else:
-            self.title.setText(f"<b style='color:{css('ok-fg')}'>Nothing would be lost{which}</b>: all {total:,} "
+            self.title.setText(f"<b style='color:{css('ok-fg')}'>Nothing {'was' if done else 'would be'} lost"
+                               f"{which}</b>: all {total:,} "
                                "distinctive facts are in the result or marked dropped")
         self.list.setVisible(bool(facts))

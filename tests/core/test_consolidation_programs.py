@@ -30,7 +30,8 @@ def fusion_dream_by_hand(root: Path) -> dict[str, bytes]:
                       ("DREAMS.md", None)):
         path = root / MEM / name
         before[name] = path.read_bytes()
-        history.record_version(root, f"{MEM}/{name}", path.read_bytes(), "external", author="program:fusion")
+        history.record_version(root, f"{MEM}/{name}", path.read_bytes(), "external-change",
+                               author="program:fusion")  # what core/noticed.py records
         path.write_text(new if new is not None else path.read_text() + "\n## 2026-08-19\n\n- Polling hooks.\n")
     return before
 

@@ -109,7 +109,7 @@ def test_another_programs_run_is_shown_with_its_losses_and_undone(qtbot, layered
     labels = [view.picker.itemText(i) for i in range(view.picker.count())]
     row = next(i for i, text in enumerate(labels) if "2 documents rewritten at" in text)
     view.picker.setCurrentIndex(row)
-    assert "facts would be lost" in view.facts.title.text() and not view.apply_button.isEnabled()
+    assert "facts were lost" in view.facts.title.text() and not view.apply_button.isEnabled()
     assert view.stage_button.isVisible() and view.stage_button.text() == "Undo this run…"
     qtbot.mouseClick(view.stage_button, Qt.MouseButton.LeftButton)
     assert view.proposal.summary.startswith("Undo: 2 documents rewritten")

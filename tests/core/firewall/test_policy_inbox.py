@@ -116,3 +116,16 @@ def test_scan_reports_findings_and_exits_1_for_ci(project, capsys):
     rules = {f["rule"]: f["line"] for f in data["documents"][0]["flags"]}
     assert code == 1 and data["findings"] == 4
     assert rules == {"contradiction": 7, "injection.html-comment": 9, "injection.override": 9, "secret.assignment": 11}
+
+
+def test_the_inbox_keeps_every_pending_item_and_the_latest_resolved(project, user_config_dir, monkeypatch):
+    from core.firewall import inbox as inbox_module
+
+    monkeypatch.setattr(inbox_module, "KEEP_RESOLVED", 2)
+    box = Inbox(project, user_config_dir)
+    ids = [box.hold(path=".fusion/memory.md", op="append", text=f"entry {i}", writer={"kind": "cli", "name": None},
+                    source="cli-append", findings=(), reason="r", base_hash=None) for i in range(5)]
+    for item_id in ids[:4]:
+        box.resolve(item_id, "rejected", "rejected")
+    kept = [i.id for i in box.items(status=None)]
+    assert kept == [ids[2], ids[3], ids[4]] and [i.id for i in box.items()] == [ids[4]]

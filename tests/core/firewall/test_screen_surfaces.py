@@ -72,3 +72,19 @@ def test_a_failing_rule_holds_an_agents_write_and_warns_the_operators(project, u
     assert operator.status == "written"
     assert "a harmless entry from the operator" in (root / MEMORY).read_text()
     assert "a harmless entry from an agent" not in (root / MEMORY).read_text()
+
+
+def test_a_held_secret_is_nowhere_in_clear_not_history_nor_state_nor_logs(project, user_config_dir, capsys, caplog):
+    import logging
+
+    caplog.set_level(logging.DEBUG)
+    root = _project(project / "p")
+    code, out, err = run(capsys, "append", "--project", str(root), "--json", f"token {SECRET} for the bot")
+    assert json.loads(out)["status"] == "held"
+    run(capsys, "append", "--project", str(root), "an ordinary entry that is written and recorded in history")
+    needle = SECRET.encode()
+    for folder in (root, user_config_dir):
+        for path in folder.rglob("*"):
+            if path.is_file():
+                assert needle not in path.read_bytes(), path
+    assert SECRET not in caplog.text and SECRET not in err

@@ -240,3 +240,28 @@ def test_an_http_session_belongs_to_the_token_that_opened_it(serve, tokens, samp
 
     empty = run_http(srv.url, alice, body)
     assert empty.is_error and _text(empty).startswith("EMPTY_ENTRY: ")
+
+
+def test_a_new_agents_files_get_fusions_agent_scaffolds_byte_for_byte(layered_project, user_config_dir):
+    """Fusion writes an agent's files with its own scaffolds (Runfusion/Fusion packages/core/src/memory-backend.ts,
+    the agent memory files: "# Agent Memory" / "# Agent Daily Memory D"), not the project's; so does memdesk for an
+    agent's first append through MCP."""
+    from datetime import UTC, datetime
+
+    day = datetime.now(UTC).date().isoformat()
+
+    async def body(s: ClientSession) -> list[types.CallToolResult]:
+        return [await s.call_tool("memory_append", {"content": "First daily note.", "agent": "new-bot"}),
+                await s.call_tool("memory_append", {"content": "First durable note.", "agent": "new-bot",
+                                                     "layer": "long-term"})]
+
+    daily, long_term = run_stdio(layered_project, user_config_dir, body)
+    assert daily.structured_content["path"] == f".fusion/agent-memory/new-bot/{day}.md"
+    folder = layered_project / ".fusion/agent-memory/new-bot"
+    assert (folder / f"{day}.md").read_bytes() == (
+        f"# Agent Daily Memory {day}\n\n<!-- Running observations for this agent. -->\n"
+        "\nFirst daily note.\n").encode()
+    assert long_term.structured_content["path"] == ".fusion/agent-memory/new-bot/MEMORY.md"
+    assert (folder / "MEMORY.md").read_bytes() == (
+        b"# Agent Memory\n\n<!-- Per-agent memory. Keep separate from workspace Project Memory. -->\n\n\n"
+        b"\nFirst durable note.\n")
