@@ -43,15 +43,19 @@ def match_ledger(before: Mapping[str, str | None], after: Mapping[str, str],
     new_exact: dict[str, tuple[str, Entry]] = {}
     new_entries: list[tuple[str, Entry, frozenset[str]]] = []
     by_word: dict[str, list[int]] = defaultdict(list)
-    for path, text in after.items():
-        for entry in scan(text):
-            if entry.structural:
-                continue
-            new_exact.setdefault(normalize(entry.text), (path, entry))
-            words = tokens(entry.text)
-            for word in words:
-                by_word[word].append(len(new_entries))
-            new_entries.append((path, entry, words))
+
+    def index() -> None:  # the new documents' entries, needed only for an entry without a stated fate
+        for path, text in after.items():
+            for entry in scan(text):
+                if entry.structural:
+                    continue
+                new_exact.setdefault(normalize(entry.text), (path, entry))
+                words = tokens(entry.text)
+                for word in words:
+                    by_word[word].append(len(new_entries))
+                new_entries.append((path, entry, words))
+
+    indexed = False
     out: list[LedgerEntry] = []
     for path, old in before.items():
         if not old or after.get(path) == old:
@@ -65,6 +69,9 @@ def match_ledger(before: Mapping[str, str | None], after: Mapping[str, str],
             if (path, entry.line) in given:
                 out.append(given.pop((path, entry.line)))
                 continue
+            if not indexed:
+                index()
+                indexed = True
             out.append(_fate(path, entry, new_exact, new_entries, by_word))
     out.extend(given.values())  # explicit fates of entries the diff did not reach (e.g. moved text)
     out.sort(key=lambda e: (e.path, e.line))

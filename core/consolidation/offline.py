@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from core.consolidation.entries import Entry, normalize, scan, tokens
@@ -54,11 +55,13 @@ _TRANSIENT_WORDS = ("session", "mid-way", "waiting", "ran and", "probably nothin
                     "not finished", "on my run", "wip")
 
 
-def _transient(entry: Entry, facts: set[str] | None = None) -> bool:
+def _transient(entry: Entry, known: set[str] | None = None, facts: Callable[[Entry], set[str]] | None = None) -> bool:
     low = entry.text.casefold()
     if not any(word in low for word in _TRANSIENT_WORDS):  # the regex costs 60 µs an entry; this, 1
         return False
-    return bool(_TRANSIENT_RE.search(entry.text)) and not (fact_set(entry.text) if facts is None else facts)
+    if not _TRANSIENT_RE.search(entry.text):
+        return False
+    return not (known if known is not None else facts(entry) if facts is not None else fact_set(entry.text))
 
 
 def _label(entry: Entry) -> bool:
@@ -102,7 +105,14 @@ def compact(text: str, path: str) -> CompactResult:
     first_copy: dict[str, Entry] = {}
     subjects: dict[str, Entry] = {}
     by_word: dict[str, list[int]] = defaultdict(list)
-    kept: list[tuple[Entry, frozenset[str], set[str]]] = []
+    kept: list[tuple[Entry, frozenset[str]]] = []
+    facts_of: dict[int, set[str]] = {}  # entry start -> its facts, worked out only when a rule needs them
+
+    def facts(entry: Entry) -> set[str]:
+        if entry.start not in facts_of:
+            facts_of[entry.start] = fact_set(entry.text)
+        return facts_of[entry.start]
+
     scope = ""
     for entry in entries:
         if entry.structural:
@@ -112,8 +122,7 @@ def compact(text: str, path: str) -> CompactResult:
         if _SUPERSEDED_RE.search(entry.text):
             fates[entry.start] = ("superseded", None, "marked superseded in the text")
             continue
-        facts = fact_set(entry.text)
-        if _transient(entry, facts):
+        if _transient(entry, None, facts):
             fates[entry.start] = ("dropped", None, "transient session note with no id, path or number")
             continue
         norm = normalize(entry.text)
@@ -123,7 +132,7 @@ def compact(text: str, path: str) -> CompactResult:
             fates[entry.start] = ("merged", first_copy[norm].start, "exact duplicate")
             continue
         words = tokens(entry.text)
-        twin = _near_twin(words, facts, kept, by_word) if len(words) >= _MIN_WORDS else None
+        twin = _near_twin(entry, words, facts, kept, by_word) if len(words) >= _MIN_WORDS else None
         if twin is not None:
             fates[entry.start] = ("merged", twin.start, "near duplicate")
             continue
@@ -136,7 +145,7 @@ def compact(text: str, path: str) -> CompactResult:
             subjects[subject] = entry
         for word in words:
             by_word[word].append(len(kept))
-        kept.append((entry, words, facts))
+        kept.append((entry, words))
     removed = {i for e in entries if e.start in fates for i in range(e.start, e.end)}
     new_text, where = _without(lines, removed)
     ledger = []
@@ -157,8 +166,8 @@ def _missing_words(words: frozenset[str], kept: frozenset[str]) -> set[str]:
     return {w for w in words - kept if len(w) >= 4 and w[:4] not in stems}
 
 
-def _near_twin(words: frozenset[str], facts: set[str], kept: list[tuple[Entry, frozenset[str], set[str]]],
-               by_word: dict[str, list[int]]) -> Entry | None:
+def _near_twin(entry: Entry, words: frozenset[str], facts: Callable[[Entry], set[str]],
+               kept: list[tuple[Entry, frozenset[str]]], by_word: dict[str, list[int]]) -> Entry | None:
     """An earlier kept entry sharing :data:`NEAR` of the words, every fact and every longer word.
 
     Candidates are the entries holding one of the entry's four rarest words: a near duplicate shares at
@@ -173,12 +182,12 @@ def _near_twin(words: frozenset[str], facts: set[str], kept: list[tuple[Entry, f
     need = min(2, len(rare))
     size = len(words)
     for k in sorted(k for k, n in hits.items() if n >= need):
-        other, other_words, other_facts = kept[k]
+        other, other_words = kept[k]
         if min(size, len(other_words)) < NEAR * max(size, len(other_words)):
             continue  # the sizes alone rule it out
         union = len(words | other_words)
-        if union and len(words & other_words) / union >= NEAR and facts <= other_facts \
-                and not _missing_words(words, other_words):
+        if union and len(words & other_words) / union >= NEAR and not _missing_words(words, other_words) \
+                and facts(entry) <= facts(other):
             return other
     return None
 

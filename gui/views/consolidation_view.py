@@ -29,6 +29,7 @@ from core.consolidation import (
     apply_proposal,
     list_agents,
     list_consolidations,
+    load,
     reject_proposal,
     run_compact,
     run_dream,
@@ -37,6 +38,7 @@ from core.consolidation import (
 from core.consolidation.stage import context_for, lost_for
 from core.diff import diff_texts
 from core.project import Changes, Project
+from core.proposals import ProposalError
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.views import consolidation_sources as sources
@@ -185,8 +187,10 @@ class ConsolidationView(QWidget):
         if isinstance(pid, str) and pid.startswith((sources.RUN, sources.BACKUP)):
             self.proposal, note, action = sources.describe(self.session.project, pid)
         else:
-            self.proposal = next((p for p in list_consolidations(self.session.root, pending_only=False)
-                                  if p.id == pid), None) if pid else None
+            try:
+                self.proposal = load(self.session.root, pid) if pid else None
+            except ProposalError as exc:
+                self.proposal, note = None, str(exc)
         self.stage_button.setText(action)
         self.stage_button.setVisible(bool(action))
         self._diff_path = None
