@@ -7,6 +7,8 @@
   on the sample project's memory and on the 1 MiB one.
 ``memdesk serve`` runs in its own process (uvicorn on a loopback port) and the client keeps its
 connection alive; default settings; every append is a different entry. Targets: read p95 ≤ 5 ms, append p95 ≤ 2× in-process, MCP p95 ≤ 20 ms.
+Then issue 23's figures (:mod:`bench.servers_round2`): memory_get windowed against whole, the cost of
+read logging, and a valid client's p95 under 2,000 held connections.
 """
 
 from __future__ import annotations
@@ -204,6 +206,11 @@ def main() -> None:
         bench_mcp(base, (REPO / "resources/sample/.fusion/memory.md").read_text(encoding="utf-8"), env,
                   "sample memory")
         bench_mcp(base, text, env, "1 MiB memory")
+        from bench.servers_round2 import (
+            run as round2,  # issue 23: windowed get, read logging, held connections
+        )
+
+        round2(base, text, token, env)
     finally:
         if old_config is None:
             os.environ.pop("MEMDESK_CONFIG_DIR", None)

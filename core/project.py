@@ -130,6 +130,7 @@ class Project:
             raise MemoryBackendError(f"project folder {str(root)!r} does not exist or is not a folder",
                                      "NOT_FOUND", "file")
         self.root = root_p.resolve()
+        self.closed = False
         #: The write pipeline's screen stage (:mod:`core.pipeline`): the firewall installs its own here.
         self.screen: Screen = lazy_screen(self.root)  # the memory firewall (core.firewall, issue 20)
         self.registry = registry or default_registry()
@@ -183,7 +184,8 @@ class Project:
                 log.warning("backend %s shutdown failed: %s", old.id, exc)
 
     def close(self) -> None:
-        """Release the backend's resources."""
+        """Release the backend's resources (a closed project is never handed out again by :func:`open_project`)."""
+        self.closed = True
         try:
             self.backend.shutdown()
         except Exception as exc:
@@ -588,7 +590,7 @@ class Project:
 
 
 # -- a small per-process cache for the seed-named wrappers ------------------------------------------
-_cache: dict[tuple[int, str], tuple[str, Project]] = {}
+_cache: dict[tuple[int, str, int], tuple[str, Project]] = {}
 _cache_lock = threading.Lock()
 
 
@@ -603,32 +605,49 @@ def _config_stamp(root: Path) -> str:
     return layered + fileio.sha256_hex(data) + local_stamp(root)
 
 
-def open_project(root: str | os.PathLike[str]) -> Project:
-    """The project at ``root``, shared within this process while its ``config.json`` and layout stay the same.
+def open_project(root: str | os.PathLike[str], registry: MemoryBackendRegistry | None = None) -> Project:
+    """The one :class:`Project` of ``root`` in this process (issue 19: one project model, so one backend, per root).
 
-    The seed-named functions (``read_working_memory(root)`` …) use it so that each call does not
-    resolve the backend again; a changed config gives a fresh project.
+    The GUI's session, each server and the seed-named functions (``read_working_memory(root)`` …) all
+    get the same object. When the project's settings or layout changed since (its stamp), the same
+    project reloads them and re-resolves its backend instead of a second model being made. A project
+    with its own ``registry`` (a test's, a plugin host's) is shared only with callers giving the same one.
     """
     real = Path(root).expanduser().resolve()
-    key = (os.getpid(), str(real))
+    key = (os.getpid(), str(real), id(registry) if registry is not None else 0)
     stamp = _config_stamp(real)
     with _cache_lock:
         hit = _cache.get(key)
-        if hit is not None and hit[0] == stamp:
-            return hit[1]
-    project = Project(real)
+    if hit is not None and not hit[1].closed:
+        if hit[0] != stamp:
+            hit[1].reload()
+            with _cache_lock:
+                _cache[key] = (stamp, hit[1])
+        return hit[1]
+    project = Project(real, registry)
     with _cache_lock:
-        old = _cache.get(key)
-        _cache[key] = (stamp, project)
-    if old is not None and old[1] is not project:
-        old[1].close()
-    return project
+        raced = _cache.get(key)
+        if raced is not None and raced is not hit and not raced[1].closed:  # another thread made it meanwhile
+            winner = raced[1]
+        else:
+            _cache[key] = (stamp, project)
+            winner = project
+    if winner is not project:
+        project.close()
+    return winner
+
+
+def adopted(project: Project) -> bool:
+    """Whether ``project`` is the one :func:`open_project` hands out for its root."""
+    with _cache_lock:
+        return any(hit[1] is project for hit in _cache.values())
 
 
 def forget_project(root: str | os.PathLike[str]) -> None:
-    """Drop the cached project of ``root`` (after its backend or settings changed)."""
+    """Drop (and close) the shared projects of ``root``: the next :func:`open_project` builds a new one."""
     real = str(Path(root).expanduser().resolve())
     with _cache_lock:
-        hit = _cache.pop((os.getpid(), real), None)
-    if hit is not None:
+        keys = [k for k in _cache if k[0] == os.getpid() and k[1] == real]
+        hits = [_cache.pop(k) for k in keys]
+    for hit in hits:
         hit[1].close()

@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.tasks import Operation, run_in_background
+from gui.widgets.base_pane import BasePane
 from gui.widgets.colors import is_dark
 from gui.widgets.diff_navigator import DiffNavigator, diff_hunks
 from gui.widgets.parts import view_action
@@ -29,7 +30,7 @@ from gui.widgets.parts import view_action
 _MINE_TINT = ("#fff1cc", "#4a3b00")  # light, dark
 _DISK_TINT = ("#dcefff", "#0f2f4a")
 SHORTCUTS = {"merge": "Ctrl+Shift+M", "take_disk": "Ctrl+Shift+D", "keep_mine": "Ctrl+Shift+K",
-             "next_difference": "F7", "previous_difference": "Shift+F7"}
+             "next_difference": "F7", "previous_difference": "Shift+F7", "base": "Ctrl+Shift+B"}
 
 
 def _pane(title: str, parent: QWidget) -> tuple[QWidget, QPlainTextEdit, QLabel]:
@@ -63,7 +64,12 @@ class ConflictView(QWidget):
         self.summary.setObjectName("conflictSummary")
         mine_box, self.mine, self.mine_title = _pane("Yours — unsaved, in the editor", self)
         disk_box, self.disk, self.disk_title = _pane("On disk now — changed by another program", self)
+        # Three-way: the base both sides started from, shown with "Show base" (gui.widgets.base_pane).
+        self.base_pane = BasePane(self)
+        self.base_pane.setVisible(False)
+        self._base: str | None = None
         split = QSplitter(self)
+        split.addWidget(self.base_pane)
         split.addWidget(mine_box)
         split.addWidget(disk_box)
         self.keep_mine_button = QPushButton("Keep mine", self)
@@ -83,9 +89,13 @@ class ConflictView(QWidget):
         self.previous_button.setToolTip("Previous difference")
         self.next_button = QPushButton("↓ Next", self)
         self.next_button.setToolTip("Next difference")
+        self.base_button = QPushButton("Show base", self)
+        self.base_button.setCheckable(True)
+        self.base_button.setToolTip("Three-way: show the text both sides started from, tinted by who changed what")
         buttons = QHBoxLayout()
         buttons.addWidget(self.summary, 1)
         buttons.addWidget(self.position_label)
+        buttons.addWidget(self.base_button)
         buttons.addWidget(self.previous_button)
         buttons.addWidget(self.next_button)
         buttons.addWidget(self.merge_button)
@@ -104,6 +114,7 @@ class ConflictView(QWidget):
             "next_difference": self._action("Next difference", SHORTCUTS["next_difference"], self.next_button),
             "previous_difference": self._action("Previous difference", SHORTCUTS["previous_difference"],
                                                 self.previous_button),
+            "base": self._action("Show the base (three-way)", SHORTCUTS["base"], self.base_button),
         }
         self._connect_signals()
 
@@ -119,12 +130,15 @@ class ConflictView(QWidget):
         self.keep_mine_button.clicked.connect(self.keepMineRequested)
         self.take_disk_button.clicked.connect(self.takeDiskRequested)
         self.merge_button.clicked.connect(self.mergeRequested)
+        self.base_button.toggled.connect(self._show_base)
         self.next_button.clicked.connect(self.navigator.next)
         self.previous_button.clicked.connect(self.navigator.previous)
         self.navigator.moved.connect(lambda i, n: self.position_label.setText(DiffNavigator.describe(i, n)))
         # Scroll both sides together: most lines are the same, so they stay side by side.
         mine_bar, disk_bar = self.mine.verticalScrollBar(), self.disk.verticalScrollBar()
         mine_bar.valueChanged.connect(lambda v: disk_bar.value() != v and disk_bar.setValue(v))
+        base_bar = self.base_pane.text.verticalScrollBar()
+        mine_bar.valueChanged.connect(lambda v: base_bar.value() != v and base_bar.setValue(v))
         disk_bar.valueChanged.connect(lambda v: mine_bar.value() != v and mine_bar.setValue(v))
 
     def set_texts(self, mine: str, disk: str, headline: str) -> None:
@@ -133,6 +147,21 @@ class ConflictView(QWidget):
         self._mine = mine
         self.mine.setPlainText(mine)
         self._set_disk_text(disk)
+
+    def set_base(self, base: str | None) -> None:
+        """The text both sides started from (``None``: not known; the base pane cannot be shown)."""
+        self._base = base
+        self.base_button.setEnabled(base is not None)
+        if base is None:
+            self.base_button.setChecked(False)
+        self._show_base(self.base_button.isChecked())
+
+    def _show_base(self, shown: bool) -> None:
+        shown = shown and self._base is not None
+        self.base_pane.setVisible(shown)
+        if shown:
+            assert self._base is not None
+            self.base_pane.set_texts(self._base, self._mine, self._disk)
 
     def set_disk(self, disk: str) -> None:
         """Update the disk side (it changed again while the view was open)."""
@@ -155,6 +184,8 @@ class ConflictView(QWidget):
     def _set_disk_text(self, disk: str) -> None:
         self._disk = disk
         self.disk.setPlainText(disk)
+        if self.base_pane.isVisible():
+            self._show_base(True)
         self.summary.setText("Comparing…")
         self.cancel()
         mine = self._mine

@@ -23,7 +23,7 @@ from core.backends import MemoryBackend, MemoryBackendRegistry
 from core.errors import MemoryBackendError, SettingsError
 from core.extraction import ExtractionRun
 from core.layout import DocumentInfo
-from core.project import Changes, Project
+from core.project import Changes, forget_project, open_project
 from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
 from core.store import ProjectStore
@@ -90,7 +90,7 @@ class ProjectSession(QObject):
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.project = Project(root, registry)
+        self.project = open_project(root, registry)  # the process's one model of this folder (issue 19)
         self.project.default_author = local_author("app")  # History's Author column for the app's writes
         self.root = self.project.root
         self.registry = self.project.registry
@@ -348,6 +348,7 @@ class ProjectSession(QObject):
         """Stop watching the settings and shut the backend down."""
         if getattr(self, "_settings_watch", None) is not None:
             self._settings_watch.stop()
+        forget_project(self.project.root)  # closes it: the next window on this folder starts afresh
         self.project.close()
 
 

@@ -137,8 +137,10 @@ class Access:
         """Whether the caller may use the project at all."""
         if not self.projects:
             return True
+        if key in self.projects:
+            return True
         real = str(Path(root).resolve())
-        return any(p == key or p == real for p in self.projects)
+        return any(p == real for p in self.projects)
 
     def path_ok(self, rel: str) -> bool:
         """Whether ``rel`` is one of the caller's paths (any path when it has none)."""

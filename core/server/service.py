@@ -18,7 +18,7 @@ from core.backends.base import MemorySearchOptions
 from core.backends.registry import MemoryBackendRegistry
 from core.errors import MemoryBackendError
 from core.fileio import content_hash
-from core.project import Project
+from core.project import Project, open_project
 from core.server import models
 from core.server.memo import FactsMemo, TextFacts
 
@@ -59,6 +59,7 @@ class ServedProjects:
 
     def __init__(self, roots: Iterable[str | os.PathLike[str]], registry: MemoryBackendRegistry | None = None):
         self.registry = registry or default_registry()
+        self._shared = registry is None  # the process's one model per folder (a given registry: its own)
         self.served: list[ServedProject] = []
         for raw in roots:
             root = Path(raw).expanduser().resolve()
@@ -107,13 +108,17 @@ class ServedProjects:
             return hit
         served = self.find(selector)
         stamp = _config_stamp(served.root)
-        project = Project(served.root, registry=self.registry)
+        # The process's one model of this folder (issue 19): a changed config reloads it, never a second one.
+        project = open_project(served.root, None if self._shared else self.registry)
         with self._lock:
             self._cache[served.root] = (stamp, project)
         return project
 
     def key_of(self, project: Project) -> str:
         """The key of a served project's model."""
+        for s in self.served:  # the model was built from the resolved root: no path resolution per request
+            if s.root == project.root:
+                return s.key
         root = Path(project.root).resolve()
         return next(s.key for s in self.served if s.root == root)
 

@@ -451,6 +451,7 @@ class MemoryEditor(QWidget):
     def show_conflict(self, headline: str, mine: str, disk: str) -> None:
         """Replace the text with the conflict view (``mine`` beside ``disk``)."""
         self.conflict_view.set_texts(mine, disk, headline)
+        self.conflict_view.set_base(self.buffer.base_text)  # three-way: what both sides started from
         had_focus = self.text_edit.hasFocus()
         self.pages.setCurrentWidget(self.conflict_view)
         if had_focus:  # the keys go on working here: the view's shortcuts (Ctrl+Shift+M…) need focus in it

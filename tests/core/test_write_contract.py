@@ -32,6 +32,8 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                            "memdesk's history.db, confined to the project before every open (check_confined)"),
     "core/search/db.py": (frozenset({"sqlite3.connect"}),
                           "the derived search index in the user's cache folder, never in a project"),
+    "core/cli/__init__.py": (frozenset({"write-flags"}),
+                             "opens /dev/null to stand in for stdout once the reader closed the pipe (| head)"),
     "core/readlog.py": (frozenset({"sqlite3.connect"}),
                         "the log of reads (reads.db) in the user's memdesk folder, never in a project"),
     "core/settings_store/fusion_db.py": (frozenset({"sqlite3.connect"}),

@@ -64,3 +64,26 @@ def test_next_difference_is_listed(qtbot, desk, layered_project):
     rows = ShortcutsDialog(desk).rows
     assert ("Conflict", "Next difference", "F7") in rows
     assert ("Conflict", "Previous difference", "Shift+F7") in rows
+
+
+def test_ctrl_shift_b_shows_the_base_tinted_by_who_changed_each_line(qtbot, desk, layered_project):
+    original = (layered_project / MEMORY).read_text(encoding="utf-8")
+    view = _conflict(qtbot, desk, layered_project)
+    assert not view.base_pane.isVisible()
+    qtbot.keyClick(view.merge_button, Qt.Key.Key_B,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert view.base_pane.isVisible() and view.base_button.isChecked()
+    assert view.base_pane.text.toPlainText() == original.rstrip("\n") or \
+        view.base_pane.text.toPlainText() == original
+    assert view.base_pane.summary == "Base: 1 line(s) changed by you, 1 on disk, 0 by both"  # the end: added, no base line
+    assert len(view.base_pane.text.extraSelections()) == 2
+    qtbot.keyClick(view.merge_button, Qt.Key.Key_B,
+                   Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.ShiftModifier)
+    assert not view.base_pane.isVisible()
+
+
+def test_base_changes_marks_lines_both_sides_changed():
+    from gui.widgets.base_pane import base_changes
+
+    by_mine, by_disk = base_changes("a\nb\nc\n", "a\nB1\nc\n", "a\nB2\nc\nd\n")
+    assert by_mine == {1} and by_disk == {1}
