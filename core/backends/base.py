@@ -304,10 +304,11 @@ def get_backend_capabilities(backend: MemoryBackend) -> frozenset[str]:
     return frozenset(c for c in CAPABILITIES if backend.has_capability(c))
 
 
-def _write_extras(backend_type: type) -> frozenset[str]:
+def _write_extras(backend_type: type[MemoryBackend]) -> frozenset[str]:
     """The optional keywords a backend's ``write`` accepts (the seed contract is ``write(content)``)."""
     cached = _EXTRAS.get(backend_type)
     if cached is None:
+        params: Mapping[str, inspect.Parameter]
         try:
             params = inspect.signature(backend_type.write).parameters
         except (TypeError, ValueError):
@@ -328,7 +329,7 @@ def call_write(backend: MemoryBackend, content: str, *, expected_hash: str | Non
     """Call ``backend.write`` with only the extras it declares; a stale base on a backend that cannot
     check it is checked here first."""
     extras = _write_extras(type(backend))
-    kwargs: dict[str, object] = {}
+    kwargs: dict[str, Any] = {}
     if "source" in extras:
         kwargs["source"] = source
     if "author" in extras and author is not None:
