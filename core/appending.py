@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from core.entries import AppendResult
     from core.project import Project
 
-AppendStatus = Literal["written", "skipped_empty", "skipped_duplicate"]
+AppendStatus = Literal["written", "held", "skipped_empty", "skipped_duplicate"]
 MEMORY_ARCHIVE_PATH = ARCHIVE
 DEFAULT_MAX_LINES = 2000
 #: Rotation starts this far over the budget and stops this far under it (amortises the rewrite).

@@ -37,7 +37,7 @@ class Hunk(NamedTuple):
     """One change: rows ``row_start:row_end`` of the diff, old lines ``old_start:old_end`` replaced by
     new lines ``new_start:new_end`` (0-based, end exclusive). ``index`` is its place among the hunks."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # the hunk's place; shadows tuple.index, which no caller uses
     row_start: int
     row_end: int
     old_start: int

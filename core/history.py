@@ -156,7 +156,7 @@ def record_version_soon(root: Path | str, relpath: str, content: str | bytes, so
 def _newest_first(root: Path | str, select: str, relpath: str | None, limit: int | None) -> list[tuple[Any, ...]]:
     """The rows of ``select`` (of one file when ``relpath`` is given), newest first, once pending writes are done."""
     settled()
-    sql, args = select, []
+    sql, args = select, list[object]()
     if relpath is not None:
         sql, args = sql + " WHERE path = ?", [relpath]
     sql += " ORDER BY created_at DESC, id DESC"

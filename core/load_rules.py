@@ -13,7 +13,7 @@ User-defined consumers (``consumers: {id: rule}`` in the user's config) are :cla
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -25,7 +25,7 @@ CONSUMER_ID_RE = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,63}$")
 Tokenizer = Literal["estimate", "o200k_base", "cl100k_base"]
 Unit = Literal["lines", "bytes", "chars", "utf16", "tokens"]
 UNITS: tuple[Unit, ...] = ("lines", "bytes", "chars", "utf16", "tokens")
-_LIMIT = {"ge": 1, "le": 100_000_000}
+_LIMIT: dict[str, Any] = {"ge": 1, "le": 100_000_000}
 
 
 class LoadRule(BaseModel):

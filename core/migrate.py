@@ -176,9 +176,9 @@ def merge_legacy(target: str, legacy: str) -> tuple[str, int]:
     # Real headings of the target (not ones inside its code blocks), with their line numbers.
     existing: list[tuple[int, str, int]] = []  # line, title, lines the heading takes
     line_no = 0
-    for title, unit in _units(out):
-        if title is not None:
-            existing.append((line_no, title, len(unit)))
+    for heading, unit in _units(out):
+        if heading is not None:
+            existing.append((line_no, heading, len(unit)))
         line_no += len(unit)
     # Insert from the bottom so earlier indexes stay valid.
     for idx, (at, title, size) in reversed(list(enumerate(existing))):

@@ -21,7 +21,7 @@ Fusion checks a backup retention with ``validateBackupRetention`` (1–100) and 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator
 
@@ -48,7 +48,7 @@ def validate_cron(expr: str) -> str:
     return expr
 
 
-def _group(name: str, **extra: object) -> dict[str, object]:
+def _group(name: str, **extra: Any) -> dict[str, Any]:
     return {"group": name, **extra}
 
 

@@ -205,7 +205,11 @@ class ProjectSession(QObject):
         before = self.backend
         if _switches_backend(self.settings, patch) and not self.confirm_backend_switch():
             raise SettingsError("Not switched: the unsaved edits are kept (cancelled).", "memoryBackend")
-        self.store.update_settings(patch, base=base)  # the project's settings, backend and memory, the schedule
+        try:
+            self.store.update_settings(patch, base=base)  # the project's settings, backend and memory, the schedule
+        finally:
+            if getattr(self, "_settings_watch", None) is not None:
+                self._settings_watch.invalidate()  # a change elsewhere back to the last token is not missed
         self.settingsChanged.emit(self.settings)
         if self.backend is not before:
             self._on_new_backend()

@@ -33,6 +33,7 @@ class SettingsWatcher(QObject):
         super().__init__(session)
         self.session = session
         self._stamp: str | None = None
+        self._generation = 0  # bumped by invalidate(): a look begun before a change made here is stale
         self._busy = False
         self._stopped = False
         self._op: Any = None
@@ -52,6 +53,13 @@ class SettingsWatcher(QObject):
         if self._op is not None:
             self._op.cancel()
 
+    def invalidate(self) -> None:
+        """This process just changed the settings: the next look reads them whatever the token says, so a
+        change made elsewhere that brings back the token last seen (A → mine B → theirs A) is not missed."""
+        self._generation += 1
+        if self._stamp is not None:
+            self._stamp = "changed here"
+
     def look(self) -> None:
         """One look, on a worker thread (skipped while the previous one runs)."""
         if self._busy or self._stopped:
@@ -59,12 +67,18 @@ class SettingsWatcher(QObject):
         from core.settings_poll import poll_settings
 
         self._busy = True
-        root, previous = self.session.root, self._stamp
-        self._op = run_in_background(lambda _token: poll_settings(root, previous), on_done=self._seen,
+        root, previous, generation = self.session.root, self._stamp, self._generation
+        self._op = run_in_background(lambda _token: poll_settings(root, previous),
+                                     on_done=lambda poll: self._seen(poll, generation),
                                      on_error=self._failed, parent=self)
 
-    def _seen(self, poll: Any) -> None:
+    def _seen(self, poll: Any, generation: int | None = None) -> None:
         self._busy = False
+        if generation is not None and generation != self._generation:
+            # Read before a change made here: neither its values nor its token are current.
+            self._stamp = "changed here"
+            self.polled.emit()
+            return
         first = self._stamp is None
         self._stamp = poll.stamp
         if not self._stopped and not first and (poll.read is not None or poll.error is not None):

@@ -81,9 +81,10 @@ class HybridMemoryBackend(FileMemoryBackend):
             service.sync_text(path, text)
         return text
 
-    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write") -> None:
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "write",
+              author: str | None = None) -> None:
         """Write the file (history first), then bring both indexes in step with it."""
-        super().write(content, expected_hash=expected_hash, source=source)
+        super().write(content, expected_hash=expected_hash, source=source, author=author)
         self._service().sync_text(self.memory_path or MEMORY_FILE_PATH, content)
 
     def search(self, query: str, options: MemorySearchOptions | None = None) -> list[MemorySearchResult]:

@@ -247,6 +247,8 @@ class Ledger:
             if not stat.S_ISREG(st.st_mode):
                 raise MemoryBackendError(f"{self.relpath} is not a regular file; it is not mirrored", "READ_FAILED",
                                          self.backend_id)
+            checked: os.stat_result | None
+            lst: os.stat_result | None
             try:
                 checked = os.stat(real)
                 lst = os.lstat(logical)
@@ -312,11 +314,12 @@ class Ledger:
                     k = next(k for k in range(len(got), -1, -1) if entry.startswith(got[:k]))
                     after = tail[start + k:]
                     rest = tail[:start] + (after.lstrip(b"\x00") if k else after)
-                added = rest[:_complete(rest)].decode("utf-8", "replace")
-                return Step(current + added, False, len(look.data), added, bool(added))
+                taken = rest[:_complete(rest)].decode("utf-8", "replace")
+                return Step(current + taken, False, len(look.data), taken, bool(taken))
             if pending is not None:
                 self.end_append()  # taken in before: a leftover
             upto = note.size + _complete(look.data[note.size:])
+            added: str | None
             try:
                 added = look.data[note.size:upto].decode("utf-8")
             except UnicodeDecodeError:

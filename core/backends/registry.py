@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import importlib
 import importlib.util
 import logging
@@ -92,7 +93,7 @@ class MemoryBackendRegistry:
             return describe()
         return type(factory({})).describe()
 
-    def infos(self) -> list[BackendInfo]:
+    def infos(self) -> builtins.list[BackendInfo]:
         """Return :meth:`info` for every registered backend that can describe itself."""
         self._load_deferred()
         out = []

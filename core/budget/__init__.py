@@ -54,7 +54,8 @@ def project_append_warnings(project: object, relpath: str, before: str | bytes, 
     """
     from core.budget.registry import chosen_consumers, plain_table
 
-    consumers = chosen_consumers(relpath, getattr(project, "settings", None), plain_table())
+    # PlainConsumer is Consumer's plain-data twin (the same rule_for), made without importing pydantic.
+    consumers = chosen_consumers(relpath, getattr(project, "settings", None), plain_table())  # type: ignore[arg-type]
     if not any(_may_cut(consumer, relpath) for consumer in consumers):
         return []  # no limit and no read window: every consumer loads it whole (the measures are not needed)
     from core.budget.report import append_warnings

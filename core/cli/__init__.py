@@ -18,6 +18,7 @@ import importlib
 import logging
 import os
 import sys
+from typing import NoReturn
 
 from core.cli.common import CliError, check_utf8_arguments, fail_from
 
@@ -85,7 +86,7 @@ class _Parser(argparse.ArgumentParser):
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
 
-    def error(self, message: str) -> None:  # one line, exit 2
+    def error(self, message: str) -> NoReturn:  # one line, exit 2
         raise CliError(f"{self.prog}: {message}", 2)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from core.cli.common import CliError, add_action, add_common, cli_path, cli_project, emit_json, project_root
 
@@ -166,7 +167,7 @@ def cmd_scan(args: argparse.Namespace) -> int:
 
     project = cli_project(args)
     paths = [cli_path(project, args)] if args.file else [d.path for d in project.documents() if d.size is not None]
-    report = []
+    report: list[dict[str, Any]] = []
     for rel in paths:
         text = project.read(rel)
         report.append({"path": rel, "flags": [f.to_json() for f in scan_document(text)]})

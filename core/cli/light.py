@@ -56,7 +56,7 @@ def configured_backend(root: Path) -> str | None:
     doc = _json_object(os.path.join(root, ".fusion", "config.json"))
     if own is None or doc is None:
         return None
-    settings = doc.get("settings") if isinstance(doc.get("settings"), dict) else doc
+    settings: dict = doc["settings"] if isinstance(doc.get("settings"), dict) else doc
     backend = own.get("memoryBackend", settings.get("memoryBackend", settings.get("memoryBackendType")))
     if backend is None:
         from core.layout import detect_layout

@@ -133,10 +133,10 @@ def apply_proposal(project: Project, proposal_id: str, numbers: list[int] | None
         try:
             for path, current, text in plan:
                 expected = fileio.content_hash(current) if current is not None else None
-                result = project.write(path, text, expected_hash=expected, source=source, author=author)
-                if getattr(result, "status", "written") != "written":  # the firewall held it for review
+                wrote = project.write(path, text, expected_hash=expected, source=source, author=author)
+                if getattr(wrote, "status", "written") != "written":  # the firewall held it for review
                     raise MemoryBackendError(f"{path} was held for review by the memory firewall (inbox "
-                                             f"{getattr(result, 'inbox_id', None)}); nothing was applied", "CONFLICT")
+                                             f"{getattr(wrote, 'inbox_id', None)}); nothing was applied", "CONFLICT")
                 written.append((path, current))
         except Exception:
             _undo(project, written, author)

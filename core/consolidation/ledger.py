@@ -97,8 +97,7 @@ def _fate(path: str, entry: Entry, new_exact: dict[str, tuple[str, Entry]],
             best = (share, k)
     if best is not None and best[0] >= REWRITE_SHARE:
         new_path, new_entry, _w = new_entries[best[1]]
-        fate = "rewritten" if new_path == path else "merged"
-        return LedgerEntry(path, entry.line, entry.text, fate, new_path, new_entry.line,
+        return LedgerEntry(path, entry.line, entry.text, "rewritten" if new_path == path else "merged", new_path, new_entry.line,
                            f"{round(best[0] * 100)}% of its words")
     return LedgerEntry(path, entry.line, entry.text, "removed", None, None,
                        "not in the result, and no reason was given")

@@ -173,7 +173,7 @@ def _near_twin(entry: Entry, words: frozenset[str], facts: Callable[[Entry], set
     Candidates are the entries holding one of the entry's four rarest words: a near duplicate shares at
     least 70 % of its words, so it shares one of those (unless every word is common, when none is sought).
     """
-    rare = sorted((len(hits), word) for word in words if (hits := by_word.get(word)) and len(hits) <= _COMMON)[:4]
+    rare = sorted((len(found), word) for word in words if (found := by_word.get(word)) and len(found) <= _COMMON)[:4]
     hits: dict[int, int] = defaultdict(int)
     for _n, word in rare:
         for k in by_word[word]:

@@ -121,9 +121,10 @@ def run_dream(project: Project, provider: Provider, *, agent: str | None = None,
     notes = sorted(d.path for d in project.documents()
                    if d.layer == "daily" and d.agent == agent and d.path.rsplit("/", 1)[-1][:-3] <= today)
     before: dict[str, str | None] = {long_path: _read(project, long_path), dreams_path: _read(project, dreams_path)}
-    memory = before[long_path] if before[long_path] is not None else (
+    had_memory, had_dreams = before[long_path], before[dreams_path]
+    memory: str = had_memory if had_memory is not None else (
         fusion.agent_memory_scaffold(agent) if agent else project.layout.scaffold_for(long_path) or "")
-    dreams = before[dreams_path] if before[dreams_path] is not None else (
+    dreams: str = had_dreams if had_dreams is not None else (
         fusion.AGENT_DREAMS_SCAFFOLD if agent else project.layout.scaffold_for(dreams_path) or "")
     after: dict[str, str] = {}
     ledger: list[LedgerEntry] = []

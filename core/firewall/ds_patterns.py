@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 DATA_FILE = Path(__file__).with_name("data") / "detect_secrets.json"
 
@@ -43,6 +44,7 @@ def build() -> dict[str, object]:
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     rules = []
+    plugin: Any
     for secret_type, plugin in sorted(get_mapping_from_secret_type_to_class().items()):
         if secret_type in SKIPPED:
             continue

@@ -134,7 +134,7 @@ def _value_span(line: str, match: object) -> tuple[int, int]:
 @cache
 def _compiled() -> tuple[tuple[str, str, object], ...]:
     rules: list[tuple[str, str, object]] = []
-    for item in load()["rules"]:  # type: ignore[index]
+    for item in load()["rules"]:  # type: ignore[attr-defined]  # JSON data, its shape tested with the file
         name = _TYPE_RULES.get(item["type"], "secret.other")
         rules.append((name, item["type"], compile_linear(item["pattern"], ignore_case=item["ignoreCase"])))
     for name, what, pattern in EXTRA_FORMATS:

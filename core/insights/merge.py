@@ -90,7 +90,7 @@ def _find_heading(text: str, header: str) -> int:
 
 def is_duplicate_insight(existing: str | None, content: str) -> bool:
     """True when a ``- `` bullet in ``existing`` has ``content`` (ignoring case, white space, source)."""
-    return bool(existing) and BulletIndex(existing).contains(content)
+    return existing is not None and bool(existing) and BulletIndex(existing).contains(content)
 
 
 def count_duplicate_insights(existing: str | None, insights: Iterable[MemoryInsight | Mapping[str, Any]]) -> int:

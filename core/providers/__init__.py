@@ -44,13 +44,14 @@ __all__ = [
 
 def create_provider(name: str, config: ProviderConfig) -> Provider:
     """Build the provider ``name`` described by ``config`` (with its reply cap and deadline)."""
-    limits = {"max_reply_bytes": config.max_reply_bytes, "deadline_s": config.deadline_s}
     if config.kind == "openai":
         assert config.base_url and config.model  # guaranteed by ProviderConfig's validation
-        return OpenAIProvider(name, config.base_url, config.model, config.api_key_env, config.timeout_s, **limits)
+        return OpenAIProvider(name, config.base_url, config.model, config.api_key_env, config.timeout_s,
+                              max_reply_bytes=config.max_reply_bytes, deadline_s=config.deadline_s)
     if config.kind == "command":
         # A command never runs in the project: it gets a fresh temporary folder (design section 6).
-        return CommandProvider(name, list(config.command or []), config.timeout_s, **limits)
+        return CommandProvider(name, list(config.command or []), config.timeout_s,
+                               max_reply_bytes=config.max_reply_bytes, deadline_s=config.deadline_s)
     return OfflineProvider(name, config.prune_after_days)
 
 

@@ -14,7 +14,7 @@ import hashlib
 import os
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from core.search.types import MemorySearchOptions, MemorySearchResult
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
 CACHE_DIR_ENV = "MEMDESK_CACHE_DIR"
 #: The mode a derived search runs in, and how surfaces name it.
-DERIVED_MODE = "keyword"
+DERIVED_MODE: Literal["keyword"] = "keyword"
 DERIVED_NOTE = "keyword search by memdesk's own index"
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from core.fileio import content_hash
@@ -43,7 +44,7 @@ def _when(stamp: str) -> datetime:
 
 
 def recent_changes(project: Project, since: datetime, *, path: str | None = None, limit: int = 50,
-                   allowed: callable = lambda _p: True) -> RecentResult:  # type: ignore[valid-type]
+                   allowed: Callable[[str], bool] = lambda _p: True) -> RecentResult:
     """Appends and replacements of the project's documents (or of ``path``) since ``since``, newest first."""
     out: list[Change] = []
     scan = max(limit * 4, 200)

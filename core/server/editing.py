@@ -49,8 +49,8 @@ def replace_section(text: str, section: str, body: str) -> str:
     if not found:
         raise Refusal("SECTION_NOT_FOUND", f"no heading {section.strip()!r} in the document; nothing was written")
     if len(found) > 1:
-        lines = ", ".join(str(h.line) for h in found)
-        raise Refusal("SPAN_AMBIGUOUS", f"{len(found)} headings are {section.strip()!r} (lines {lines}); nothing "
+        where = ", ".join(str(h.line) for h in found)
+        raise Refusal("SPAN_AMBIGUOUS", f"{len(found)} headings are {section.strip()!r} (lines {where}); nothing "
                       "was written", next="memory_edit with oldText covering the section you mean")
     head = found[0]
     lines = text.split("\n")

@@ -123,7 +123,8 @@ async def _project(request: Request,
     served: ServedProjects = request.app.state.served
     found = served.find(project)
     access(request).check_project(found.key, found.root)
-    return served.cached(project) or await run_in_threadpool(served.get, project)
+    cached = served.cached(project)
+    return cached if cached is not None else await run_in_threadpool(served.get, project)
 
 
 Proj = Annotated[Project, Depends(_project)]

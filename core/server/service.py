@@ -136,7 +136,7 @@ def read_file(project: Project, path: str | None) -> models.FileResponse:
     if text == "" and path is not None and not project.exists(rel):
         raise MemoryBackendError(f"memory document {rel!r} does not exist yet", "NOT_FOUND", project.backend.id)
     facts = text_facts(project, rel, text)
-    return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, totalLines=facts.lines)
+    return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, total_lines=facts.lines)
 
 
 _facts_memo = FactsMemo()
@@ -218,8 +218,8 @@ def stats(project: Project) -> models.StatsResponse:
     """Sizes (characters) of working memory and insights."""
     working = project.read()
     text = project.read_insights()
-    return models.StatsResponse(workingMemorySize=len(working), insightsSize=len(text or ""),
-                                insightsExists=text is not None)
+    return models.StatsResponse(working_memory_size=len(working), insights_size=len(text or ""),
+                                insights_exists=text is not None)
 
 
 def audit(project: Project) -> models.AuditResponse:
@@ -237,16 +237,16 @@ def backend_info(project: Project, registry: MemoryBackendRegistry) -> models.Ba
     caps = models.BackendCapabilities(
         readable=backend.has_capability("read"), writable=writable,
         # Every memdesk write is atomic and refuses a stale base (CONFLICT) when given expectedHash.
-        supportsAtomicWrite=writable, hasConflictResolution=writable, persistent=True)
+        supports_atomic_write=writable, has_conflict_resolution=writable, persistent=True)
     return models.BackendResponse(
-        currentBackend=backend.id, capabilities=caps,
+        current_backend=backend.id, capabilities=caps,
         # None when config.json names no backend (the layout's default then applies: file, or qmd if layered).
-        configuredBackend=project.settings.memory_backend if "memory_backend" in project.settings.model_fields_set
+        configured_backend=project.settings.memory_backend if "memory_backend" in project.settings.model_fields_set
         else None,
-        capabilityList=sorted(c for c in ("read", "write", "search", "insights", "transactions")
+        capability_list=sorted(c for c in ("read", "write", "search", "insights", "transactions")
                               if backend.has_capability(c)),
-        availableBackends=[i.id for i in registry.infos()], fallbackReason=project.fallback_reason,
-        readOnlyReason=reason)
+        available_backends=[i.id for i in registry.infos()], fallback_reason=project.fallback_reason,
+        writable_reason=reason)
 
 
 def _plain(snippet: str) -> str:
@@ -264,8 +264,8 @@ def search(project: Project, query: str, *, limit: int = 5, mode: str = "keyword
     for h in hits:
         start = h.line_number
         out.append(models.SearchHit(
-            path=h.file or project.memory_path, lineStart=start,
-            lineEnd=None if start is None else start + h.content.count("\n"),
+            path=h.file or project.memory_path, line_start=start,
+            line_end=None if start is None else start + h.content.count("\n"),
             snippet=_plain(h.content), score=h.score, backend=project.backend.id, section=h.section))
     return models.SearchResponse(query=query, results=out)
 
@@ -309,7 +309,8 @@ def write_insights(project: Project, content: str, *, expected_hash: str | None,
 def append(project: Project, content: str, *, layer: str | None = None, agent: str | None = None,
            path: str | None = None, author: str | None, source: str) -> models.AppendResponse:
     """Append one entry with seed 002's guards; the status and message are the tool's."""
-    outcome = project.append(content, layer=layer, agent=agent, path=path, author=author, source=source)
+    outcome = project.append(content, layer=layer, agent=agent, path=path, author=author,  # type: ignore[arg-type]
+                             source=source)  # layer: the route's model allows only the two layers
     return models.AppendResponse(status=outcome.status, message=outcome.message, path=outcome.path,
                                  archivedEntries=outcome.archived_entries, warnings=list(outcome.warnings),
                                  inboxId=outcome.inbox_id, flags=list(outcome.flags))

@@ -9,6 +9,7 @@ request cheap. The raw token is shown once, when it is created.
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import hmac
 import json
@@ -130,7 +131,7 @@ class TokenStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         return FileLock(str(self.path) + ".lock", timeout=10)
 
-    def _save(self, tokens: list[TokenInfo]) -> None:
+    def _save(self, tokens: builtins.list[TokenInfo]) -> None:
         rows = [_to_row(t) for t in tokens]
         text = json.dumps({"tokens": rows}, indent=2) + "\n"
         # A new file is created 0600 (mkstemp); an existing one keeps the mode the user gave it.
@@ -138,7 +139,7 @@ class TokenStore:
         self._cache = None
 
     def create(self, name: str, *, now: datetime | None = None, scope: str = "write",
-               projects: tuple[str, ...] | list[str] = (), paths: tuple[str, ...] | list[str] = ()) -> str:
+               projects: tuple[str, ...] | builtins.list[str] = (), paths: tuple[str, ...] | builtins.list[str] = ()) -> str:
         """Create a token called ``name`` with ``scope`` on ``projects`` and ``paths`` (empty: all) and return
         it (the only time it is ever shown)."""
         if scope not in LEVELS:

@@ -75,7 +75,7 @@ def check_url(url: str) -> str:
 def saved_connection(root: Path) -> FusionConnection | None:
     """The connection the operator gave for ``root`` (or for every project), if any."""
     doc = _read_json(connections_path())
-    projects = doc.get("projects") if isinstance(doc.get("projects"), dict) else {}
+    projects: dict[str, Any] = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
     entry = projects.get(str(Path(root).resolve())) or doc.get("default")
     if not isinstance(entry, dict) or not isinstance(entry.get("url"), str):
         return None
@@ -97,7 +97,7 @@ def save_connection(root: Path | None, url: str, token: str | None, project_id: 
     if root is None:
         doc["default"] = entry
     else:
-        projects = doc.get("projects") if isinstance(doc.get("projects"), dict) else {}
+        projects: dict[str, Any] = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
         projects[str(Path(root).resolve())] = entry
         doc["projects"] = projects
     fileio.atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))  # new file: 0600
@@ -111,7 +111,7 @@ def forget_connection(root: Path | None) -> bool:
     if root is None:
         found = doc.pop("default", None) is not None
     else:
-        projects = doc.get("projects") if isinstance(doc.get("projects"), dict) else {}
+        projects = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
         found = projects.pop(str(Path(root).resolve()), None) is not None
     if found:
         fileio.atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
@@ -132,7 +132,7 @@ def fusion_daemon() -> FusionConnection | None:
     port = doc.get("daemonPort")
     if token is None and not isinstance(port, int):
         return None
-    host = doc.get("daemonHost") if isinstance(doc.get("daemonHost"), str) and doc.get("daemonHost") else "127.0.0.1"
+    host: str = doc["daemonHost"] if isinstance(doc.get("daemonHost"), str) and doc.get("daemonHost") else "127.0.0.1"
     port = port if isinstance(port, int) and 0 < port < 65536 else 4040  # Fusion's default daemonPort
     if ":" in host and not host.startswith("["):
         host = f"[{host}]"

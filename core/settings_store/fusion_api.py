@@ -22,9 +22,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from core import fileio, userdirs
 from core.errors import SettingsError
@@ -43,6 +45,25 @@ class FusionApiError(SettingsError):
     """Fusion's API could not be used (unreachable, refused, nonsense); the message is one line."""
 
 
+_clients: dict[str, Any] = {}
+_clients_lock = threading.Lock()
+
+
+def _client(url: str) -> Any:
+    """One ``httpx.Client`` per Fusion URL, shared (a watcher asks every second; a new client each time
+    costs more than the request)."""
+    import httpx  # here: only a project with a running Fusion pays for it
+
+    key = url.split("://", 1)[0] + "://" + urlsplit(url).netloc
+    with _clients_lock:
+        client = _clients.get(key)
+        if client is None:
+            client = _clients[key] = httpx.Client(
+                timeout=httpx.Timeout(TIMEOUT_S, connect=CONNECT_TIMEOUT_S), follow_redirects=False,
+                trust_env=False, verify=url.startswith("https://"))
+        return client
+
+
 class FusionApiClient:
     """A small client of Fusion's settings routes (``httpx``: typed timeouts, no redirects)."""
 
@@ -50,7 +71,7 @@ class FusionApiClient:
         self.conn = conn
 
     def _request(self, method: str, route: str, body: Mapping[str, Any] | None = None) -> Any:
-        import httpx  # here: only a project with a running Fusion pays for it
+        import httpx
 
         headers = {"Accept": "application/json"}
         if self.conn.token:
@@ -58,10 +79,8 @@ class FusionApiClient:
         params = {"projectId": self.conn.project_id} if self.conn.project_id else None
         where = f"Fusion at {self.conn.url}"
         try:
-            with httpx.Client(timeout=httpx.Timeout(TIMEOUT_S, connect=CONNECT_TIMEOUT_S),
-                              follow_redirects=False, trust_env=False) as client:
-                resp = client.request(method, self.conn.url + route, params=params, headers=headers,
-                                      json=dict(body) if body is not None else None)
+            resp = _client(self.conn.url).request(method, self.conn.url + route, params=params, headers=headers,
+                                                  json=dict(body) if body is not None else None)
         except httpx.TimeoutException as exc:
             raise FusionApiError(f"{where} did not answer {method} {route} in time ({type(exc).__name__})") from exc
         except httpx.HTTPError as exc:

@@ -259,15 +259,15 @@ def lock_holder(db_path: Path) -> str | None:
     except OSError:
         return None
     for line in lines:
-        parts = line.replace("->", "").split()
+        parts: list[str] = line.replace("->", "").split()
         if len(parts) < 8 or parts[1] != "POSIX" or parts[3] != "WRITE":
             continue
         try:
-            pid, inode, start = int(parts[4]), int(parts[5].rsplit(":", 1)[1]), parts[6]
+            pid, inode, lock_start = int(parts[4]), int(parts[5].rsplit(":", 1)[1]), parts[6]
         except (ValueError, IndexError):
             continue
-        kind = targets.get(inode)
-        if kind is None or (kind == "wal" and start != "120"):
+        held = targets.get(inode)
+        if held is None or (held == "wal" and lock_start != "120"):
             continue
         if pid == os.getpid():
             return f"another connection of this memdesk process (pid {pid})"

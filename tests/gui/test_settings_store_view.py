@@ -196,10 +196,19 @@ def test_a_running_fusion_refusal_is_shown_at_its_field_and_its_changes_show_liv
         assert "Cannot update global settings via this endpoint" in view.form.field_error("memoryBackupScope")
         assert "memoryBackupScope" not in running.state.projects["proj_1"]["settings"]
         view.revert()
-        # Fusion's dashboard switches memory off: the open window follows within 2 s.
-        running.state.projects["proj_1"]["settings"]["memoryEnabled"] = False
-        qtbot.waitUntil(lambda: win.editor.text_edit.isReadOnly(), timeout=2000)
-        assert win.status.memory_label.text() == "Memory off"
+        # Switching memory off in the app is one minimal PUT that Fusion records.
+        running.state.requests.clear()
+        view.form.editor("memoryEnabled").box.click()
+        qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+        assert [(p, b) for m, p, b in running.state.requests if m == "PUT"] == [("/api/settings", {"memoryEnabled": False})]
+        assert running.state.projects["proj_1"]["settings"]["memoryEnabled"] is False
+        assert view.status.text() == f"Saved memoryEnabled to Fusion, running, at {running.url}."
+        assert win.editor.text_edit.isReadOnly()
+        # Fusion's dashboard switches it back on: the open window follows within 2 s.
+        running.state.projects["proj_1"]["settings"]["memoryEnabled"] = True
+        qtbot.waitUntil(lambda: not win.editor.text_edit.isReadOnly(), timeout=2000)
+        assert win.status.memory_label.text() == "Memory on"
+        assert view.form.editor("memoryEnabled").value() is True
         assert not (root / ".fusion" / "memdesk").exists()  # nothing of memdesk's written into the project
     finally:
         running.stop()

@@ -256,8 +256,8 @@ def sync_chunks(conn: psycopg.Connection, key: str, path: str, old: list[Entry],
     moved: list[tuple[int, int, int]] = []
     added: list[Entry] = []
     for e in new:
-        bucket = pending.get((e.section, e.hash))
-        if not bucket:
+        found = pending.get((e.section, e.hash))
+        if not found:
             added.append(e)
             continue
         was = bucket.pop()
