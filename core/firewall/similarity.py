@@ -214,24 +214,28 @@ def code_tokens(text: str) -> frozenset[str]:
 def contradiction(a: list[str], b: list[str], code: frozenset[str] = frozenset()) -> str | None:
     """Why ``a`` and ``b`` contradict (same subject, changed value, negation or choice), or ``None``.
 
+    The two token sequences are aligned by their common start and common end; what is left in the middle
+    of each is the change (one stretch: "use the [DB] clock …" / "use the [app server] clock …"). A plain
+    prefix/suffix alignment, linear and without difflib (which a one-shot ``memdesk append`` never loads).
     A change inside inline code (``code``) names another thing (a parallel list of identifiers or
     commands), not another value for the same thing, and is not a contradiction.
     """
     if a == b:
         return None
-    from difflib import SequenceMatcher  # here: a process that finds no same-subject pair never loads it
-
-    matcher = SequenceMatcher(None, a, b, autojunk=False)
-    changes = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    if not changes or len(changes) > 2:
-        return None
-    changed_a = [t for op in changes for t in a[op[1]:op[2]]]
-    changed_b = [t for op in changes for t in b[op[3]:op[4]]]
-    kept = [t for op in matcher.get_opcodes() if op[0] == "equal" for t in a[op[1]:op[2]] if t not in _STOP]
+    limit = min(len(a), len(b))
+    head = 0
+    while head < limit and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < limit - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    changed_a, changed_b = a[head:len(a) - tail], b[head:len(b) - tail]
+    kept = [t for t in a[:head] + a[len(a) - tail:] if t not in _STOP]
     if len(kept) < 2:
         return None
     negated = (set(changed_a) | set(changed_b)) & _NEGATIONS
-    if negated and (not changed_a or not changed_b or set(changed_a) ^ set(changed_b) <= _NEGATIONS):
+    if negated and len(changed_a) <= 4 and len(changed_b) <= 4 and (
+            not changed_a or not changed_b or set(changed_a) ^ set(changed_b) <= _NEGATIONS | {"always"}):
         return "one negates the other"
     if not changed_a or not changed_b or len(changed_a) > 4 or len(changed_b) > 4:
         return None
@@ -392,7 +396,7 @@ RULES: tuple[RuleInfo, ...] = (
              "use the DB clock for lease renewal timeouts in tests"),
     RuleInfo("contradiction", "contradiction",
              "An entry about the same subject as an existing one that changes a value, a negation or a choice",
-             "memdesk (token alignment with difflib)",
+             "memdesk (token alignment: common start and end, one changed stretch)",
              "Use the app server clock for lease expiry (beside “Use the DB clock for lease expiry”)",
              "Use the DB clock for lease expiry in tests too"),
 )
