@@ -291,7 +291,7 @@ class MainWindow(QMainWindow):
             self.workspace.setStretchFactor(0, 0)  # the list keeps its width; the editor takes the rest
             self.workspace.setStretchFactor(1, 1)
             width = max(self.width(), 800)
-            side = max(280, min(360, width // 4))
+            side = max(240, min(360, width // 4))
             self.workspace.setSizes([side, width - side])
         return self.picker
 
