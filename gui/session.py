@@ -28,6 +28,7 @@ from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
 from core.store import ProjectStore
 from core.userdirs import local_author
+from gui.serial_worker import SerialWorker
 
 log = logging.getLogger(__name__)
 #: How long after an outside append is seen it is recorded (memdesk's own appends are recorded by then).
@@ -57,16 +58,17 @@ class DocumentAccess:
         self.last_read_error = None
         return text
 
-    def write(self, content: str, *, expected_hash: str | None = None, source: str = "editor") -> WriteOutcome:
-        """Write the current document through the project (never raises)."""
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "editor",
+              path: str | None = None) -> WriteOutcome:
+        """Write ``path`` (default: the current document) through the project (never raises; any thread)."""
+        path = path or self._session.current_path
         try:
-            result = self._session.project.write(self._session.current_path, content, expected_hash=expected_hash,
-                                                 source=source)
+            result = self._session.project.write(path, content, expected_hash=expected_hash, source=source)
         except MemoryBackendError as exc:
-            log.warning("write of %s failed (%s): %s", self._session.current_path, exc.code, exc.message)
+            log.warning("write of %s failed (%s): %s", path, exc.code, exc.message)
             return WriteOutcome(False, f"Write failed ({exc.code}): {exc.message}", exc.code)
         except Exception as exc:
-            log.warning("write of %s failed: %s", self._session.current_path, exc)
+            log.warning("write of %s failed: %s", path, exc)
             return WriteOutcome(False, f"Write failed (WRITE_FAILED): {type(exc).__name__}: {exc}", "WRITE_FAILED")
         self._session.last_write = result
         return WriteOutcome(True)
@@ -92,6 +94,8 @@ class ProjectSession(QObject):
         super().__init__(parent)
         self.project = open_project(root, registry)  # the process's one model of this folder (issue 19)
         self.project.default_author = local_author("app")  # History's Author column for the app's writes
+        #: Saves and backend switches run here, off the GUI thread, one at a time (gui.serial_worker).
+        self.worker = SerialWorker(self)
         self.root = self.project.root
         self.registry = self.project.registry
         self.store = ProjectStore(self.root, project=self.project)
@@ -208,7 +212,9 @@ class ProjectSession(QObject):
         if _switches_backend(self.settings, patch) and not self.confirm_backend_switch():
             raise SettingsError("Not switched: the unsaved edits are kept (cancelled).", "memoryBackend")
         try:
-            self.store.update_settings(patch, base=base)  # the project's settings, backend and memory, the schedule
+            # Off the GUI thread (a new backend may open a database or connect to a server).
+            self.worker.call(lambda: self.store.update_settings(patch, base=base), "Switching the backend…"
+                             if "memoryBackend" in patch else "Saving settings…")
         finally:
             if getattr(self, "_settings_watch", None) is not None:
                 self._settings_watch.invalidate()  # a change elsewhere back to the last token is not missed
@@ -341,7 +347,9 @@ class ProjectSession(QObject):
 
     def write_memory(self, content: str, expected_hash: str | None, source: str = "editor") -> WriteOutcome:
         """Write the current document through the project (never raises)."""
-        outcome = self.adapter.write(content, expected_hash=expected_hash, source=source)
+        path = self.current_path  # the worker writes this one, whatever is shown meanwhile
+        outcome = self.worker.call(lambda: self.adapter.write(content, expected_hash=expected_hash, source=source,
+                                                              path=path), f"Saving {path.rsplit('/', 1)[-1]}…")
         if outcome.success:
             self.documentsChanged.emit()
             if self.current_path == self.project.insights_path:
@@ -350,6 +358,7 @@ class ProjectSession(QObject):
 
     def close(self) -> None:
         """Stop watching the settings and shut the backend down."""
+        self.worker.shutdown()
         if getattr(self, "_settings_watch", None) is not None:
             self._settings_watch.stop()
         forget_project(self.project.root)  # closes it: the next window on this folder starts afresh
