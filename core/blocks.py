@@ -132,13 +132,12 @@ def _expand(line: str) -> str:
     return "".join(out)
 
 
-_SPACES = re.compile(" *")
-_space_end = _SPACES.match
-
-
 def _indent(s: str, pos: int) -> int:
     """Columns of spaces at ``pos`` (tabs are already expanded there)."""
-    return _space_end(s, pos).end() - pos  # type: ignore[union-attr]  # " *" always matches
+    end, size = pos, len(s)
+    while end < size and s[end] == " ":
+        end += 1
+    return end - pos
 
 
 def _html_start(rest: str) -> int:

@@ -347,6 +347,7 @@ def replace_text(
     max_size: int = MAX_FILE_SIZE,
     size_hint: str = "shorten or prune the memory first",
     new_file_mode: int | None = None,
+    held: tuple[Path, bytes | None] | None = None,
 ) -> ReplaceResult:
     """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
 
@@ -367,18 +368,24 @@ def replace_text(
         raise TypeError("fileio.replace_text keeps no history by itself: call core.saving.replace_text, "
                         "or pass keep_history=False for a file memdesk generates")
     root_p = Path(root)
-    _logical, target = _confined_target(root_p, relpath, backend_id)
+    # ``held``: the write pipeline resolved and checked the target, holds the lock and read it (core.pipeline):
+    # nothing is resolved, checked or read a second time.
+    target = held[0] if held is not None else _confined_target(root_p, relpath, backend_id)[1]
     try:
         data = content.encode("utf-8")
     except UnicodeEncodeError as exc:
         raise MemoryBackendError(f"the new text for {relpath} holds a character that is not valid UTF-8 (position "
                                  f"{exc.start}); nothing was written", "WRITE_FAILED", backend_id, exc) from exc
     check_size(data, relpath, backend_id, limit=max_size, hint=size_hint)
-    _check_writable_target(target, relpath, backend_id)  # before the lock: a refusal creates nothing
+    if held is None:
+        _check_writable_target(target, relpath, backend_id)  # before the lock: a refusal creates nothing
     try:
-        with file_lock(root_p, relpath, backend_id):
-            _check_writable_target(target, relpath, backend_id)
-            raw = read_bytes(target, backend_id, max_size=max(max_size, MAX_READ_SIZE))
+        with file_lock(root_p, relpath, backend_id):  # reentrant: under the pipeline's lock, no second lock
+            if held is None:
+                _check_writable_target(target, relpath, backend_id)
+                raw = read_bytes(target, backend_id, max_size=max(max_size, MAX_READ_SIZE))
+            else:
+                raw = held[1]
             known, digest = _written.same(target, raw) if raw is not None else (False, None)
             if raw is not None and not known:
                 decode_utf8(raw, target, backend_id)  # READ_FAILED on a non-UTF-8 file: never rewritten

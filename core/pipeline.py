@@ -28,6 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import MemoryBackendError
@@ -225,18 +226,24 @@ def check_what(project: Project, rel: str, *, state: bool = False) -> None:
     check_document(project.layout, rel, project.backend.id, state=state)
 
 
-def check_where(project: Project, rel: str) -> None:
-    """Stage "where": inside the project, no link out, a regular file with one link (or absent)."""
+def check_where(project: Project, rel: str) -> Path:
+    """Stage "where": inside the project, no link out, a regular file with one link (or absent); the real target."""
     from core import docio, fileio
 
     try:
-        fileio.check_writable(project.root, rel, project.backend.id)
+        return fileio.check_writable(project.root, rel, project.backend.id)
     except NotADirectoryError as exc:  # a file stands where a folder belongs
         raise MemoryBackendError(docio.not_a_folder(project.root / rel, rel) + "; nothing was written",
                                  "WRITE_FAILED", project.backend.id, exc) from exc
     except (RuntimeError, OSError) as exc:  # a symlink loop
         raise MemoryBackendError(f"{rel} cannot be resolved ({exc}); replace it with a regular file; nothing "
                                  "was written", "INVALID_CONFIG", project.backend.id, exc) from exc
+
+
+def _plain_file(backend: Any, rel: str) -> bool:
+    """Whether ``rel`` is a plain file the backend writes with the default file layer (no hook of its own)."""
+    check = getattr(backend, "writes_plain_file", None)
+    return bool(check(rel)) if callable(check) else False
 
 
 def _screen(project: Project, request: WriteRequest) -> ScreenVerdict:
@@ -279,12 +286,16 @@ def replace(project: Project, rel: str, content: str, *, writer: Writer, source:
 
     backend = project.backend
     check_what(project, rel)
-    check_where(project, rel)
+    target = check_where(project, rel)
     data = content.encode("utf-8")
     if not (project.root / rel).exists():  # a refusal creates nothing, not even the lock
         project._check_creatable(rel, None)
+    plain = _plain_file(backend, rel)
+    if plain:
+        backend.require_writable()
     with docio.document_lock(project.root, rel, backend.id):
-        raw = backend.read_document_bytes(rel)
+        # Read once, under the lock: a plain file straight from the target resolved above.
+        raw = fileio.read_bytes(target, backend.id) if plain else backend.read_document_bytes(rel)
         if expected_hash is not None and fileio.sha256_hex(raw or b"") != expected_hash:
             raise MemoryBackendError(f"{rel} changed on disk since it was loaded; reload or merge before saving",
                                      "CONFLICT", backend.id)
@@ -297,8 +308,14 @@ def replace(project: Project, rel: str, content: str, *, writer: Writer, source:
         skipped = _unwritten(verdict, request, backend.id)
         if skipped is not None:
             return skipped
-        backend.write_document(rel, content, expected_hash=expected_hash, source=source,
-                               author=author if author is not None else writer.name)
+        who = author if author is not None else writer.name
+        if plain:  # resolved, checked, locked and read once: the file layer writes what was read
+            from core import saving
+
+            saving.replace_text(project.root, rel, content, source=source, backend_id=backend.id, author=who,
+                                held=(target, raw))
+        else:
+            backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=who)
     return Outcome("written", rel, True, before=current, data=data, flags=verdict.flags, warnings=_warning(verdict))
 
 

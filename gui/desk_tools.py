@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDialog
 if TYPE_CHECKING:
     from gui.local_server import LocalServer
     from gui.main_window import MainWindow
+    from gui.widgets.document_tabs import DocumentTabs
     from gui.widgets.find_all_dialog import FindAllDialog
     from gui.widgets.fuzzy_picker import FuzzyPicker
     from gui.widgets.preferences_dialog import PreferencesDialog
@@ -47,6 +48,8 @@ class DeskTools(QObject):
         self._server: LocalServer | None = None
         self.preferences: PreferencesDialog | None = None
         self.side: SideDocument | None = None
+        #: The open documents' tabs above the editor (built with each project).
+        self.tabs: DocumentTabs | None = None
         self.quick_open: FuzzyPicker | None = None
         self.palette: FuzzyPicker | None = None
         #: Opens a URL (a document, a folder); tests replace it.
@@ -60,6 +63,7 @@ class DeskTools(QObject):
         """The project changed (or closed): the dialogs built for the old one go, the local server stops."""
         if self._server is not None:
             self._server.stop()
+        self.tabs = None  # it goes with the editor
         if self.side is not None:
             self.side.setParent(None)
             self.side.deleteLater()
@@ -282,3 +286,21 @@ class DeskTools(QObject):
         session = self.window.session
         if self.side is not None and session is not None:
             self.side.set_documents([(d.path, d.label) for d in session.documents()])
+
+    # -- document tabs ----------------------------------------------------------------------------
+    def attach_tabs(self) -> None:
+        """Put the open documents' tabs above the editor of the project just opened."""
+        from gui.widgets.document_tabs import DocumentTabs
+
+        window = self.window
+        editor, session = window.editor, window.session
+        if editor is None or session is None:
+            return
+        tabs = DocumentTabs(lambda path: path in editor.unsaved_documents(), editor)
+        editor.layout().insertWidget(0, tabs)
+        tabs.show_document(session.current_path)
+        tabs.documentChosen.connect(window.open_document)
+        tabs.message.connect(window.status.show_message)
+        session.documentChanged.connect(tabs.show_document)
+        editor.documentDirtyChanged.connect(tabs.set_dirty)
+        self.tabs = tabs

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.desk_tools import DeskTools
+from gui.documents_watcher import DocumentsWatcher
 from gui.recent import RecentProjects
 from gui.save_all import SAVE_ALL_KEYS
 from gui.status_bar import StatusBar
@@ -90,6 +91,8 @@ class MainWindow(QMainWindow):
         self.watcher = MemoryFileWatcher(parent=self)
         #: Another host's committed changes, when the backend announces them (postgres LISTEN/NOTIFY).
         self.backend_watcher = BackendChangeWatcher(parent=self)
+        #: New documents and agent folders created on disk, and sizes that change (gui.documents_watcher).
+        self.documents_watcher = DocumentsWatcher(parent=self)
         self.actions_by_name: dict[str, QAction] = {}
         #: Find in all documents, quick open, the palette, Preferences… (helper "deskplus").
         self.desk = DeskTools(self)
@@ -144,6 +147,9 @@ class MainWindow(QMainWindow):
         self.view_menu.addAction(self._action("palette", "&Command palette…", "Ctrl+Shift+P"))
         self.view_menu.addAction(self._action("preview", "Toggle &preview", "Ctrl+E"))
         self.view_menu.addAction(self._action("side", "Open &beside (another document, read-only)", "Ctrl+\\"))
+        self.view_menu.addAction(self._action("next_document", "Ne&xt document tab", "Ctrl+PgDown"))
+        self.view_menu.addAction(self._action("previous_document", "Previous document ta&b", "Ctrl+PgUp"))
+        self.view_menu.addAction(self._action("close_document", "&Close document tab", "Ctrl+W"))
         self.view_menu.addAction(self._action("outline", "Toggle &outline", "Ctrl+Shift+O"))
         self.view_menu.addAction(self._action("notices", "Show &notices", "Ctrl+Shift+N"))
         theme_menu = self.view_menu.addMenu("&Theme")
@@ -215,6 +221,9 @@ class MainWindow(QMainWindow):
         a["copy_relative_path"].triggered.connect(lambda: self.desk.copy_path(relative=True))
         a["about"].triggered.connect(self.desk.show_about)
         a["side"].triggered.connect(lambda: self.desk.toggle_side())
+        a["next_document"].triggered.connect(lambda: self.desk.tabs is not None and self.desk.tabs.step(1))
+        a["previous_document"].triggered.connect(lambda: self.desk.tabs is not None and self.desk.tabs.step(-1))
+        a["close_document"].triggered.connect(lambda: self.desk.tabs is not None and self.desk.tabs.close_tab())
         a["palette"].triggered.connect(self.desk.show_palette)
         a["preview"].triggered.connect(lambda: self.editor is not None and self.editor.toggle_preview())
         a["goto"].triggered.connect(lambda: self._in_editor(lambda ed: ed.show_goto()))
@@ -233,6 +242,7 @@ class MainWindow(QMainWindow):
         self.tabs.viewBuilt.connect(self._connect_view)
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
         self.backend_watcher.changed.connect(self._on_backend_change)
+        self.documents_watcher.changed.connect(self._show_documents)
 
     def _connect_project(self, session: ProjectSession, editor: MemoryEditor) -> None:
         picker = self._ensure_picker()
@@ -248,7 +258,8 @@ class MainWindow(QMainWindow):
         editor.saved.connect(lambda: session.memoryReplaced.emit("editor"))
         editor.text_edit.undoAvailable.connect(self.actions_by_name["undo"].setEnabled)
         editor.text_edit.redoAvailable.connect(self.actions_by_name["redo"].setEnabled)
-        reserved = ("preview", "next_section", "previous_section", "goto", "replace")
+        reserved = ("preview", "next_section", "previous_section", "goto", "replace", "next_document",
+                    "previous_document", "close_document")
         editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
@@ -284,7 +295,7 @@ class MainWindow(QMainWindow):
             self.workspace.setStretchFactor(0, 0)  # the list keeps its width; the editor takes the rest
             self.workspace.setStretchFactor(1, 1)
             width = max(self.width(), 800)
-            side = max(280, min(360, width // 4))
+            side = max(240, min(360, width // 4))
             self.workspace.setSizes([side, width - side])
         return self.picker
 
@@ -382,6 +393,7 @@ class MainWindow(QMainWindow):
         self.pages.setCurrentWidget(self.workspace)
         self._rebuild_tab_actions()
         self._connect_project(session, self.editor)
+        self.desk.attach_tabs()  # the open documents' tabs above the editor (helper "deskplus")
         self.dialogs().set_session(session)
         session.confirm_backend_switch = self._confirm_backend_switch
         try:  # proposals stored by `memdesk extract` or the schedule wait for review
@@ -396,6 +408,7 @@ class MainWindow(QMainWindow):
         self._show_project_state()
         self.status.set_size(self.editor.size_label.size)
         self._watch_memory()
+        self.documents_watcher.watch(session.root)
         self.recent.add(session.root)
         self.status.show_message(f"Opened {session.root.name}")
         self.status.setToolTip(str(session.root))

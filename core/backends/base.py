@@ -198,6 +198,21 @@ class MemoryBackend(ABC):
                                      "READ_FAILED", self.id)
         return None if text is None else text.encode("utf-8", "surrogatepass")
 
+    def writes_plain_file(self, relpath: str) -> bool:
+        """Whether ``relpath`` is a plain file written by the default file layer, with no hook of this backend.
+
+        The write pipeline (:mod:`core.pipeline`) then resolves, checks, locks and reads it once and has
+        the file layer replace what it read, instead of the backend doing it all again.
+        """
+        kind = type(self)
+        if kind.write_document is not MemoryBackend.write_document or \
+                kind.read_document is not MemoryBackend.read_document or \
+                kind.read_document_bytes is not MemoryBackend.read_document_bytes:
+            return False
+        if self.is_primary(relpath):
+            return bool(self.file_canonical) and bool(getattr(kind.write, "plain_file_write", False))
+        return True
+
     def write_document(self, relpath: str, content: str, *, expected_hash: str | None = None,
                        source: str = "write", author: str | None = None) -> None:
         """Replace one document (history first). Refused with ``READ_ONLY`` without the write capability."""

@@ -41,6 +41,8 @@ class FileMemoryBackend(MemoryBackend):
         docio.replace_document(root, self.memory_path, content, expected_hash=expected_hash, source=source,
                                author=author, backend_id=self.id)
 
+    write.plain_file_write = True  # type: ignore[attr-defined]  # core.pipeline may write the file directly
+
 
 class ReadOnlyMemoryBackend(FileMemoryBackend):
     """The same files, never written: agents only consult them and the editor is read-only."""

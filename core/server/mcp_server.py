@@ -83,6 +83,9 @@ def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = Tru
 
 
 READ = {"read_only": True}
+#: Where a refusal's code, message and next tool go in a tool error's ``_meta``. Not structured content:
+#: clients check that against the tool's output schema even on errors (the MCP Inspector does).
+ERROR_META = "memdesk/error"
 
 
 class McpServer(MCPServer):
@@ -125,7 +128,7 @@ class McpServer(MCPServer):
             else:
                 refusal = Refusal("INVALID_ARGUMENT", str(exc).split(": ", 1)[-1])
             return CallToolResult(content=[TextContent(type="text", text=refusal.text)],
-                                  structured_content={"error": refusal.to_json()}, is_error=True)
+                                  _meta={ERROR_META: refusal.to_json()}, is_error=True)
 
     # -- resources -------------------------------------------------------------------------------
     async def list_resources(self) -> list[MCPResource]:

@@ -346,3 +346,16 @@ def test_a_tampered_proposal_naming_another_file_is_never_applied(layered):
     result = apply_proposal(project, proposal.id)
     assert result.status == "refused" and "not a memory document" in result.message
     assert (layered / ".fusion/config.json").read_bytes() == config
+
+
+def test_offline_compaction_of_an_agents_memory(layered):
+    path = layered / ".fusion/agent-memory/reviewer/MEMORY.md"
+    text = path.read_text()
+    dup = "- Check `migrations/0042_leases.sql` before approving (FN-2002)."
+    path.write_text(text + f"\n{dup}\n\n{dup}\n")
+    project = Project(layered)
+    outcome = run_compact(project, "agent-memory/reviewer/MEMORY.md", OfflineProvider())
+    assert outcome.proposal.paths == (".fusion/agent-memory/reviewer/MEMORY.md",)
+    assert [e.reason for e in outcome.proposal.ledger] == ["exact duplicate"] and not outcome.proposal.lost_facts
+    apply_proposal(project, outcome.proposal.id)
+    assert path.read_text() == text + f"\n{dup}\n"

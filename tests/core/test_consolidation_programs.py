@@ -75,3 +75,21 @@ def test_fusion_backups_are_listed_and_restored_after_review(layered):
     apply_proposal(project, proposal.id, allow_loss=True)
     assert (layered / MEM / "MEMORY.md").read_text() == "# Project Memory\n\n## Decisions\n\n- Use `pnpm` (FN-1).\n"
     assert any(v.path == f"{MEM}/MEMORY.md" for v in project.list_versions())
+
+
+def test_changes_the_pipeline_noticed_form_one_run(layered):
+    from core.noticed import record_noticed
+
+    project = Project(layered)
+    pending = []
+    for name in ("2026-08-19.md", "2026-08-20.md"):
+        path = layered / MEM / name
+        before = path.read_text()
+        after = f"# Daily Memory {name[:-3]}\n\n<!-- Processed into dreams on 2026-08-21T04:00:00.000Z -->\n"
+        path.write_text(after)  # Fusion's dream run, outside memdesk
+        pending.append(record_noticed(project, f"{MEM}/{name}", before, after))
+    for future in pending:
+        future.result(timeout=10)
+    runs = program_runs(project)
+    assert len(runs) == 1 and runs[0].describe().startswith("2 documents rewritten at ")
+    assert "FN-1657" in {f.fact for f in check_run(project, runs[0]).lost_facts}

@@ -182,3 +182,34 @@ def test_writers_inferred_from_the_source():
     assert pipeline.writer_for("editor", None).kind == "operator"
     with pytest.raises(ValueError):
         Writer("robot")  # type: ignore[arg-type]
+
+
+_OPENED: list[str] | None = None
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _OPENED is not None and event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+def test_a_save_opens_the_document_once_and_its_lock_once(real_project: Path):
+    """One file layer (issue 19, item 4): the save reads the document once, under one lock (CPython's audit
+    events count every open)."""
+    global _OPENED
+    import sys
+
+    sys.addaudithook(_audit)
+    p = Project(real_project)
+    text = (real_project / MEM).read_text(encoding="utf-8")
+    p.write(MEM, text + "\n- first save\n")  # history, locks folder and connections exist from here on
+    _OPENED = []
+    try:
+        p.write(MEM, text + "\n- second save\n")
+        opened = list(_OPENED)
+    finally:
+        _OPENED = None
+    target = str(real_project / MEM)
+    assert opened.count(target) == 1, opened
+    locks = [o for o in opened if o.endswith(".lock")]
+    assert len(locks) == 1, locks
+    assert (real_project / MEM).read_text(encoding="utf-8").endswith("- second save\n")

@@ -25,7 +25,7 @@ LONG = ".fusion/memory/MEMORY.md"
 
 
 def _all_text(results: list[types.CallToolResult]) -> str:
-    return "\n".join(_text(r) + json.dumps(r.structured_content or {}) for r in results)
+    return "\n".join(_text(r) + json.dumps(r.structured_content or {}) + json.dumps(r.meta or {}) for r in results)
 
 
 def test_server_reports_its_version_and_lists_projects(layered_project, user_config_dir):
@@ -65,7 +65,7 @@ def test_memory_edit_replaces_one_span_or_one_section_under_the_hash(layered_pro
 
     out = run_stdio(layered_project, user_config_dir, body, client="editor-agent")
     assert out["stale"].is_error and _text(out["stale"]).startswith("CONFLICT: ")
-    assert out["stale"].structured_content["error"]["currentHash"] == content_hash(before)
+    assert out["stale"].meta["memdesk/error"]["currentHash"] == content_hash(before)
     assert out["missing"].is_error and _text(out["missing"]).startswith("SPAN_NOT_FOUND: ")
     assert "Next: memory_get" in _text(out["missing"])
     assert out["both"].is_error and _text(out["both"]).startswith("INVALID_ARGUMENT: ")
@@ -163,7 +163,7 @@ def test_refusals_are_tool_errors_with_a_code_and_no_server_path(sample_project,
     for r in results:
         t = _text(r)
         assert "\n" not in t and " Next: " in t, t
-        assert r.structured_content["error"]["code"] == t.split(":", 1)[0]
+        assert r.meta["memdesk/error"]["code"] == t.split(":", 1)[0]
     everything = _all_text(results)
     assert str(sample_project) not in everything and str(Path.home()) not in everything
     assert "pydantic" not in everything and "errors.pydantic.dev" not in everything

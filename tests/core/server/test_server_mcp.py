@@ -135,7 +135,7 @@ def test_memory_append_follows_seed_002_and_records_the_client(sample_project, u
     assert dup.structured_content["status"] == "skipped_duplicate"
     # An empty entry is a tool error with a stable code and the tool to use next (issue 23).
     assert empty.is_error and _text(empty).startswith("EMPTY_ENTRY: ") and "Next: memory_append" in _text(empty)
-    assert empty.structured_content["error"]["code"] == "EMPTY_ENTRY"
+    assert empty.meta["memdesk/error"]["code"] == "EMPTY_ENTRY"
     assert "memory_write" not in _text(empty)
     assert daily.is_error and _text(daily).startswith("INVALID_ARGUMENT: ")
     assert str(sample_project) not in written.structured_content["message"]
