@@ -119,6 +119,9 @@ class MemoryDisabledError(MemoryBackendError):
 class Project:
     """One project folder: layout, settings, resolved backend, and every memory operation over them."""
 
+    #: Who writes when a caller names no author (the app and the CLI set it: "USER (app)", "USER (cli)"),
+    #: so History's Author column is filled for their writes too.
+    default_author: str | None = None
 
     def __init__(self, root: str | os.PathLike[str], registry: MemoryBackendRegistry | None = None, *,
                  settings: ProjectSettings | None = None) -> None:
@@ -294,6 +297,7 @@ class Project:
         rel = self.resolve_path(path)
         self.backend.require_writable()  # even a write that changes nothing: the answer must not depend on it
         data = self._encoded(content, f"the new text of {rel}")
+        author = author if author is not None else self.default_author  # the app's or the CLI's user
         who = writer or pipeline.writer_for(source, author)
         done = pipeline.replace(self, rel, content, writer=who, source=source, expected_hash=expected_hash,
                                 author=author)
@@ -425,6 +429,7 @@ class Project:
             history_worker.open_soon(self.root)  # the entry will be written: its event follows
             return (scaffold if not current else "") + entry
 
+        author = author if author is not None else self.default_author  # the app's or the CLI's user
         who = writer or pipeline.writer_for(source, author)
         done = pipeline.append(self, rel, trimmed, build, writer=who, source=source, author=author)
         before = done.before or ""

@@ -46,3 +46,14 @@ def user_config_dir() -> Path:
     if override:
         return Path(override).expanduser()
     return platform_config_dir()
+
+
+def local_author(surface: str) -> str:
+    """Who writes from this machine: the login name and the surface, ``"ana (cli)"`` (History's Author)."""
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except Exception:  # no login name (a container without one): the surface alone
+        return surface
+    return f"{user} ({surface})"

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import (
     QLabel,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTextEdit,
     QVBoxLayout,
@@ -37,6 +38,9 @@ def _pane(title: str, parent: QWidget) -> tuple[QWidget, QPlainTextEdit, QLabel]
     box = QWidget(parent)
     label = QLabel(title, box)
     label.setObjectName("conflictPaneTitle")
+    label.setToolTip(title)
+    label.setMinimumWidth(1)  # clipped when narrow: the panes (three with the base) fit at 800 px
+    label.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
     text = QPlainTextEdit(box)
     text.setReadOnly(True)
     text.setLineWrapMode(QPlainTextEdit.LineWrapMode.NoWrap)
@@ -62,6 +66,7 @@ class ConflictView(QWidget):
         self.headline.setWordWrap(True)
         self.summary = QLabel("", self)
         self.summary.setObjectName("conflictSummary")
+        self.summary.setWordWrap(True)
         mine_box, self.mine, self.mine_title = _pane("Yours — unsaved, in the editor", self)
         disk_box, self.disk, self.disk_title = _pane("On disk now — changed by another program", self)
         # Three-way: the base both sides started from, shown with "Show base" (gui.widgets.base_pane).
@@ -92,18 +97,21 @@ class ConflictView(QWidget):
         self.base_button = QPushButton("Show base", self)
         self.base_button.setCheckable(True)
         self.base_button.setToolTip("Three-way: show the text both sides started from, tinted by who changed what")
+        navigation = QHBoxLayout()  # a row of its own: with the three choices below it fits 800 px
+        navigation.addWidget(self.summary, 1)
+        navigation.addWidget(self.position_label)
+        navigation.addWidget(self.base_button)
+        navigation.addWidget(self.previous_button)
+        navigation.addWidget(self.next_button)
         buttons = QHBoxLayout()
-        buttons.addWidget(self.summary, 1)
-        buttons.addWidget(self.position_label)
-        buttons.addWidget(self.base_button)
-        buttons.addWidget(self.previous_button)
-        buttons.addWidget(self.next_button)
+        buttons.addStretch(1)
         buttons.addWidget(self.merge_button)
         buttons.addWidget(self.take_disk_button)
         buttons.addWidget(self.keep_mine_button)
         layout = QVBoxLayout(self)
         layout.addWidget(self.headline)
         layout.addWidget(split, 1)
+        layout.addLayout(navigation)
         layout.addLayout(buttons)
         self._diff_op: Operation | None = None
         self._mine = self._disk = ""

@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.desk_tools import DeskTools
+from gui.documents_watcher import DocumentsWatcher
 from gui.recent import RecentProjects
 from gui.save_all import SAVE_ALL_KEYS
 from gui.status_bar import StatusBar
@@ -90,6 +91,8 @@ class MainWindow(QMainWindow):
         self.watcher = MemoryFileWatcher(parent=self)
         #: Another host's committed changes, when the backend announces them (postgres LISTEN/NOTIFY).
         self.backend_watcher = BackendChangeWatcher(parent=self)
+        #: New documents and agent folders created on disk, and sizes that change (gui.documents_watcher).
+        self.documents_watcher = DocumentsWatcher(parent=self)
         self.actions_by_name: dict[str, QAction] = {}
         #: Find in all documents, quick open, the palette, Preferences… (helper "deskplus").
         self.desk = DeskTools(self)
@@ -239,6 +242,7 @@ class MainWindow(QMainWindow):
         self.tabs.viewBuilt.connect(self._connect_view)
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
         self.backend_watcher.changed.connect(self._on_backend_change)
+        self.documents_watcher.changed.connect(self._show_documents)
 
     def _connect_project(self, session: ProjectSession, editor: MemoryEditor) -> None:
         picker = self._ensure_picker()
@@ -291,7 +295,7 @@ class MainWindow(QMainWindow):
             self.workspace.setStretchFactor(0, 0)  # the list keeps its width; the editor takes the rest
             self.workspace.setStretchFactor(1, 1)
             width = max(self.width(), 800)
-            side = max(280, min(360, width // 4))
+            side = max(240, min(360, width // 4))
             self.workspace.setSizes([side, width - side])
         return self.picker
 
@@ -404,6 +408,7 @@ class MainWindow(QMainWindow):
         self._show_project_state()
         self.status.set_size(self.editor.size_label.size)
         self._watch_memory()
+        self.documents_watcher.watch(session.root)
         self.recent.add(session.root)
         self.status.show_message(f"Opened {session.root.name}")
         self.status.setToolTip(str(session.root))

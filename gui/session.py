@@ -27,6 +27,7 @@ from core.project import Changes, forget_project, open_project
 from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
 from core.store import ProjectStore
+from core.userdirs import local_author
 
 log = logging.getLogger(__name__)
 #: How long after an outside append is seen it is recorded (memdesk's own appends are recorded by then).
@@ -90,6 +91,7 @@ class ProjectSession(QObject):
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.project = open_project(root, registry)  # the process's one model of this folder (issue 19)
+        self.project.default_author = local_author("app")  # History's Author column for the app's writes
         self.root = self.project.root
         self.registry = self.project.registry
         self.store = ProjectStore(self.root, project=self.project)

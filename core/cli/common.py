@@ -99,6 +99,9 @@ def cli_project(args: argparse.Namespace, *, light: bool = False) -> Project:
         raise fail_from(project.settings_error)
     if project.fallback_reason:
         print(f"memdesk: warning: {project.fallback_reason}; using the {project.backend.id} backend", file=sys.stderr)
+    from core.userdirs import local_author
+
+    project.default_author = local_author("cli")  # History's Author column for the CLI's writes
     return project
 
 

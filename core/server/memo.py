@@ -43,6 +43,11 @@ class TextMemo:
         # The compare runs outside the lock: it is the only part that takes time.
         return hit[1] if hit is not None and (hit[0] is text or hit[0] == text) else None
 
+    def last_text(self, key: Hashable) -> str | None:
+        """The text last remembered under ``key`` (``None``: none)."""
+        hit = self._hit(key)
+        return hit[0] if hit is not None else None
+
     def put(self, key: Hashable, text: str, value: Any) -> None:
         """Remember ``value`` as derived from ``text`` (the oldest entries go when over the bound)."""
         with self._lock:

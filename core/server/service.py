@@ -7,6 +7,7 @@ base, path confinement). Nothing here runs a command or opens a network connecti
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from collections.abc import Iterable
@@ -22,6 +23,8 @@ from core.fileio import content_hash
 from core.project import Project, open_project
 from core.server import models
 from core.server.memo import FactsMemo, TextFacts
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ProjectNotServed", "ServedProjects", "append", "audit", "backend_info", "file_window", "files",
            "insights", "read_file", "search", "stats", "write_file", "write_insights"]
@@ -146,7 +149,22 @@ _facts_memo = FactsMemo()
 def text_facts(project: Project, rel: str, text: str) -> TextFacts:
     """Hash, UTF-8 size, line count and JSON literal of a document's text (remembered per document,
     grown by the tail when the text only grew)."""
-    return _facts_memo.facts((str(project.root), rel), text)
+    key = (str(project.root), rel)
+    before = _facts_memo.last_text(key)
+    if before is not None and before is not text and before != text:
+        _notice(project, rel, before, text)
+    return _facts_memo.facts(key, text)
+
+
+def _notice(project: Project, rel: str, before: str, after: str) -> None:
+    """The served text changed since it was last served: keep the version before when no memdesk write did
+    (another program's change; core.noticed skips what memdesk's own writes recorded)."""
+    from core.noticed import record_noticed
+
+    try:
+        record_noticed(project, rel, before, after)
+    except Exception as exc:  # a safety net: the read is served either way
+        log.warning("an outside change of %s was not recorded: %s", rel, exc)
 
 
 @dataclass(frozen=True)

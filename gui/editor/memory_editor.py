@@ -294,6 +294,8 @@ class MemoryEditor(QWidget):
             return MEMORY_OFF
         if not self.session.can_write:
             backend = self.session.backend
+            if self.binding_banner.isVisibleTo(self) or self.session.binding_reason():
+                return "Read-only until the team binding named above is confirmed."
             return (f'The "{backend.name}" backend ({backend.id}) cannot write memory, so the editor is '
                     "read-only. Pick a backend that can write in Backends to edit.")
         # The precise reason first (read-only mount, immutable, the folder a save renames in), then

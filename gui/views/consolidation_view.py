@@ -73,6 +73,8 @@ class ConsolidationView(QWidget):
         for combo, chars in ((self.picker, 16), (self.scope, 6), (self.provider, 6)):  # the view fits 800 px
             combo.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
             combo.setMinimumContentsLength(chars)
+        self.unattended = QCheckBox("Unattended", self)
+        self.unattended.setObjectName("consolidationUnattended")
         self.dream_button = QPushButton("Dream now", self)
         self.compact_button = QPushButton("Compact", self)
         self.compact_button.setToolTip("Compact the long-term memory (MEMORY.md, or memory.md in the seed layout)")
@@ -108,6 +110,7 @@ class ConsolidationView(QWidget):
         runs.addWidget(self.dream_button)
         runs.addWidget(self.compact_button)
         runs.addStretch(1)
+        runs.addWidget(self.unattended)
         busy = QHBoxLayout()
         busy.addWidget(self.progress, 1)
         busy.addWidget(self.progress_label, 2)
@@ -149,6 +152,8 @@ class ConsolidationView(QWidget):
         self.changes.changeSelected.connect(self._show_change)
         self.changes.choicesChanged.connect(self._update_state)
         self.allow_loss.toggled.connect(self._update_state)
+        self._show_policy()
+        self.unattended.toggled.connect(self._set_unattended)
         self._set_busy(False)
         self.refresh()
 
@@ -306,6 +311,37 @@ class ConsolidationView(QWidget):
         outcome = reject_proposal(self.session.project, self.proposal.id)
         self.outcome.setText(outcome.message)
         self.refresh(select=self.proposal.id)
+
+    # -- the unattended policy (memdesk's own state) ------------------------------------------------------
+    def _show_policy(self) -> None:
+        from core.consolidation.policy import load_policy
+
+        try:
+            policy = load_policy(self.session.root)
+        except Exception as exc:
+            self.unattended.setEnabled(False)
+            self.unattended.setToolTip(f"The policy cannot be read: {exc}")
+            return
+        self.unattended.blockSignals(True)
+        self.unattended.setChecked(policy.unattended)
+        self.unattended.blockSignals(False)
+        self.unattended.setToolTip(
+            "Scheduled dreams and compactions (Fusion's memoryDreamsSchedule, memoryAutoSummarizeSchedule) apply "
+            f"themselves only when nothing would be lost and the change is at most {policy.max_change_bytes:,} bytes; "
+            "otherwise they wait here for review")
+
+    def _set_unattended(self, on: bool) -> None:
+        from dataclasses import replace
+
+        from core.consolidation.policy import load_policy, save_policy
+
+        try:
+            save_policy(self.session.root, replace(load_policy(self.session.root), unattended=on))
+        except Exception as exc:
+            self.banner.show_message(f"The unattended setting was not saved: {exc}", "error")
+            self._show_policy()
+            return
+        self.session.statusMessage.emit(f"Unattended consolidation {'on' if on else 'off'}")
 
     # -- runs ------------------------------------------------------------------------------------------
     def _provider(self) -> object:

@@ -256,15 +256,16 @@ class HistoryView(QWidget):
             return
         project = self.session.project
         self.diff.set_busy("Computing the diff…")
-        self.diff.set_titles(f"Now: {version.path}",
-                             f"Version {version.id} · {source_label(version.source)} · {format_when(version.created_at)}")
+        # From the version to now: what was added since (an agent's append) shows as added lines.
+        self.diff.set_titles(f"Version {version.id} · {source_label(version.source)} · {format_when(version.created_at)}",
+                             f"Now: {version.path}")
         self._update_buttons()
 
         def work(_token: object) -> VersionDiff | str:
             found = project.get_version(version.id)  # the backend's own history when it keeps one
             if found is None:
                 return "This version is no longer in the history."
-            return VersionDiff(version, current, found[1], diff_texts(current, found[1]))
+            return VersionDiff(version, current, found[1], diff_texts(found[1], current))
 
         self.diff_op = run_in_background(work, self._on_diff, self._on_diff_error, parent=self)
 
@@ -323,13 +324,15 @@ class HistoryView(QWidget):
         if shown is None or hunk is None:
             return False
         version = shown.version
-        where = (f"lines {hunk.old_start + 1}–{hunk.old_end}" if hunk.removed > 1 else
-                 f"line {hunk.old_start + 1}" if hunk.removed == 1 else f"after line {hunk.old_start}")
+        # The diff runs from the version to now: undoing one hunk gives "now" with that place as it was.
+        where = (f"lines {hunk.new_start + 1}–{hunk.new_end}" if hunk.added > 1 else
+                 f"line {hunk.new_start + 1}" if hunk.added == 1 else f"after line {hunk.new_start}")
         if not self.confirm(self, f"Bring back this change from version {version.id} into {version.path} "
-                                  f"({where} now: −{hunk.removed} +{hunk.added} lines)? The rest of the file stays "
+                                  f"({where} now: −{hunk.added} +{hunk.removed} lines)? The rest of the file stays "
                                   "as it is; the content it replaces is kept in the history."):
             return False
-        text = apply_hunks(shown.current, shown.content, shown.diff.hunks, [hunk.index])
+        others = [h.index for h in shown.diff.hunks if h.index != hunk.index]
+        text = apply_hunks(shown.content, shown.current, shown.diff.hunks, others)
         try:
             changes = self._write(version.path, text, fileio.content_hash(shown.current))
         except Exception as exc:

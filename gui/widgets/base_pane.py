@@ -9,7 +9,7 @@ the real conflicts, where "Merge by hand" will put markers. It scrolls with the 
 from __future__ import annotations
 
 from PySide6.QtGui import QColor, QTextCharFormat, QTextCursor, QTextFormat
-from PySide6.QtWidgets import QLabel, QPlainTextEdit, QTextEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QPlainTextEdit, QSizePolicy, QTextEdit, QVBoxLayout, QWidget
 
 from gui.widgets.colors import is_dark
 from gui.widgets.diff_navigator import diff_hunks
@@ -34,6 +34,8 @@ class BasePane(QWidget):
         self.setObjectName("basePane")
         self.title = QLabel("Base — on disk when you started editing", self)
         self.title.setObjectName("conflictPaneTitle")
+        self.title.setMinimumWidth(1)  # clipped when narrow: three panes fit beside the document list at 800 px
+        self.title.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("baseText")
         self.text.setReadOnly(True)

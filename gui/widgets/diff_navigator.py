@@ -43,10 +43,12 @@ def _show_lines(edit: QPlainTextEdit, start: int, end: int) -> None:
     doc = edit.document()
     first = doc.findBlockByNumber(min(start, max(doc.blockCount() - 1, 0)))
     cursor = QTextCursor(first)
-    if end > start:
+    if end > start:  # anchored at the block's end, the cursor at its start: the view stays at column 0
         last = doc.findBlockByNumber(min(end - 1, doc.blockCount() - 1))
-        cursor.setPosition(last.position() + max(last.length() - 1, 0), QTextCursor.MoveMode.KeepAnchor)
+        cursor.setPosition(last.position() + max(last.length() - 1, 0))
+        cursor.setPosition(first.position(), QTextCursor.MoveMode.KeepAnchor)
     edit.setTextCursor(cursor)
+    edit.horizontalScrollBar().setValue(0)
     rows = max(edit.viewport().height() // max(edit.fontMetrics().lineSpacing(), 1), 1)
     edit.verticalScrollBar().setValue(max(first.blockNumber() - rows // 3, 0))
 

@@ -16,7 +16,6 @@ from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
     QPlainTextEdit,
-    QPushButton,
     QToolButton,
     QVBoxLayout,
     QWidget,
@@ -43,13 +42,17 @@ class SideDocument(QWidget):
         self.chooser = QComboBox(self)
         self.chooser.setObjectName("sideChooser")
         self.chooser.setToolTip("The document shown beside the editor")
-        self.edit_button = QPushButton("&Edit", self)
+        self.chooser.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.chooser.setMinimumContentsLength(6)  # long paths elide: the pane fits beside the editor at 800 px
+        self.edit_button = QToolButton(self)
+        self.edit_button.setText("&Edit")
         self.edit_button.setToolTip("Open this document in the editor")
         self.close_button = QToolButton(self)
         self.close_button.setText("✕")
         self.close_button.setToolTip("Close (Esc)")
         self.close_button.setAutoRaise(True)
         self.note = QLabel("Read-only here: edit it in the editor.", self)
+        self.note.setWordWrap(True)
         self.note.setObjectName("sideNote")
         self.text = QPlainTextEdit(self)
         self.text.setObjectName("sideText")
@@ -73,7 +76,7 @@ class SideDocument(QWidget):
         self.chooser.currentIndexChanged.connect(lambda _i: self.show_document(self.chooser.currentData()))
         self.edit_button.clicked.connect(lambda: self.path and self.editRequested.emit(self.path))
         self.close_button.clicked.connect(self.close_pane)
-        self.setMinimumWidth(200)
+        self.setMinimumWidth(160)
 
     def set_documents(self, documents: list[tuple[str, str]]) -> None:
         """The ``(path, label)`` pairs to choose from (the picker's list); the one shown stays if still there."""

@@ -147,3 +147,12 @@ def test_the_app_runs_fusions_dream_schedule_unattended(qtbot, layered):
     timer.stop()
     QThreadPool.globalInstance().waitForDone(10_000)
     session.close()
+
+
+def test_the_unattended_box_is_memdesks_own_setting(qtbot, view, layered):
+    import json
+
+    assert not view.unattended.isChecked()
+    qtbot.mouseClick(view.unattended, Qt.MouseButton.LeftButton)
+    assert json.loads((layered / ".fusion/memdesk/consolidation.json").read_text())["unattended"] is True
+    assert "memoryDreams" not in (layered / ".fusion/config.json").read_text()  # never Fusion's store

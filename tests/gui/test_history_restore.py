@@ -96,7 +96,7 @@ def test_restore_one_change_writes_exactly_that_change(qtbot, sample_project: Pa
     view.diff.left.setFocus()
     qtbot.keyClick(view.diff.left, Qt.Key.Key_F7)  # the next one: Node 22 now, Node 20 in the version
     hunk = view.diff.current_hunk()
-    assert hunk.index == 1 and "Node 22 LTS" in view.diff.result.rows[hunk.row_start].left
+    assert hunk.index == 1 and "Node 22 LTS" in view.diff.result.rows[hunk.row_start].right  # version | now
     assert view.restore_change_button.isEnabled()
     with qtbot.waitSignal(view.restored) as restored:
         qtbot.keyClick(view.diff.left, Qt.Key.Key_R,

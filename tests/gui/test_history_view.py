@@ -70,16 +70,30 @@ def test_lists_versions_and_diffs_against_now(qtbot, sample_project: Path):
     assert view.model.data(view.model.index(0, view.model.columnCount() - 1)) == MEMORY
     rows = wait_diff(qtbot, view)
     [changed] = [r for r in rows if r.kind != "equal"]
-    assert changed.left.startswith("- Node 22 LTS") and changed.right.startswith("- Node 20 LTS")  # now | version
-    assert [changed.right[a:b] for a, b in changed.right_spans] == ["20"]
-    assert "before save" in view.diff.right_title.text() and "Now: .fusion/memory.md" in view.diff.left_title.text()
+    assert changed.left.startswith("- Node 20 LTS") and changed.right.startswith("- Node 22 LTS")  # version | now
+    assert [changed.left[a:b] for a, b in changed.left_spans] == ["20"]
+    assert "before save" in view.diff.left_title.text() and "Now: .fusion/memory.md" in view.diff.right_title.text()
     saving.replace_text(sample_project, ".fusion/memory-insights.md", "# Memory Insights\n", source="insights-merge")
     view.refresh()
     assert [view.files.itemText(i) for i in range(view.files.count())] == [
         ALL_DOCUMENTS, ".fusion/memory-insights.md", MEMORY]
     view.files.setCurrentText(".fusion/memory-insights.md")
     assert view.model.rowCount() == 1 and view.model.data(view.model.index(0, 1)) == "before an insights merge"
-    assert any(r.right == "## Last Updated: 2026-11-20" and r.left is None for r in wait_diff(qtbot, view))
+    assert any(r.left == "## Last Updated: 2026-11-20" and r.right is None for r in wait_diff(qtbot, view))
+
+
+def test_an_append_shows_as_added_lines(qtbot, sample_project: Path):
+    """Issue 22: History showed an append as "−6 removed"; since the version, the lines were added."""
+    view = make(qtbot, sample_project)
+    project = view.session.project
+    before = project.read(MEMORY)
+    edit(view, before + "\n<!-- 2026-12-01 -->\n- one\n- two\n- three\n")
+    rows = wait_diff(qtbot, view)
+    changed = [r for r in rows if r.kind != "equal"]
+    assert changed and all(r.kind == "insert" and r.left is None for r in changed)
+    assert {r.right for r in changed} >= {"- one", "- two", "- three"}
+    assert view.diff.result.added >= 3 and view.diff.result.removed == 0
+    assert "−0 removed" in view.diff.summary.text() and "+5 added" in view.diff.summary.text()
 
 
 def test_restore_is_confirmed_recorded_and_announced(qtbot, sample_project: Path):
@@ -131,3 +145,24 @@ def test_restore_goes_through_a_database_backend(qtbot, project: Path):
     assert view.session.read_memory()[0] == "- first\n"
     # The database got it, not the (unmirrored) file, which opening the project did not create either.
     assert not (project / MEMORY).exists()
+
+
+def test_the_author_column_names_the_app_and_the_cli(qtbot, sample_project: Path, capsys, monkeypatch):
+    """Issue 22: the Author column was empty for the app's and the CLI's writes."""
+    import getpass
+
+    from core.cli import main
+
+    monkeypatch.setattr(getpass, "getuser", lambda: "ana")
+    view = make(qtbot, sample_project)
+    original = (sample_project / MEMORY).read_text()
+    edit(view, original.replace("Node 20 LTS", "Node 22 LTS"))  # the app's save
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(original.encode("utf-8")), encoding="utf-8"))
+    assert main(["write", "--project", str(sample_project)]) == 0  # the CLI's
+    capsys.readouterr()
+    view.refresh()
+    author = view.model.HEADERS.index("Author")
+    shown = [view.model.data(view.model.index(r, author)) for r in range(view.model.rowCount())]
+    assert shown[:2] == ["ana (cli)", "ana (app)"]
