@@ -236,6 +236,32 @@ class ProjectSession(QObject):
             self._settings_watch = SettingsWatcher(self)
             self._settings_watch.start()
 
+    def update_settings_in_background(self, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None,
+                                      on_done: Any, on_error: Any) -> Any:
+        """:meth:`update_settings` for a store behind the network (Fusion's API): the store is changed on a
+        worker thread, the result taken on the GUI thread (Fusion runs its own side effects)."""
+        from core.settings import update_settings_read
+
+        watch = getattr(self, "_settings_watch", None)
+        if watch is not None:
+            watch.invalidate()
+        root = self.root
+
+        def done(read: Any) -> None:
+            before = self.backend
+            self.project.adopt_settings(read.settings, read.store)
+            if watch is not None:
+                watch.invalidate()
+            self.settingsChanged.emit(self.settings)
+            if self.backend is not before:
+                self._on_new_backend()
+            on_done(self.settings)
+
+        from gui.tasks import run_in_background
+
+        return run_in_background(lambda _token: update_settings_read(root, patch, base=base), on_done=done,
+                                 on_error=on_error, parent=self)
+
     def refresh_settings_soon(self) -> None:
         """Look at the settings store now (off the GUI thread when the watcher runs; else read them here)."""
         watch = getattr(self, "_settings_watch", None)
