@@ -66,16 +66,24 @@ DREAMS_SCAFFOLD = (
 )
 
 
-#: Fusion's scaffold of an agent's own MEMORY.md (``ensureAgentMemoryFiles`` in Fusion's core, for an agent
-#: with no name and no seed memory: title, comment, then the empty memory and a newline).
-AGENT_LONG_TERM_SCAFFOLD = "# Agent Memory\n\n<!-- Per-agent memory. Keep separate from workspace Project Memory. -->\n\n\n"
+def agent_memory_scaffold(name: str | None = None) -> str:
+    """An agent's new MEMORY.md as Fusion's ``ensureAgentMemoryFiles`` writes it (no seeded memory):
+    the title (with the agent's name when it has one), the comment, the empty memory and a newline."""
+    title = f"# Agent Memory: {name.strip()}" if name and name.strip() else "# Agent Memory"
+    return f"{title}\n\n<!-- Per-agent memory. Keep separate from workspace Project Memory. -->\n\n\n"
+
+
+#: The scaffold of an agent's own MEMORY.md created by memdesk (it knows the agent's id, not its name).
+AGENT_LONG_TERM_SCAFFOLD = agent_memory_scaffold()
 #: Fusion's scaffold of an agent's DREAMS.md (same place).
 AGENT_DREAMS_SCAFFOLD = "# Agent Memory Dreams\n\n<!-- Synthesized patterns from this agent's daily notes. -->\n"
+#: The comment of an agent's daily note.
+AGENT_DAILY_COMMENT = "<!-- Running observations for this agent. -->"
 
 
 def agent_daily_scaffold(day: str) -> str:
     """Return Fusion's scaffold of an agent's daily note for ``day`` (``YYYY-MM-DD``)."""
-    return f"# Agent Daily Memory {day}\n\n<!-- Running observations for this agent. -->\n"
+    return f"# Agent Daily Memory {day}\n\n{AGENT_DAILY_COMMENT}\n"
 
 
 def daily_scaffold(day: str) -> str:

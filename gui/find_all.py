@@ -8,6 +8,7 @@ document with unsaved edits is searched as the editor shows it, not as it is on 
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
@@ -86,17 +87,27 @@ class DocumentTexts:
                  read: Callable[[str], str], unsaved: Callable[[str], str | None] = lambda path: None) -> None:
         self._listing, self._read, self._unsaved = listing, read, unsaved
         self._cache: dict[str, tuple[int | None, str | None, str]] = {}
+        self._lock = threading.Lock()  # a search on a worker thread and one on the GUI thread share the cache
         #: Documents that could not be read in the last pass, with why.
         self.errors: dict[str, str] = {}
 
-    def __call__(self) -> list[tuple[str, str]]:
-        """``(path, text)`` of every document now."""
+    def unsaved_now(self, paths: list[str] | None = None) -> dict[str, str]:
+        """The unsaved texts, taken on the GUI thread (the editor's documents live there)."""
+        listed = paths if paths is not None else [p for p, _s, _u in self._listing()]
+        return {p: t for p in listed if (t := self._unsaved(p)) is not None}
+
+    def __call__(self, unsaved: dict[str, str] | None = None) -> list[tuple[str, str]]:
+        """``(path, text)`` of every document now (``unsaved``: texts taken beforehand, for a worker thread)."""
+        with self._lock:
+            return self._texts(unsaved)
+
+    def _texts(self, unsaved: dict[str, str] | None) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
         seen: set[str] = set()
         self.errors = {}
         for path, size, updated in self._listing():
             seen.add(path)
-            edited = self._unsaved(path)
+            edited = unsaved.get(path) if unsaved is not None else self._unsaved(path)
             if edited is not None:
                 out.append((path, edited))
                 continue

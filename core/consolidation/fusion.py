@@ -23,6 +23,11 @@ from datetime import datetime
 
 from core.fileio import MAX_FILE_SIZE
 from core.insights._text import iso_timestamp, js_trim
+from core.layout import (  # one copy: core.layout
+    AGENT_DAILY_COMMENT,
+    AGENT_DREAMS_SCAFFOLD,
+    agent_memory_scaffold,
+)
 
 __all__ = [
     "AGENT_DREAMS_SCAFFOLD",
@@ -45,7 +50,6 @@ __all__ = [
 DEFAULT_MEMORY_DREAMS_SCHEDULE = "0 4 * * *"
 DEFAULT_AUTO_SUMMARIZE_SCHEDULE = "0 3 * * *"
 DEFAULT_AUTO_SUMMARIZE_THRESHOLD = 50_000
-AGENT_DREAMS_SCAFFOLD = "# Agent Memory Dreams\n\n<!-- Synthesized patterns from this agent's daily notes. -->\n"
 PROCESSED_RE = re.compile(r"<!-- Processed into dreams on [^\n]*-->")
 _PROJECT_INTRO = "You are processing project memory in an OpenClaw-style memory system."
 
@@ -90,15 +94,6 @@ def scaffold_lines() -> frozenset[str]:
     texts = (LONG_TERM_SCAFFOLD, DREAMS_SCAFFOLD, SEED_SCAFFOLD, daily_scaffold("0000-00-00"), AGENT_DREAMS_SCAFFOLD,
              agent_memory_scaffold(), AGENT_DAILY_COMMENT)
     return frozenset(line for text in texts for line in text.split("\n") if line.startswith("<!--"))
-
-
-AGENT_DAILY_COMMENT = "<!-- Running observations for this agent. -->"
-
-
-def agent_memory_scaffold(name: str | None = None) -> str:
-    """An agent's new MEMORY.md as Fusion's ``ensureAgentMemoryFiles`` writes it (no seeded memory)."""
-    title = f"# Agent Memory: {name.strip()}" if name and name.strip() else "# Agent Memory"
-    return f"{title}\n\n<!-- Per-agent memory. Keep separate from workspace Project Memory. -->\n\n\n"
 
 
 def build_dream_prompt(day: str, long_term: str, daily: str, previous_dreams: str, *,

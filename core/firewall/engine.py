@@ -83,7 +83,7 @@ class IndexCache:
     later writes extend.
     """
 
-    def __init__(self, size: int = 16) -> None:
+    def __init__(self, size: int = 4) -> None:  # an index of a 1 MiB memory holds about 15 MB
         self._items: OrderedDict[str, EntryIndex] = OrderedDict()
         self._seen: set[str] = set()
         self._size = size

@@ -22,6 +22,7 @@ import math
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
+from sys import intern
 
 from core.firewall.rules import Deadline, Finding, RuleInfo
 
@@ -167,7 +168,7 @@ class EntryIndex:
 
     def add(self, entry: Entry) -> None:
         """Index one entry."""
-        seq = tokens(entry.text)
+        seq = [intern(t) for t in tokens(entry.text)]  # one string per distinct word across the document
         item = _Indexed(entry, " ".join(seq), seq, frozenset(seq))
         ident = len(self.entries)
         self.entries.append(item)

@@ -231,8 +231,15 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         except MemoryBackendError as exc:  # a path that names no document: not a configuration problem
             raise Refusal("INVALID_PATH", exc.message) from exc
 
-    async def changed() -> None:
+    async def changed(ctx: Context | None = None, p: Project | None = None, rel: str | None = None) -> None:
+        """Tell subscribers: those of ``resources/subscribe`` (the hub) and, for the document this tool wrote,
+        clients listening on the newer protocol's ``subscriptions/listen`` (the SDK's bus)."""
         await mcp.hub.check_now()
+        if ctx is not None and p is not None and rel:
+            try:
+                await ctx.notify_resource_updated(f"memdesk://{served.key_of(p)}/{rel}")
+            except Exception:  # noqa: BLE001 - no bus outside a request: nobody listens
+                pass
 
     from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
 
@@ -355,7 +362,8 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         caller(ctx).check("append", served.key_of(p), p.root, target)
         result = service.append(p, content, layer=layer, agent=agent, author=author(ctx), source="mcp-append")
         result.message = mcp_scrub(result.message)
-        await changed()
+        if result.status == "written":
+            await changed(ctx, p, result.path)
         return result
 
     def mcp_scrub(text: str) -> str:
@@ -378,13 +386,19 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         p, _ = project_of(project, ctx, "write", path, doc=True)
         result = service.write_file(p, path, content, expected_hash=expectedHash, author=author(ctx),
                                     source="mcp-write")
-        await changed()
+        await changed(ctx, p, result.path)
         return result
 
     async def rewrite(p: Project, rel: str, expected: str, new_text: str, ctx: Context, source: str,
                       removed: str | None = None) -> EditResult:
-        result = service.write_file(p, rel, new_text, expected_hash=expected, author=author(ctx), source=source)
-        await changed()
+        from core.pipeline import Writer
+
+        # "edit" and "remove-entry" name the change; the writer is the MCP client (an agent: the firewall's
+        # agent policy applies, never the operator's).
+        who = author(ctx)
+        result = service.write_file(p, rel, new_text, expected_hash=expected, author=who, source=source,
+                                    writer=Writer("mcp", who))
+        await changed(ctx, p, result.path)
         return EditResult(status=result.status, inboxId=result.inbox_id, path=result.path,
                           hash=result.hash or content_hash(new_text), changed=result.changed, removed=removed,
                           warnings=result.warnings, flags=result.flags)

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from core.backends import default_registry
 from core.backends.base import MemorySearchOptions
@@ -299,11 +300,13 @@ def _add_current_hash(project: Project, relpath: str, exc: MemoryBackendError) -
 
 
 def write_file(project: Project, path: str | None, content: str, *, expected_hash: str | None,
-               author: str | None, source: str) -> models.WriteResponse:
-    """Replace one document (history first); ``CONFLICT`` carries the current hash."""
+               author: str | None, source: str, writer: Any = None) -> models.WriteResponse:
+    """Replace one document (history first); ``CONFLICT`` carries the current hash. ``writer`` (a
+    :class:`core.pipeline.Writer`) says who writes when ``source`` alone does not (``edit`` by an MCP client)."""
     rel = project.resolve_path(path)
     try:
-        result = project.write(rel, content, expected_hash=expected_hash, source=source, author=author)
+        result = project.write(rel, content, expected_hash=expected_hash, source=source, author=author,
+                               writer=writer)
     except MemoryBackendError as exc:
         _add_current_hash(project, rel, exc)
         raise

@@ -1,7 +1,7 @@
 """Edit ▸ Find in all documents (Ctrl+Shift+F): a query field and every matching line, grouped by document.
 
-Typing searches (after a short pause; Enter at once) every memory document of the project, the
-unsaved edits included (:mod:`gui.find_all`). Each document is a row with its match count, each
+Typing searches (after a short pause, on a worker thread; Enter at once) every memory document of
+the project, the unsaved edits included (:mod:`gui.find_all`). Each document is a row with its match count, each
 match a row under it with its line number and the line, the match in bold. Enter or a double-click
 on a match opens the document at that line (``openAtLine``); on a document, at its first match.
 The dialog stays open beside the window (it is not modal), so the next result is a click away.
@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.find_all import FindHit, FindResult, find_in_documents
+from gui.tasks import Operation, run_in_background
 from gui.widgets.raise_window import bring_forward
 
 FIND_ALL_KEYS = "Ctrl+Shift+F"
@@ -65,7 +66,8 @@ class FindAllDialog(QDialog):
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(DEBOUNCE_MS)
-        self._timer.timeout.connect(self.search)
+        self._timer.timeout.connect(self.search_in_background)
+        self._op: Operation | None = None
         self.field.textChanged.connect(lambda _t: self._timer.start())
         self.field.installEventFilter(self)
         self.tree.itemActivated.connect(self._open_item)
@@ -98,10 +100,33 @@ class FindAllDialog(QDialog):
     def search(self) -> FindResult:
         """Search now and show the results."""
         self._timer.stop()
+        if self._op is not None:
+            self._op.cancel()
+            self._op = None
         result = find_in_documents(self._texts(), self.field.text())
         self.result = result
         self._show(result)
         return result
+
+    def search_in_background(self) -> None:
+        """Search on a worker thread (typing never waits for 2 MiB to be read and searched); the
+        results are shown if the query is still the one typed."""
+        query = self.field.text()
+        texts = self._texts
+        unsaved = texts.unsaved_now() if hasattr(texts, "unsaved_now") else None
+        if self._op is not None:
+            self._op.cancel()
+
+        def run(_token: object) -> FindResult:
+            return find_in_documents(texts(unsaved) if unsaved is not None else texts(), query)
+
+        def done(result: FindResult) -> None:
+            self._op = None
+            if result.query == self.field.text():
+                self.result = result
+                self._show(result)
+
+        self._op = run_in_background(run, on_done=done, parent=self)
 
     def _show(self, result: FindResult) -> None:
         self.tree.setUpdatesEnabled(False)

@@ -260,7 +260,7 @@ def sync_chunks(conn: psycopg.Connection, key: str, path: str, old: list[Entry],
         if not found:
             added.append(e)
             continue
-        was = bucket.pop()
+        was = found.pop()
         if (was.line, was.end_line) != (e.line, e.end_line):
             moved.append((was.line, e.line, e.end_line))
     gone = [e.line for bucket in pending.values() for e in bucket]

@@ -265,3 +265,50 @@ def test_a_new_agents_files_get_fusions_agent_scaffolds_byte_for_byte(layered_pr
     assert (folder / "MEMORY.md").read_bytes() == (
         b"# Agent Memory\n\n<!-- Per-agent memory. Keep separate from workspace Project Memory. -->\n\n\n"
         b"\nFirst durable note.\n")
+
+
+def test_an_agents_edit_is_screened_as_the_agents_write(sample_project, user_config_dir):
+    """memory_edit and memory_remove_entry go through the write pipeline as the MCP client's writes: a secret
+    an agent edits in is held by the firewall (the agents' policy), not written as the operator's would be."""
+    secret = "ghp_1a2B3c4D5e6F7g8H9i0J1k2L3m4N5o6P7q8R"
+    before = (sample_project / MEMORY).read_bytes()
+
+    async def body(s: ClientSession) -> types.CallToolResult:
+        doc = (await s.call_tool("memory_get", {"path": MEMORY})).structured_content
+        return await s.call_tool("memory_edit", {"path": MEMORY, "expectedHash": doc["hash"],
+                                                 "oldText": "# Project Memory",
+                                                 "newText": f"# Project Memory\n\ndeploy token {secret}"})
+
+    held = run_stdio(sample_project, user_config_dir, body, client="edit-agent")
+    assert not held.is_error and held.structured_content["status"] == "held" and held.structured_content["inboxId"]
+    assert held.structured_content["flags"][0]["kind"] == "secret"
+    assert (sample_project / MEMORY).read_bytes() == before
+
+
+def test_an_http_subscriber_is_told_of_a_change_made_through_the_http_api(serve, tokens, layered_project):
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = tokens.create("watcher")
+    srv = serve(layered_project)
+    uri = f"memdesk://layered/{LONG}"
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            seen.append(str(message.params.uri))
+
+    async def main() -> None:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+            async with streamable_http_client(f"{srv.url}/mcp", http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1], message_handler=on_message) as s:
+                    await s.initialize()
+                    await s.subscribe_resource(uri)
+                    r = await http.post(f"{srv.url}/api/memory/append",
+                                        json={"content": "Changed over HTTP.", "layer": "long-term"})
+                    assert r.status_code == 200 and r.json()["status"] == "written"
+                    with anyio.fail_after(10):
+                        while uri not in seen:
+                            await anyio.sleep(0.05)
+
+    anyio.run(main)
+    assert seen[0] == uri
