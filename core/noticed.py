@@ -34,8 +34,11 @@ EXTERNAL_APPEND = "external-append"
 
 
 def record_noticed(project: Project, relpath: str, before: str | None, after: str | None, *,
-                   writer: Writer | None = None) -> Future[Any] | None:
+                   writer: Writer | None = None, as_version: bool = False) -> Future[Any] | None:
     """Record a change of ``relpath`` from ``before`` to ``after`` that memdesk did not make; the pending record.
+
+    ``as_version``: keep ``before`` as a version even when the change only appended (one run of a program
+    that also rewrote other documents: :mod:`core.noticed_watch`).
 
     Returns ``None`` when there is nothing to keep (no change, nothing before, not a memory document,
     a backend with its own history).
@@ -49,7 +52,7 @@ def record_noticed(project: Project, relpath: str, before: str | None, after: st
         return None
     who = writer or Writer("program")
     root = project.root
-    if after is not None and after.startswith(before):
+    if after is not None and after.startswith(before) and not as_version:
         added = after[len(before):]
         return history_worker.submit(_record_append, root, relpath, added, who.label)
     return history_worker.submit(_record_version, root, relpath, before, who.label)

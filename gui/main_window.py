@@ -243,6 +243,7 @@ class MainWindow(QMainWindow):
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
         self.backend_watcher.changed.connect(self._on_backend_change)
         self.documents_watcher.changed.connect(self._show_documents)
+        self.documents_watcher.changed.connect(lambda: self.session is not None and self.session.poke_outside_watch())
 
     def _connect_project(self, session: ProjectSession, editor: MemoryEditor) -> None:
         picker = self._ensure_picker()
@@ -262,6 +263,7 @@ class MainWindow(QMainWindow):
                     "previous_document", "close_document")
         editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
+        session.noticedOutside.connect(lambda n: self.status.notifications.add(n.describe(), "info"))
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
         editor.budget.budgetsChanged.connect(self.status.budget_meter.set_budgets)
         editor.budget.choiceChanged.connect(self.status.budget_meter.set_consumers)
@@ -409,6 +411,7 @@ class MainWindow(QMainWindow):
         self.status.set_size(self.editor.size_label.size)
         self._watch_memory()
         self.documents_watcher.watch(session.root)
+        session.watch_outside_changes()  # every document another program changes keeps its version before
         self.recent.add(session.root)
         self.status.show_message(f"Opened {session.root.name}")
         self.status.setToolTip(str(session.root))

@@ -35,6 +35,12 @@ log = logging.getLogger(__name__)
 APPEND_NOTICE_DELAY_MS = 1500
 
 
+class _NoticeRelay(QObject):
+    """Lives on the GUI thread: the watch's thread emits, the session's slot runs here (queued)."""
+
+    arrived = Signal(object)
+
+
 class DocumentAccess:
     """Reads and writes of the session's current document, adapter-style: reads never raise."""
 
@@ -88,6 +94,7 @@ class ProjectSession(QObject):
     documentChanged = Signal(str)  # the editor's current document changed; arg: its relpath
     documentsChanged = Signal()  # documents were created, removed or resized: the picker refreshes
     changedElsewhere = Signal(str)  # another host committed a change to this relpath ("": re-read everything)
+    noticedOutside = Signal(object)  # core.noticed_watch.Noticed: other programs' changes kept in history
 
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
@@ -314,6 +321,25 @@ class ProjectSession(QObject):
         else:
             record()
 
+    def watch_outside_changes(self) -> None:
+        """Keep the version before of every memory document another program changes (core.noticed_watch),
+        not only the open one; what was kept is announced by ``noticedOutside`` on the GUI thread."""
+        from core.noticed_watch import NoticeWatch
+
+        if getattr(self, "_notice_watch", None) is None:
+            self._notice_relay = _NoticeRelay(self)
+            self._notice_relay.arrived.connect(self._on_noticed)
+            self._notice_watch = NoticeWatch(self.project, on_noticed=self._notice_relay.arrived.emit).start()
+
+    def poke_outside_watch(self) -> None:
+        """Something under the project changed on disk: compare the documents now."""
+        if getattr(self, "_notice_watch", None) is not None:
+            self._notice_watch.poke()
+
+    def _on_noticed(self, noticed: Any) -> None:
+        self.noticedOutside.emit(noticed)
+        self.statusMessage.emit(noticed.describe())
+
     def binding_reason(self) -> str | None:
         """Why the memory is read-only until the operator confirms the project's team binding (``None``: it is not)."""
         from core.bindings import binding_reason
@@ -387,6 +413,9 @@ class ProjectSession(QObject):
         self.worker.shutdown()
         if getattr(self, "_settings_watch", None) is not None:
             self._settings_watch.stop()
+        if getattr(self, "_notice_watch", None) is not None:
+            self._notice_watch.stop()
+            self._notice_watch = None
         forget_project(self.project.root)  # closes it: the next window on this folder starts afresh
         self.project.close()
 
