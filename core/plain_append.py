@@ -29,7 +29,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from core import fileio
 from core.errors import MemoryBackendError
@@ -159,14 +159,11 @@ def append(target: Path, rel: str, build: Callable[[str], str | None], *, backen
         os.close(fd)
 
 
-def append_for(backend: object, rel: str, target: Path, build: Callable[[str], str | None]) -> object:
+def append_for(backend: Any, rel: str, target: Path, build: Callable[[str], str | None]) -> object:
     """:func:`append` for ``backend``'s document ``rel`` when the backend appends to it as a plain file
     (the default file layer, no hook of its own); :data:`FALLBACK` otherwise. Under the document's lock."""
-    from core.backends.base import MemoryBackend
-
-    if not isinstance(backend, MemoryBackend) or type(backend).append_document is not MemoryBackend.append_document:
-        return FALLBACK
-    if backend.is_primary(rel) and not backend.file_canonical:
+    check = getattr(backend, "appends_plain_file", None)
+    if not callable(check) or not check(rel):
         return FALLBACK
     backend.require_initialized()
     backend.require_writable()
