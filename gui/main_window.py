@@ -286,6 +286,8 @@ class MainWindow(QMainWindow):
             view.openAtLine.connect(self.open_document)
         if hasattr(view, "openSourceRequested"):  # an insight's source entry
             view.openSourceRequested.connect(self.open_document)
+        if hasattr(view, "reviewConsolidation"):  # History's Fusion backups: the staged restore is reviewed there
+            view.reviewConsolidation.connect(lambda pid: self.show_view("consolidation").refresh(select=pid))
 
     # -- documents -----------------------------------------------------------------------------
     def _ensure_picker(self) -> DocumentPicker:
