@@ -283,3 +283,32 @@ def test_an_agents_edit_is_screened_as_the_agents_write(sample_project, user_con
     assert not held.is_error and held.structured_content["status"] == "held" and held.structured_content["inboxId"]
     assert held.structured_content["flags"][0]["kind"] == "secret"
     assert (sample_project / MEMORY).read_bytes() == before
+
+
+def test_an_http_subscriber_is_told_of_a_change_made_through_the_http_api(serve, tokens, layered_project):
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = tokens.create("watcher")
+    srv = serve(layered_project)
+    uri = f"memdesk://layered/{LONG}"
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            seen.append(str(message.params.uri))
+
+    async def main() -> None:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+            async with streamable_http_client(f"{srv.url}/mcp", http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1], message_handler=on_message) as s:
+                    await s.initialize()
+                    await s.subscribe_resource(uri)
+                    r = await http.post(f"{srv.url}/api/memory/append",
+                                        json={"content": "Changed over HTTP.", "layer": "long-term"})
+                    assert r.status_code == 200 and r.json()["status"] == "written"
+                    with anyio.fail_after(10):
+                        while uri not in seen:
+                            await anyio.sleep(0.05)
+
+    anyio.run(main)
+    assert seen[0] == uri
