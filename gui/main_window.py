@@ -425,6 +425,7 @@ class MainWindow(QMainWindow):
             self._consolidation_timer = None
         self.watcher.stop()
         self.backend_watcher.stop()
+        self.documents_watcher.stop()  # its observer thread holds an inotify instance until stopped
         self.status.budget_meter.clear()  # load budget (helper "budget")
         if self.editor is not None:
             self.status.budget_meter.consumersChosen.disconnect(self.editor.budget.choose_consumers)
