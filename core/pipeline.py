@@ -341,11 +341,11 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
     ``entry`` is the entry's text as the screen sees it. The bytes go on with ``O_APPEND`` for a
     plain file (writers that do not take memdesk's lock are never overwritten).
     """
-    from core import docio
+    from core import docio, plain_append
 
     backend = project.backend
     check_what(project, rel)
-    check_where(project, rel)
+    target = check_where(project, rel)
     verdicts: list[ScreenVerdict] = []
     befores: list[str] = []
 
@@ -362,8 +362,11 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
         return extra
 
     with docio.document_lock(project.root, rel, backend.id):
-        added = backend.append_document(rel, screened, author=author if author is not None else writer.name,
-                                        source=source)
+        # A plain file: on the target resolved above, one open and one read (often from memory), O(entry).
+        added = plain_append.append_for(backend, rel, target, screened)
+        if added is plain_append.FALLBACK:
+            added = backend.append_document(rel, screened, author=author if author is not None else writer.name,
+                                            source=source)
     before = befores[-1] if befores else ""
     verdict = verdicts[-1] if verdicts else _WRITE
     if not added:
