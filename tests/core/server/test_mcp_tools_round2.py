@@ -153,13 +153,15 @@ def test_refusals_are_tool_errors_with_a_code_and_no_server_path(sample_project,
                 await s.call_tool("memory_get", {"project": "elsewhere"}),
                 await s.call_tool("memory_write", {"path": MEMORY, "content": "x", "expectedHash": doc["hash"]}),
                 await s.call_tool("memory_write", {"path": MEMORY}),
-                await s.call_tool("memory_nonexistent", {})]
+                await s.call_tool("memory_nonexistent", {}),
+                await s.call_tool("memory_get", {"path": "notes/todo.md"})]
 
     results = run_stdio(sample_project, user_config_dir, body)
     codes = [_text(r).split(":", 1)[0] for r in results]
     assert all(r.is_error for r in results), codes
     assert codes == ["READ_ONLY", "EMPTY_ENTRY", "INVALID_ARGUMENT", "INVALID_PATH", "INVALID_PATH",
-                     "PROJECT_NOT_SERVED", "READ_ONLY", "INVALID_ARGUMENT", "UNKNOWN_TOOL"]
+                     "PROJECT_NOT_SERVED", "READ_ONLY", "INVALID_ARGUMENT", "UNKNOWN_TOOL", "INVALID_PATH"]
+    assert "memory_files lists them" in _text(results[9])
     for r in results:
         t = _text(r)
         assert "\n" not in t and " Next: " in t, t
