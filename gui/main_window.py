@@ -286,6 +286,8 @@ class MainWindow(QMainWindow):
             view.openAtLine.connect(self.open_document)
         if hasattr(view, "openSourceRequested"):  # an insight's source entry
             view.openSourceRequested.connect(self.open_document)
+        if hasattr(view, "reviewConsolidation"):  # History's Fusion backups: the staged restore is reviewed there
+            view.reviewConsolidation.connect(lambda pid: self.show_view("consolidation").refresh(select=pid))
 
     # -- documents -----------------------------------------------------------------------------
     def _ensure_picker(self) -> DocumentPicker:
@@ -423,6 +425,7 @@ class MainWindow(QMainWindow):
             self._consolidation_timer = None
         self.watcher.stop()
         self.backend_watcher.stop()
+        self.documents_watcher.stop()  # its observer thread holds an inotify instance until stopped
         self.status.budget_meter.clear()  # load budget (helper "budget")
         if self.editor is not None:
             self.status.budget_meter.consumersChosen.disconnect(self.editor.budget.choose_consumers)

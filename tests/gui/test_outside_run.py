@@ -77,3 +77,31 @@ def test_a_dream_run_by_another_process_is_kept_whole_shown_as_one_run_and_undon
         assert (root / rel).read_bytes() == before[rel], rel
     qtbot.wait(2500)  # the watch sees memdesk's own undo: not another program's run
     assert all(len(v) == 1 for v in _kept(root).values())
+
+
+def test_closing_the_project_stops_every_watcher_and_an_inotify_limit_does_not_stop_opening(
+        qtbot, layered_project, user_config_dir, monkeypatch):
+    import errno
+
+    from watchdog.observers import Observer
+
+    from gui.main_window import MainWindow
+    from gui.recent import RecentProjects
+
+    win = MainWindow(recent=RecentProjects(persist=False))
+    qtbot.addWidget(win)
+    win.show()
+    win.open_project(layered_project)
+    notice = win.session._notice_watch
+    win._close_project()  # each observer holds an inotify instance: a window closed must give them back
+    assert not win.watcher.active and not win.documents_watcher.active and notice._thread is None
+
+    def full(*_a, **_k):
+        raise OSError(errno.EMFILE, "inotify instance limit reached")
+
+    monkeypatch.setattr(Observer, "schedule", full)  # what a machine out of inotify instances answers
+    assert win.open_project(layered_project)  # editing still works; changes are still kept by the notice watch
+    assert not win.watcher.active and not win.documents_watcher.active
+    assert win.session._notice_watch is not None
+    win._close_project()
+    QThreadPool.globalInstance().waitForDone(10_000)
