@@ -49,10 +49,24 @@ class DocumentAccess:
         #: The error of the last failed :meth:`read` (``None`` after a successful one).
         self.last_read_error: MemoryBackendError | None = None
 
+    def _check_seen(self, path: str, text: str) -> None:
+        """First read of ``path`` in this window: a change made while memdesk was closed is recorded (core.noticed)."""
+        checked = self.__dict__.setdefault("_seen_checked", set())
+        if path in checked:
+            return
+        checked.add(path)
+        try:
+            from core.noticed import check_seen
+
+            check_seen(self._session.project, path, text)
+        except Exception as exc:  # a safety net: the document opens either way
+            log.warning("what %s held when memdesk last wrote it was not compared: %s", path, exc)
+
     def read(self) -> str:
         """The current document's text, ``""`` on any failure (kept in :attr:`last_read_error`)."""
         try:
             text = self._session.project.read(self._session.current_path)
+            self._check_seen(self._session.current_path, text)
         except MemoryBackendError as exc:
             self.last_read_error = exc
             log.warning("read of %s failed: %s", self._session.current_path, exc)
