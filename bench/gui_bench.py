@@ -235,6 +235,10 @@ def main() -> None:
     from bench.desk_bench import main as desk_main  # quick open, find in all documents, Activity (issue 22)
 
     desk_main()
+    # The GUI thread during a 1 MiB save and a backend switch (issue 19).
+    from bench.stall_bench import main as stall_main
+
+    stall_main()
 
 
 if __name__ == "__main__":

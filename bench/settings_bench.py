@@ -45,6 +45,7 @@ def row(name: str, ms: list[float], floor: list[float], floor_name: str) -> None
 
 def main() -> None:
     os.environ.setdefault("MEMDESK_FUSION_HOME", tempfile.mkdtemp(prefix="no-fusion-"))
+    os.environ.setdefault("MEMDESK_CONFIG_DIR", tempfile.mkdtemp(prefix="bench-cfg-"))
     from core.settings import read_settings, update_settings
     from core.settings_poll import poll_settings
 
@@ -88,6 +89,42 @@ def main() -> None:
         stamp = poll_settings(root, None).stamp
         row("watcher look, nothing changed", timed(lambda _i: poll_settings(root, stamp)), timed(fusion_read),
             "Fusion's readConfig SQL")
+        api(Path(tmp))
+
+
+def api(tmp: Path) -> None:
+    """The same through Fusion's settings API (the local server speaking its routes, tests/core/
+    fusion_contract_server.py); floor: one authenticated ``GET /api/settings`` with the same client."""
+    import httpx
+
+    from core.settings import read_settings, update_settings
+    from core.settings_poll import poll_settings
+    from core.settings_store.connections import save_connection
+    from tests.core.fusion_contract_server import FusionState, start_fusion
+
+    os.environ["MEMDESK_CONFIG_DIR"] = str(tmp / "cfg")
+    root = tmp / "current"
+    shutil.copytree(REPO / "tests" / "data" / "fusion-layered", root)
+    running = start_fusion(FusionState())
+    try:
+        running.state.projects["proj_1"] = {"path": str(root.resolve()), "settings": {"memoryEnabled": True}}
+        save_connection(root, running.url, running.state.token)
+        client = httpx.Client(headers={"Authorization": f"Bearer {running.state.token}"})
+
+        def floor(_i: int) -> object:
+            return client.get(running.url + "/api/settings", params={"projectId": "proj_1"}).json()
+
+        row("API: read_settings (projects + settings)", timed(lambda _i: read_settings(root), 100), timed(floor, 100),
+            "one GET /api/settings")
+        row("API: update_settings one key (GET + PUT + GET)",
+            timed(lambda i: update_settings(root, {"memoryDreamsEnabled": i % 2 == 0}), 100), timed(floor, 100),
+            "one GET /api/settings")
+        stamp = poll_settings(root, None).stamp
+        row("API: watcher look, nothing changed", timed(lambda _i: poll_settings(root, stamp), 100), timed(floor, 100),
+            "one GET /api/settings")
+        client.close()
+    finally:
+        running.stop()
 
 
 if __name__ == "__main__":

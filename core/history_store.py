@@ -150,6 +150,8 @@ def store(conn: sqlite3.Connection, data: bytes, digest: str, base: str | None) 
 def collect(conn: sqlite3.Connection) -> int:
     """Delete objects no version uses; a used object whose base goes becomes a snapshot first. Return how many."""
     used = {r[0] for r in conn.execute("SELECT DISTINCT hash FROM versions")}
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seen'").fetchone():
+        used |= {r[0] for r in conn.execute("SELECT DISTINCT hash FROM seen")}  # core.noticed: last written texts
     rows = conn.execute("SELECT hash, base FROM objects").fetchall()
     dead = {h for h, _b in rows if h not in used}
     if not dead:

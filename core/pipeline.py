@@ -46,6 +46,10 @@ Status = Literal["written", "held", "refused", "skipped_empty", "skipped_duplica
 FlagKind = Literal["secret", "injection", "near-duplicate", "contradiction"]
 Action = Literal["write", "hold", "refuse", "skip"]
 
+#: After an append, what the document holds is noted for the next open (core.noticed) up to this many characters;
+#: a larger document is noted at its next save (hashing a MiB per append would cost more than the append).
+NOTE_APPENDS_UP_TO = 256 * 1024
+
 #: memdesk's own named state files a write may target besides the memory documents (project-relative).
 STATE_FILES: frozenset[str] = frozenset({
     ".fusion/memdesk/history.db",
@@ -246,6 +250,16 @@ def _plain_file(backend: Any, rel: str) -> bool:
     return bool(check(rel)) if callable(check) else False
 
 
+def _note_written(project: Project, rel: str, text: str) -> None:
+    """Stage "record", for a later open: what the document now holds (core.noticed; never fails a write)."""
+    try:
+        from core.noticed import note_written
+
+        note_written(project, rel, text)
+    except Exception as exc:
+        log.warning("what memdesk wrote to %s was not noted: %s", rel, exc)
+
+
 def _screen(project: Project, request: WriteRequest) -> ScreenVerdict:
     screen = getattr(project, "screen", None) or PASS_ALL
     try:
@@ -316,6 +330,7 @@ def replace(project: Project, rel: str, content: str, *, writer: Writer, source:
                                 held=(target, raw))
         else:
             backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=who)
+    _note_written(project, rel, content)
     return Outcome("written", rel, True, before=current, data=data, flags=verdict.flags, warnings=_warning(verdict))
 
 
@@ -326,11 +341,11 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
     ``entry`` is the entry's text as the screen sees it. The bytes go on with ``O_APPEND`` for a
     plain file (writers that do not take memdesk's lock are never overwritten).
     """
-    from core import docio
+    from core import docio, plain_append
 
     backend = project.backend
     check_what(project, rel)
-    check_where(project, rel)
+    target = check_where(project, rel)
     verdicts: list[ScreenVerdict] = []
     befores: list[str] = []
 
@@ -347,8 +362,11 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
         return extra
 
     with docio.document_lock(project.root, rel, backend.id):
-        added = backend.append_document(rel, screened, author=author if author is not None else writer.name,
-                                        source=source)
+        # A plain file: on the target resolved above, one open and one read (often from memory), O(entry).
+        added = plain_append.append_for(backend, rel, target, screened)
+        if added is plain_append.FALLBACK:
+            added = backend.append_document(rel, screened, author=author if author is not None else writer.name,
+                                            source=source)
     before = befores[-1] if befores else ""
     verdict = verdicts[-1] if verdicts else _WRITE
     if not added:
@@ -356,4 +374,6 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
             return Outcome("skipped_duplicate", rel, before=before)
         request = WriteRequest(rel, "append", entry, writer, source, before)
         return _unwritten(verdict, request, backend.id) or Outcome("skipped_duplicate", rel, before=before)
+    if len(before) + len(added) <= NOTE_APPENDS_UP_TO:  # daily notes and the like; a MiB's appends stay O(entry)
+        _note_written(project, rel, before + added)
     return Outcome("written", rel, True, before=before, added=added, flags=verdict.flags, warnings=_warning(verdict))

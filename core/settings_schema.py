@@ -76,8 +76,8 @@ class FusionMemorySettings(BaseModel):
         json_schema_extra=_group("Insights", cron=True))
     insight_extraction_min_interval_ms: StrictInt = Field(
         DEFAULT_MIN_INTERVAL_MS, alias="insightExtractionMinIntervalMs", ge=0, le=MAX_MIN_INTERVAL_MS,
-        title="Minimum interval", description="Least time between two extractions, in milliseconds; a run "
-        "also needs the memory to have grown enough.", json_schema_extra=_group("Insights", unit="ms"))
+        title="Minimum interval", description="Least time between two extractions (pick the unit beside the "
+        "number; the setting is kept in ms); a run also needs the memory to have grown enough.", json_schema_extra=_group("Insights", unit="ms"))
 
     memory_dreams_enabled: StrictBool = Field(
         False, alias="memoryDreamsEnabled", title="Dreams",

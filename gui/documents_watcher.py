@@ -72,10 +72,10 @@ class DocumentsWatcher(QObject):
             return False
         from watchdog.observers import Observer  # late: off the start-up path
 
-        observer = Observer()
-        observer.schedule(_Handler(self._relay), os.fspath(folder.resolve()), recursive=True)
-        observer.daemon = True
-        try:
+        try:  # inotify creates its instance here: at the per-user limit, F5 still lists them
+            observer = Observer()
+            observer.schedule(_Handler(self._relay), os.fspath(folder.resolve()), recursive=True)
+            observer.daemon = True
             observer.start()
         except OSError as exc:  # inotify limits: F5 still lists them
             log.warning("cannot watch %s for new documents: %s", folder, exc)

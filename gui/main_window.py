@@ -243,6 +243,7 @@ class MainWindow(QMainWindow):
         self.watcher.changed.connect(lambda: self.editor is not None and self.editor.on_disk_changed())
         self.backend_watcher.changed.connect(self._on_backend_change)
         self.documents_watcher.changed.connect(self._show_documents)
+        self.documents_watcher.changed.connect(lambda: self.session is not None and self.session.poke_outside_watch())
 
     def _connect_project(self, session: ProjectSession, editor: MemoryEditor) -> None:
         picker = self._ensure_picker()
@@ -262,6 +263,7 @@ class MainWindow(QMainWindow):
                     "previous_document", "close_document")
         editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
+        session.noticedOutside.connect(lambda n: self.status.notifications.add(n.describe(), "info"))
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
         editor.budget.budgetsChanged.connect(self.status.budget_meter.set_budgets)
         editor.budget.choiceChanged.connect(self.status.budget_meter.set_consumers)
@@ -284,6 +286,8 @@ class MainWindow(QMainWindow):
             view.openAtLine.connect(self.open_document)
         if hasattr(view, "openSourceRequested"):  # an insight's source entry
             view.openSourceRequested.connect(self.open_document)
+        if hasattr(view, "reviewConsolidation"):  # History's Fusion backups: the staged restore is reviewed there
+            view.reviewConsolidation.connect(lambda pid: self.show_view("consolidation").refresh(select=pid))
 
     # -- documents -----------------------------------------------------------------------------
     def _ensure_picker(self) -> DocumentPicker:
@@ -409,6 +413,7 @@ class MainWindow(QMainWindow):
         self.status.set_size(self.editor.size_label.size)
         self._watch_memory()
         self.documents_watcher.watch(session.root)
+        session.watch_outside_changes()  # every document another program changes keeps its version before
         self.recent.add(session.root)
         self.status.show_message(f"Opened {session.root.name}")
         self.status.setToolTip(str(session.root))
@@ -420,6 +425,7 @@ class MainWindow(QMainWindow):
             self._consolidation_timer = None
         self.watcher.stop()
         self.backend_watcher.stop()
+        self.documents_watcher.stop()  # its observer thread holds an inotify instance until stopped
         self.status.budget_meter.clear()  # load budget (helper "budget")
         if self.editor is not None:
             self.status.budget_meter.consumersChosen.disconnect(self.editor.budget.choose_consumers)

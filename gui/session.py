@@ -28,10 +28,17 @@ from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
 from core.store import ProjectStore
 from core.userdirs import local_author
+from gui.serial_worker import SerialWorker
 
 log = logging.getLogger(__name__)
 #: How long after an outside append is seen it is recorded (memdesk's own appends are recorded by then).
 APPEND_NOTICE_DELAY_MS = 1500
+
+
+class _NoticeRelay(QObject):
+    """Lives on the GUI thread: the watch's thread emits, the session's slot runs here (queued)."""
+
+    arrived = Signal(object)
 
 
 class DocumentAccess:
@@ -42,10 +49,24 @@ class DocumentAccess:
         #: The error of the last failed :meth:`read` (``None`` after a successful one).
         self.last_read_error: MemoryBackendError | None = None
 
+    def _check_seen(self, path: str, text: str) -> None:
+        """First read of ``path`` in this window: a change made while memdesk was closed is recorded (core.noticed)."""
+        checked = self.__dict__.setdefault("_seen_checked", set())
+        if path in checked:
+            return
+        checked.add(path)
+        try:
+            from core.noticed import check_seen
+
+            check_seen(self._session.project, path, text)
+        except Exception as exc:  # a safety net: the document opens either way
+            log.warning("what %s held when memdesk last wrote it was not compared: %s", path, exc)
+
     def read(self) -> str:
         """The current document's text, ``""`` on any failure (kept in :attr:`last_read_error`)."""
         try:
             text = self._session.project.read(self._session.current_path)
+            self._check_seen(self._session.current_path, text)
         except MemoryBackendError as exc:
             self.last_read_error = exc
             log.warning("read of %s failed: %s", self._session.current_path, exc)
@@ -57,16 +78,17 @@ class DocumentAccess:
         self.last_read_error = None
         return text
 
-    def write(self, content: str, *, expected_hash: str | None = None, source: str = "editor") -> WriteOutcome:
-        """Write the current document through the project (never raises)."""
+    def write(self, content: str, *, expected_hash: str | None = None, source: str = "editor",
+              path: str | None = None) -> WriteOutcome:
+        """Write ``path`` (default: the current document) through the project (never raises; any thread)."""
+        path = path or self._session.current_path
         try:
-            result = self._session.project.write(self._session.current_path, content, expected_hash=expected_hash,
-                                                 source=source)
+            result = self._session.project.write(path, content, expected_hash=expected_hash, source=source)
         except MemoryBackendError as exc:
-            log.warning("write of %s failed (%s): %s", self._session.current_path, exc.code, exc.message)
+            log.warning("write of %s failed (%s): %s", path, exc.code, exc.message)
             return WriteOutcome(False, f"Write failed ({exc.code}): {exc.message}", exc.code)
         except Exception as exc:
-            log.warning("write of %s failed: %s", self._session.current_path, exc)
+            log.warning("write of %s failed: %s", path, exc)
             return WriteOutcome(False, f"Write failed (WRITE_FAILED): {type(exc).__name__}: {exc}", "WRITE_FAILED")
         self._session.last_write = result
         return WriteOutcome(True)
@@ -86,12 +108,15 @@ class ProjectSession(QObject):
     documentChanged = Signal(str)  # the editor's current document changed; arg: its relpath
     documentsChanged = Signal()  # documents were created, removed or resized: the picker refreshes
     changedElsewhere = Signal(str)  # another host committed a change to this relpath ("": re-read everything)
+    noticedOutside = Signal(object)  # core.noticed_watch.Noticed: other programs' changes kept in history
 
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.project = open_project(root, registry)  # the process's one model of this folder (issue 19)
         self.project.default_author = local_author("app")  # History's Author column for the app's writes
+        #: Saves and backend switches run here, off the GUI thread, one at a time (gui.serial_worker).
+        self.worker = SerialWorker(self)
         self.root = self.project.root
         self.registry = self.project.registry
         self.store = ProjectStore(self.root, project=self.project)
@@ -208,7 +233,9 @@ class ProjectSession(QObject):
         if _switches_backend(self.settings, patch) and not self.confirm_backend_switch():
             raise SettingsError("Not switched: the unsaved edits are kept (cancelled).", "memoryBackend")
         try:
-            self.store.update_settings(patch, base=base)  # the project's settings, backend and memory, the schedule
+            # Off the GUI thread (a new backend may open a database or connect to a server).
+            self.worker.call(lambda: self.store.update_settings(patch, base=base), "Switching the backend…"
+                             if "memoryBackend" in patch else "Saving settings…")
         finally:
             if getattr(self, "_settings_watch", None) is not None:
                 self._settings_watch.invalidate()  # a change elsewhere back to the last token is not missed
@@ -229,6 +256,32 @@ class ProjectSession(QObject):
         if getattr(self, "_settings_watch", None) is None:
             self._settings_watch = SettingsWatcher(self)
             self._settings_watch.start()
+
+    def update_settings_in_background(self, patch: Mapping[str, Any], *, base: Mapping[str, Any] | None,
+                                      on_done: Any, on_error: Any) -> Any:
+        """:meth:`update_settings` for a store behind the network (Fusion's API): the store is changed on a
+        worker thread, the result taken on the GUI thread (Fusion runs its own side effects)."""
+        from core.settings import update_settings_read
+
+        watch = getattr(self, "_settings_watch", None)
+        if watch is not None:
+            watch.invalidate()
+        root = self.root
+
+        def done(read: Any) -> None:
+            before = self.backend
+            self.project.adopt_settings(read.settings, read.store)
+            if watch is not None:
+                watch.invalidate()
+            self.settingsChanged.emit(self.settings)
+            if self.backend is not before:
+                self._on_new_backend()
+            on_done(self.settings)
+
+        from gui.tasks import run_in_background
+
+        return run_in_background(lambda _token: update_settings_read(root, patch, base=base), on_done=done,
+                                 on_error=on_error, parent=self)
 
     def refresh_settings_soon(self) -> None:
         """Look at the settings store now (off the GUI thread when the watcher runs; else read them here)."""
@@ -281,6 +334,25 @@ class ProjectSession(QObject):
             QTimer.singleShot(APPEND_NOTICE_DELAY_MS, record)
         else:
             record()
+
+    def watch_outside_changes(self) -> None:
+        """Keep the version before of every memory document another program changes (core.noticed_watch),
+        not only the open one; what was kept is announced by ``noticedOutside`` on the GUI thread."""
+        from core.noticed_watch import NoticeWatch
+
+        if getattr(self, "_notice_watch", None) is None:
+            self._notice_relay = _NoticeRelay(self)
+            self._notice_relay.arrived.connect(self._on_noticed)
+            self._notice_watch = NoticeWatch(self.project, on_noticed=self._notice_relay.arrived.emit).start()
+
+    def poke_outside_watch(self) -> None:
+        """Something under the project changed on disk: compare the documents now."""
+        if getattr(self, "_notice_watch", None) is not None:
+            self._notice_watch.poke()
+
+    def _on_noticed(self, noticed: Any) -> None:
+        self.noticedOutside.emit(noticed)
+        self.statusMessage.emit(noticed.describe())
 
     def binding_reason(self) -> str | None:
         """Why the memory is read-only until the operator confirms the project's team binding (``None``: it is not)."""
@@ -341,7 +413,9 @@ class ProjectSession(QObject):
 
     def write_memory(self, content: str, expected_hash: str | None, source: str = "editor") -> WriteOutcome:
         """Write the current document through the project (never raises)."""
-        outcome = self.adapter.write(content, expected_hash=expected_hash, source=source)
+        path = self.current_path  # the worker writes this one, whatever is shown meanwhile
+        outcome = self.worker.call(lambda: self.adapter.write(content, expected_hash=expected_hash, source=source,
+                                                              path=path), f"Saving {path.rsplit('/', 1)[-1]}…")
         if outcome.success:
             self.documentsChanged.emit()
             if self.current_path == self.project.insights_path:
@@ -350,8 +424,12 @@ class ProjectSession(QObject):
 
     def close(self) -> None:
         """Stop watching the settings and shut the backend down."""
+        self.worker.shutdown()
         if getattr(self, "_settings_watch", None) is not None:
             self._settings_watch.stop()
+        if getattr(self, "_notice_watch", None) is not None:
+            self._notice_watch.stop()
+            self._notice_watch = None
         forget_project(self.project.root)  # closes it: the next window on this folder starts afresh
         self.project.close()
 

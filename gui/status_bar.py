@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from PySide6.QtGui import QResizeEvent
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QStatusBar, QWidget
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QSizePolicy, QStatusBar, QWidget
 
 from gui.editor.size_label import SizeLabel
 from gui.widgets.budget_meter import BudgetMeter
@@ -112,7 +112,12 @@ class StatusBar(QStatusBar):
             return
         mark = "🔒 " if getattr(store, "read_only", None) else ""
         narrow = getattr(self, "_narrow", False)
-        self.store_label.setMaximumWidth(90 if narrow else 16_777_215)  # elided: the meter keeps its room
+        # At narrow widths the label takes what is left (elided; its tooltip names the store), never more:
+        # the window must still fit 800 px.
+        policy = QSizePolicy.Policy.Ignored if narrow else QSizePolicy.Policy.Preferred
+        self.store_label.setSizePolicy(policy, QSizePolicy.Policy.Preferred)
+        self.store_label.setMinimumWidth(40 if narrow else 0)
+        self.store_label.setMaximumWidth(110 if narrow else 16_777_215)
         shown = getattr(store, "kind", "?") if narrow else getattr(store, "plain_name", "?")
         self.store_label.setText(f"{mark}Settings: {shown}")
 

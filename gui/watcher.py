@@ -71,11 +71,11 @@ class MemoryFileWatcher(QObject):
             return False
         from watchdog.observers import Observer  # imported late: keeps it off the start-up path
 
-        observer = Observer()
-        observer.schedule(_Handler(path.resolve(), self._relay), os.fspath(path.parent.resolve()),
-                          recursive=False)
-        observer.daemon = True
-        try:
+        try:  # inotify creates its instance in Observer(): its limits are met here too
+            observer = Observer()
+            observer.schedule(_Handler(path.resolve(), self._relay), os.fspath(path.parent.resolve()),
+                              recursive=False)
+            observer.daemon = True
             observer.start()
         except OSError as exc:  # inotify limits, a vanished folder: editing still works
             log.warning("cannot watch %s for changes: %s", path, exc)

@@ -213,6 +213,13 @@ class MemoryBackend(ABC):
             return bool(self.file_canonical) and bool(getattr(kind.write, "plain_file_write", False))
         return True
 
+    def appends_plain_file(self, relpath: str) -> bool:
+        """Whether :meth:`append_document` appends to ``relpath`` as a plain file with the default file layer
+        (no hook of this backend), so the pipeline may do it on the target it resolved (:mod:`core.plain_append`)."""
+        if type(self).append_document is not MemoryBackend.append_document:
+            return False
+        return not (self.is_primary(relpath) and not self.file_canonical)
+
     def write_document(self, relpath: str, content: str, *, expected_hash: str | None = None,
                        source: str = "write", author: str | None = None) -> None:
         """Replace one document (history first). Refused with ``READ_ONLY`` without the write capability."""

@@ -169,6 +169,8 @@ class Ledger:
             fileio.atomic_write_bytes(path, (body + "\n").encode("ascii"))
         except (OSError, MemoryBackendError) as exc:
             log.warning("cannot note the mirror state of %s: %s", self.relpath, exc)
+        if pending is None:
+            self.end_append()  # the file is in step: an entry noted before (finished or dropped) is settled
 
     def forget(self) -> None:
         """Drop the note (the file is no longer in step with anything known)."""

@@ -1,6 +1,6 @@
 """Which consumers exist (shipped and the user's own) and which of them read each document of a project.
 
-The per-project choice is the ``memdeskBudgetConsumers`` setting in ``.fusion/config.json``:
+The per-project choice is memdesk's own setting ``memdeskBudgetConsumers`` (in ``.fusion/memdesk/settings.json``):
 ``{document path: [consumer ids]}``. A document not listed is read by its defaults: Fusion for Fusion's
 files (everything under ``.fusion/``), else the consumers whose globs match it.
 """

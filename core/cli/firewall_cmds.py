@@ -102,7 +102,7 @@ def cmd_inbox(args: argparse.Namespace) -> int:
     try:
         inbox = _inbox(args)
         if action == "list":
-            items = inbox.items(status=None if args.all else "pending")
+            items = inbox.items(status=None if getattr(args, "all", False) else "pending")
             if args.json:
                 emit_json([i.summary() for i in items])
             elif not items:

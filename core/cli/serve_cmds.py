@@ -107,6 +107,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     app = create_app(served, tokens, port=port, host=args.host.strip("[]"), mcp=not args.no_mcp,
                      allow_hosts=[h.strip().strip("[]").lower() for h in args.allow_host])
     server = make_server(app, sock)
+    watches = _watch_outside_changes(served)  # before it says it serves: a change from then on is kept
     shown = f"[{args.host}]" if ":" in args.host else args.host
     keys = ", ".join(f"{s.key} ({s.root})" for s in served.served)
     print(f"memdesk: serving {keys} on http://{shown}:{port} (API docs /docs"
@@ -118,7 +119,17 @@ def cmd_serve(args: argparse.Namespace) -> int:
         server.run()
     finally:
         ticker.stop()
+        for watch in watches:
+            watch.stop()
     return 0
+
+
+def _watch_outside_changes(served) -> list:
+    """Every served project's documents watched: another program's change keeps the version before
+    (core.noticed_watch), each document, not only those a client read."""
+    from core.noticed_watch import NoticeWatch
+
+    return [NoticeWatch(lambda key=s.key: served.get(key), interval_s=1.0).start(first_look=True) for s in served.served]
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
@@ -62,6 +63,13 @@ def _document_for(project: Project, inner: str) -> str | None:
     return rel if project.layout.is_layered_memory(rel) else None
 
 
+def _plain(path: str) -> bool:
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except OSError:
+        return False
+
+
 def list_backups(project: Project) -> list[Backup]:
     """Fusion's memory snapshots, newest first (an unreadable or linked-out folder lists nothing)."""
     try:
@@ -83,6 +91,9 @@ def list_backups(project: Project) -> list[Backup]:
                 inner = os.path.relpath(os.path.join(base, name), entry.path).replace(os.sep, "/")
                 if len(files) + len(unknown) >= _MAX_FILES:
                     break
+                if not _plain(os.path.join(base, name)):  # a link (out of the project?), a FIFO: never read
+                    unknown.append(inner)
+                    continue
                 doc = _document_for(project, inner) if name.endswith(".md") else None
                 (files.append((inner, doc)) if doc else unknown.append(inner))  # type: ignore[func-returns-value]
         agents = any(d.startswith(".fusion/agent-memory/") for _i, d in files)

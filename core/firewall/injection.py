@@ -150,8 +150,9 @@ def scan_injection(text: str, deadline: Deadline) -> list[Finding]:
     folded_all = "\n".join(folded_lines)
     # Each phrase rule once over the whole folded text: one that matches nowhere is not tried per line
     # (a rule anchored at a line start is always tried per line: ^ would see only the first line).
+    few_lines = len(lines) < 8  # an entry: the line pass is the only pass
     phrase = [(name, regex) for name, regex in _phrase_rules()
-              if regex.pattern.startswith("^") or regex.search(folded_all)]  # type: ignore[attr-defined]
+              if few_lines or regex.pattern.startswith("^") or regex.search(folded_all)]  # type: ignore[attr-defined]
     any_marker = ("<" in text or "[" in text) and _marker_rule().search(text.lower())  # type: ignore[attr-defined]
     hidden = not text.isascii()
     encoded = _RUN.search(text) is not None  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ injection held, the operator's warned, near-duplicates and contradictions warned
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -130,14 +131,35 @@ class Policy:
         return {w: {r: self.action(w, None, r, r) for r in (*RULE_KEYS, "error")} for w in WRITER_KINDS}
 
 
+_CACHE: dict[str, tuple[tuple[int, int, int], Policy]] = {}
+
+
 def load_policy(root: Path | str) -> Policy:
-    """The project's policy (the defaults when there is no file); :class:`PolicyError` if the file is bad."""
+    """The project's policy (the defaults when there is no file); :class:`PolicyError` if the file is bad.
+
+    Read again only when the file's inode, size or change time moved (a stat per write, not a parse)."""
+    path = Path(fileio.resolve_in_root(root, POLICY_FILE))
     try:
-        data = fileio.read_text(Path(fileio.resolve_in_root(root, POLICY_FILE)), max_size=256 * 1024)
+        st = os.stat(path)
+        stamp = (st.st_ino, st.st_size, st.st_mtime_ns)
+    except OSError:
+        stamp = None
+    cached = _CACHE.get(str(path))
+    if stamp is not None and cached is not None and cached[0] == stamp:
+        return Policy({w: dict(t) for w, t in cached[1].rules.items()})
+    try:
+        data = fileio.read_text(path, max_size=256 * 1024)
     except MemoryBackendError as exc:
         raise PolicyError(f"{POLICY_FILE}: {exc}") from exc
     if data is None:
         return Policy()
+    policy = _parse(data)
+    if stamp is not None:
+        _CACHE[str(path)] = (stamp, policy)
+    return Policy({w: dict(t) for w, t in policy.rules.items()})
+
+
+def _parse(data: str) -> Policy:
     try:
         return Policy.from_json(json.loads(data))
     except json.JSONDecodeError as exc:

@@ -152,9 +152,11 @@ def scan_secrets(text: str, deadline: Deadline) -> list[Finding]:
     findings: list[Finding] = []
     # One pass of each pattern over the whole text first: a pattern that matches nowhere (most, in clean
     # memory) is not tried line by line. A match across lines only makes the line pass run, never skips it.
-    formats = [f for f in _compiled() if f[2].search(text)]  # type: ignore[attr-defined]
+    few_lines = text.count("\n", 0, 4096) < 8 and len(text) < 4096  # an entry: the line pass is the only pass
+    formats = [f for f in _compiled() if few_lines or f[2].search(text)]  # type: ignore[attr-defined]
     assign, said = _assignment_patterns()
-    assignments = [(r, is_said) for r, is_said in ((assign, False), (said, True)) if r.search(text)]  # type: ignore[attr-defined]
+    assignments = [(r, is_said) for r, is_said in ((assign, False), (said, True))
+                   if few_lines or r.search(text)]  # type: ignore[attr-defined]
     if not formats and not assignments:
         return findings
     for number, offset, line in iter_lines(text):

@@ -49,7 +49,7 @@ from core.server.mcp_models import (
     RecentResult,
 )
 from core.server.notify import ResourceHub
-from core.server.refusals import Refusal, refusal_of, validation_refusal
+from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 
@@ -229,7 +229,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         try:
             return p.resolve_path(path)
         except MemoryBackendError as exc:  # a path that names no document: not a configuration problem
-            raise Refusal("INVALID_PATH", exc.message) from exc
+            raise Refusal("INVALID_PATH", for_agents(exc.message)) from exc
 
     async def changed(ctx: Context | None = None, p: Project | None = None, rel: str | None = None) -> None:
         """Tell subscribers: those of ``resources/subscribe`` (the hub) and, for the document this tool wrote,

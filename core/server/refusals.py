@@ -106,6 +106,23 @@ def scrub(text: str, roots: Iterable[tuple[str, os.PathLike[str] | str]] = ()) -
 
 _CODE_MAP = {"INVALID_CONFIG": "INVALID_ARGUMENT", "NOT_INITIALIZED": "BACKEND_UNAVAILABLE"}
 
+#: The project model's messages speak to the CLI's user; an agent gets the tools' words instead.
+_FOR_AGENTS = (
+    ("`memdesk files` lists them", "memory_files lists them"),
+    ("Switch it on, or pass --force to write anyway", "Ask the operator to switch it on"),
+    ("give either --file or --layer/--agent, not both", "give either path or layer/agent, not both"),
+    ("append without --layer daily/--agent", "append without layer daily or agent"),
+    ("(and move the legacy file with `memdesk migrate`)", "(the operator can move the legacy file into MEMORY.md)"),
+)
+_CLI_COMMAND = re.compile(r"`memdesk [^`]*`")
+
+
+def for_agents(text: str) -> str:
+    """``text`` with the CLI's commands and flags put as an agent can act on them."""
+    for old, new in _FOR_AGENTS:
+        text = text.replace(old, new)
+    return _CLI_COMMAND.sub("a memdesk command the operator can run", text)
+
 
 def refusal_of(exc: BaseException, roots: Iterable[tuple[str, Any]] = ()) -> Refusal:
     """The :class:`Refusal` for a project-model error (anything else: a crash, re-raised by the caller)."""
@@ -126,7 +143,7 @@ def refusal_of(exc: BaseException, roots: Iterable[tuple[str, Any]] = ()) -> Ref
             extra = {"currentHash": current}
             return Refusal(code, f"{scrub(exc.message, roots)}; the document's current hash is {current}",
                            extra=extra)
-        return Refusal(code, scrub(exc.message, roots))
+        return Refusal(code, for_agents(scrub(exc.message, roots)))
     if isinstance(exc, PathOutsideRootError):
         return Refusal("INVALID_PATH", scrub(str(exc), roots))
     if isinstance(exc, ProjectNotServed):

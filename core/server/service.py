@@ -151,9 +151,20 @@ def text_facts(project: Project, rel: str, text: str) -> TextFacts:
     grown by the tail when the text only grew)."""
     key = (str(project.root), rel)
     before = _facts_memo.last_text(key)
-    if before is not None and before is not text and before != text:
+    if before is None:
+        _check_seen(project, rel, text)  # first serve in this process: a change made while memdesk was not running
+    elif before is not text and before != text:
         _notice(project, rel, before, text)
     return _facts_memo.facts(key, text)
+
+
+def _check_seen(project: Project, rel: str, text: str) -> None:
+    from core.noticed import check_seen
+
+    try:
+        check_seen(project, rel, text)
+    except Exception as exc:  # a safety net: the read is served either way
+        log.warning("what %s held when memdesk last wrote it was not compared: %s", rel, exc)
 
 
 def _notice(project: Project, rel: str, before: str, after: str) -> None:

@@ -24,6 +24,8 @@ from core.settings_store.fusion_api import (
 )
 from core.settings_store.fusion_db import DB_PATH, FusionDbStore
 
+NOT_THIS_PROJECT = "does not run this project"
+
 
 def detect_store(root: Path | str) -> SettingsStore:
     """The settings store of ``root`` (never raises for Fusion being away: that is a read-only store)."""
@@ -40,6 +42,8 @@ def detect_store(root: Path | str) -> SettingsStore:
         store, reason = probe(root_p, candidate)
         if store is not None:
             return store
+        if reason and reason.endswith(NOT_THIS_PROJECT):
+            saved, candidate, reason = None, None, None  # that Fusion runs other projects, not this one
     if (root_p / DB_PATH).is_file():
         return FusionDbStore(root_p)
     if saved is not None or (candidate is not None and reason and recall(root_p) is not None):
@@ -62,7 +66,7 @@ def probe(root: Path, conn: FusionConnection) -> tuple[SettingsStore | None, str
             match = next((p for p in projects if isinstance(p.get("path"), str)
                           and _same_path(p["path"], real)), None)
             if match is None:
-                return None, f"Fusion at {conn.url} does not run this project"
+                return None, f"Fusion at {conn.url} {NOT_THIS_PROJECT}"
             conn = FusionConnection(conn.url, conn.token, str(match.get("id")), conn.source)
             client = FusionApiClient(conn)
     try:

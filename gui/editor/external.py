@@ -52,6 +52,8 @@ class ExternalChanges(QObject):
         self._disk: tuple[str, str] | None = None
         self._read_failed = False  # the last change could not be read (a writer mid-way, say)
         self._merge_base: str | None = None  # "Merge by hand" merges from here (a dropped change shown again)
+        #: A change arrived while a save ran on the worker: looked at once the save is done.
+        self.deferred = False
 
     @property
     def merged_with_markers(self) -> bool:
@@ -75,6 +77,9 @@ class ExternalChanges(QObject):
         ed = self._editor
         if ed.buffer.loading:
             return  # the editor checks again once the document is full
+        if ed.session.worker.busy:  # our own save is under way: look once it is done (the editor asks)
+            self.deferred = True
+            return
         disk, digest = ed.session.read_memory()
         error = ed.session.adapter.last_read_error
         if error is not None:

@@ -416,7 +416,10 @@ class MemoryEditor(QWidget):
         if dropped:  # Ctrl+Z past a merge, or the operator's side of a marked block: show it again
             self.external.dropped_on_save(dropped)
             return False
-        outcome = self.session.write_memory(text, self.buffer.base_hash)
+        outcome = self.session.write_memory(text, self.buffer.base_hash)  # on the project's worker
+        if self.external.deferred:  # something changed on disk while it ran: look after this save settles
+            self.external.deferred = False
+            QTimer.singleShot(0, lambda: self.external.on_disk_changed(quiet=True))
         if outcome.success:
             self.buffer.mark_saved(text)
             self.external.merged_with_markers = False

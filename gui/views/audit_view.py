@@ -11,7 +11,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
+    QBoxLayout,
     QFormLayout,
     QGridLayout,
     QGroupBox,
@@ -35,6 +37,8 @@ from gui.widgets.colors import css
 from gui.widgets.parts import clear_scroll_area, scaled_font
 
 NO_PRUNE_RECORDED = "No pruning run recorded"  # the reason generate_memory_audit gives when none is
+#: The view's width from which the checks and the facts stand side by side.
+SIDE_BY_SIDE_FROM = 820
 HEALTH_STYLE = {"healthy": ("✓ Healthy", "ok"), "warning": ("⚠ Warning", "warning"), "issues": ("✗ Issues", "error")}
 
 
@@ -97,8 +101,8 @@ class AuditView(QWidget):
         self.checks_grid = QGridLayout(self.checks_box)
         self.checks_grid.setColumnStretch(2, 1)
         # The layout's own paths (a layered project keeps them under .fusion/memory/), never the seed's.
-        self.working_box = _FactsBox(f"Working memory ({session.project.memory_path})", self)
-        self.insights_box = _FactsBox(f"Insights ({session.project.insights_path})", self)
+        self.working_box = _FactsBox("Working memory", self)
+        self.insights_box = _FactsBox("Insights", self)
         self.extraction_box = _FactsBox("Last extraction", self)
         self.pruning_box = _FactsBox("Last pruning", self)
 
@@ -118,9 +122,9 @@ class AuditView(QWidget):
         right.addWidget(self.pruning_box)
         right.addStretch(1)
         body = QWidget()
-        columns = QHBoxLayout(body)
-        columns.addLayout(left, 3)
-        columns.addLayout(right, 2)
+        self.columns = QBoxLayout(QBoxLayout.Direction.LeftToRight, body)  # stacked when narrow (resizeEvent)
+        self.columns.addLayout(left, 3)
+        self.columns.addLayout(right, 2)
         scroll = clear_scroll_area(body, self)
         layout = QVBoxLayout(self)
         layout.addLayout(top)
@@ -134,6 +138,12 @@ class AuditView(QWidget):
         session.memoryReplaced.connect(lambda _source: self.refresh())
         self.refresh()
 
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """Narrower than :data:`SIDE_BY_SIDE_FROM`: the facts go under the checks (800x600 shows all)."""
+        super().resizeEvent(event)
+        wide = event.size().width() >= SIDE_BY_SIDE_FROM
+        self.columns.setDirection(QBoxLayout.Direction.LeftToRight if wide else QBoxLayout.Direction.TopToBottom)
+
     def refresh(self) -> None:
         """Generate the audit again and show it."""
         report = generate_memory_audit(self.session.root, now=self.clock())
@@ -145,10 +155,10 @@ class AuditView(QWidget):
         self._show_checks(report)
         wm, im = report.working_memory, report.insights_memory
         self.working_box.set_rows([
-            ("Exists", _mark(wm.exists)), ("Size", f"{wm.size:,} characters"), ("Sections", str(wm.section_count))])
+            ("File", self.session.project.memory_path), ("Exists", _mark(wm.exists)), ("Size", f"{wm.size:,} characters"), ("Sections", str(wm.section_count))])
         categories = " · ".join(f"{CATEGORY_SECTIONS[c][3:]} {n}" for c, n in im.categories.items())
         self.insights_box.set_rows([
-            ("Exists", _mark(im.exists)), ("Size", f"{im.size:,} characters"),
+            ("File", self.session.project.insights_path), ("Exists", _mark(im.exists)), ("Size", f"{im.size:,} characters"),
             ("Insights", f"{im.insight_count} ({categories})"), ("Last updated", im.last_updated or "—")])
         self._show_extraction(report)
         self._show_pruning(report)

@@ -155,6 +155,7 @@ class ConsolidationView(QWidget):
         self._show_policy()
         self.unattended.toggled.connect(self._set_unattended)
         self._set_busy(False)
+        session.noticedOutside.connect(lambda n: n.rewritten and self.refresh(select=self.picker.currentData()))
         self.refresh()
 
     # -- proposals -----------------------------------------------------------------------------------

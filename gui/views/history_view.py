@@ -43,6 +43,7 @@ from gui.models import RowTableModel
 from gui.proposal_text import format_when
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
+from gui.widgets.backups_strip import BackupsStrip
 from gui.widgets.diff_view import SideBySideDiff
 from gui.widgets.parts import row_table, view_action
 
@@ -126,6 +127,7 @@ class HistoryView(QWidget):
     """Browse versions, see what changed since, restore one or one of its changes."""
 
     restored = Signal(str)  # project-relative path of the restored file
+    reviewConsolidation = Signal(str)  # a staged restore of a Fusion backup, to review in the Consolidation view
 
     def __init__(self, session: ProjectSession, parent: QWidget | None = None,
                  confirm: Callable[[QWidget, str], bool] = _ask) -> None:
@@ -173,6 +175,9 @@ class HistoryView(QWidget):
         layout = QVBoxLayout(self)
         layout.addLayout(top)
         layout.addWidget(splitter, 1)
+        self.backups = BackupsStrip(session, self)  # Fusion's memory backups beside History (issue 21)
+        self.backups.reviewRequested.connect(self.reviewConsolidation)
+        layout.addWidget(self.backups)
         layout.addLayout(actions)
 
         self.files.currentIndexChanged.connect(lambda _i: self._load_versions())
@@ -182,6 +187,7 @@ class HistoryView(QWidget):
         session.memoryReplaced.connect(lambda _s: self.refresh())
         session.backendChanged.connect(lambda _b: self.refresh())
         session.changedElsewhere.connect(lambda _path: self.refresh())  # another host wrote (live changes)
+        session.noticedOutside.connect(lambda _n: self.refresh())  # another program's change was kept
         self.refresh()
 
     # -- listing --------------------------------------------------------------------------------
@@ -214,6 +220,8 @@ class HistoryView(QWidget):
         self.files.setCurrentIndex(max(0, self.files.findText(chosen)))
         self.files.blockSignals(False)
         self._load_versions()
+        if hasattr(self, "backups"):
+            self.backups.refresh()
 
     def _load_versions(self) -> None:
         selected = self.selected_version()

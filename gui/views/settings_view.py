@@ -156,15 +156,28 @@ class SettingsView(QWidget):
             return
         patch = self.form.changed_values()
         base = self.form.saved_values()
+        if getattr(self.store, "kind", None) == "fusion-api":  # the network: never on the GUI thread
+            self.apply_button.setEnabled(False)
+            self.status.setText(f"Saving to {self.store_name()}…")
+            self._saving = self.session.update_settings_in_background(
+                patch, base=base, on_done=lambda saved: self._saved(patch, saved), on_error=self._refused)
+            return
         try:
             saved = self.session.update_settings(patch, base=base)
         except SettingsError as exc:
-            if exc.field in self.form.rows:
-                self.form.set_field_error(exc.field, exc.reason)
-                self.status.setText(f"Not saved: {exc}")
-            else:
-                self.status.setText(f"Not saved: {exc}")
+            self._refused(exc)
             return
+        self._saved(patch, saved)
+
+    def _refused(self, exc: BaseException) -> None:
+        """The model or the store refused: its message at the field (the store's own words), nothing saved."""
+        field = getattr(exc, "field", None)
+        if field in self.form.rows:
+            self.form.set_field_error(field, getattr(exc, "reason", str(exc)))
+        self.status.setText(f"Not saved: {' '.join(str(exc).split())}")
+        self.apply_button.setEnabled(self.form.is_dirty() and self.session.settings_error is None)
+
+    def _saved(self, patch: dict[str, Any], saved: ProjectSettings) -> None:
         self.form.set_values(saved.model_dump(by_alias=True))
         fusion = sorted(k for k in patch if k not in OWN_KEYS)
         own = sorted(k for k in patch if k in OWN_KEYS)

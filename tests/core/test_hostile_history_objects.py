@@ -35,7 +35,10 @@ except SystemExit as exc:
     code = exc.code
 else:
     code = 0
-sys.stderr.write(f"\\npeak-kib {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n")
+# VmHWM: the peak of this process's own memory (ru_maxrss would count the parent's, from before exec)
+peak = next((int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmHWM:")),
+            resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+sys.stderr.write(f"\\npeak-kib {peak}\\n")
 sys.exit(code)
 """
 

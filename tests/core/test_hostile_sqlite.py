@@ -112,3 +112,40 @@ def test_mirror_linked_out_of_the_root_is_never_imported(project, tmp_path):
     assert all("SECRET" not in (history.get_version(project, v.id) or ("", ""))[1]
                for v in history.list_versions(project))
     assert snapshot(outside) == before
+
+
+def test_a_crash_between_the_commit_and_the_mirror_append_keeps_the_entry_once_and_the_agents_lines(project,
+                                                                                                      monkeypatch):
+    """sqlite: memdesk dies after its entry committed and before (or part-way through) its append to the
+    mirror; agents append meanwhile. On the next look the entry is there once, whole, and every agent line."""
+    from core.backends import mirror_ledger
+
+    class Died(BaseException):
+        pass
+
+    b = SqliteMemoryBackend()
+    b.initialize({}, project)
+    b.write("# Project Memory\n")
+    entry = "\n\n<!-- 2026-12-01 -->\nmemdesk's entry, cut by a crash"
+
+    def dies_part_way(fd: int, view: memoryview) -> int:
+        os.write(fd, view[:9])
+        raise Died
+
+    with monkeypatch.context() as m, pytest.raises(Died):
+        m.setattr(mirror_ledger, "_write", dies_part_way)
+        b.append_document(MEMORY, lambda current: entry)
+    b.shutdown()
+    with (project / MEMORY).open("a", encoding="utf-8") as fh:  # an agent, after the crash
+        fh.write("\n- the agent's line\n")
+    again = SqliteMemoryBackend()
+    again.initialize({}, project)
+    try:
+        text = again.read()
+        again.append_document(MEMORY, lambda current: "\n- next\n")
+        after = again.read()
+    finally:
+        again.shutdown()
+    assert text.count("memdesk's entry, cut by a crash") == 1 and text.count("the agent's line") == 1
+    assert (project / MEMORY).read_text(encoding="utf-8") == after
+    assert after.count("memdesk's entry") == 1 and after.count("the agent's line") == 1 and after.endswith("- next\n")

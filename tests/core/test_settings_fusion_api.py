@@ -225,3 +225,13 @@ def test_the_last_values_read_are_rewritten_only_when_they_change(connected, use
     assert (cache.stat().st_mtime_ns, cache.stat().st_ino) == stamp
     update_settings(root, {"memoryEnabled": False})
     assert json.loads(cache.read_text())["settings"]["memoryEnabled"] is False
+
+
+def test_a_fusion_kept_for_every_project_leaves_the_projects_it_does_not_run_alone(current: Path, fusion_server,
+                                                                                    tmp_path: Path):
+    fusion_server.state.projects["proj_1"] = {"path": str(current.resolve()), "settings": {}}
+    save_connection(None, fusion_server.url, fusion_server.state.token)  # memdesk fusion connect --all-projects
+    assert detect_store(current).info.kind == "fusion-api"
+    other = tmp_path / "other"
+    other.mkdir()
+    assert detect_store(other).info.kind == "config-json"  # not read-only: that Fusion does not run it

@@ -26,6 +26,9 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
     "core/fileio.py": (frozenset({"tempfile", "fdopen-write", "os.replace", "os.ftruncate", "write-flags",
                                   "unlink"}),
                        "the file layer: atomic replace (temp file, fsync, rename) and O_APPEND under the lock"),
+    "core/plain_append.py": (frozenset({"write-flags"}),
+                             "the file layer's append at O(entry): O_RDWR|O_APPEND|O_NOFOLLOW on the target the "
+                             "pipeline resolved and checked, under the document's lock"),
     "core/locks.py": (frozenset({"write-flags", "unlink"}),
                       "the file layer's lock files under .fusion/memdesk/locks (confined, never through a link)"),
     "core/history_db.py": (frozenset({"sqlite3.connect"}),

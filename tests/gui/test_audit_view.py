@@ -111,8 +111,9 @@ def test_screenshot(qtbot, sample_project: Path, screenshot) -> None:
 
 def test_a_layered_project_names_its_own_paths_and_never_ran_is_no_issue(qtbot, layered_project: Path) -> None:
     view = make_view(qtbot, layered_project)
-    assert view.working_box.title() == "Working memory (.fusion/memory/MEMORY.md)"
-    assert ".fusion/memory.md" not in view.working_box.title() + view.insights_box.title()
+    assert ".fusion/memory/MEMORY.md" in view.working_box.text()
+    assert ".fusion/memory/memory-insights.md" in view.insights_box.text()
+    assert ".fusion/memory.md" not in view.working_box.text() + view.insights_box.text()
     assert "Issues" not in view.health.text()
     assert view.save_report()
     assert view.status.text() == f"Saved {view.session.project.audit_path}."

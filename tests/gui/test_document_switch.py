@@ -90,7 +90,8 @@ def test_big_document_loads_in_chunks_then_edits_and_saves_byte_exact(qtbot, win
     assert editor.text_edit.textCursor().blockNumber() + 1 == 1300  # the line asked for while it loaded
     assert not editor.dirty and not editor.text_edit.document().isUndoAvailable()
     sections = sum(1 for line in big.splitlines() if line.startswith("## "))
-    assert editor.outline.title.text() == f"Outline · {sections}"  # outlined once full, not while partial
+    # outlined once full, not while partial (a big text's headings are found on a worker thread)
+    qtbot.waitUntil(lambda: editor.outline.title.text() == f"Outline · {sections}", timeout=10_000)
     editor.text_edit.moveCursor(editor.text_edit.textCursor().MoveOperation.End)
     qtbot.keyClicks(editor.text_edit, "- added at the end")
     window.open_document(MEMORY)

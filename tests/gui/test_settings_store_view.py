@@ -193,6 +193,8 @@ def test_a_running_fusion_refusal_is_shown_at_its_field_and_its_changes_show_liv
         editor.set_value("agents")
         editor.changed.emit()
         qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+        assert view.status.text() == f"Saving to Fusion, running, at {running.url}…"  # off the GUI thread
+        qtbot.waitUntil(lambda: view.status.text().startswith("Not saved"), timeout=5000)
         assert "Cannot update global settings via this endpoint" in view.form.field_error("memoryBackupScope")
         assert "memoryBackupScope" not in running.state.projects["proj_1"]["settings"]
         view.revert()
@@ -200,6 +202,7 @@ def test_a_running_fusion_refusal_is_shown_at_its_field_and_its_changes_show_liv
         running.state.requests.clear()
         view.form.editor("memoryEnabled").box.click()
         qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton)
+        qtbot.waitUntil(lambda: view.status.text().startswith("Saved"), timeout=5000)
         assert [(p, b) for m, p, b in running.state.requests if m == "PUT"] == [("/api/settings", {"memoryEnabled": False})]
         assert running.state.projects["proj_1"]["settings"]["memoryEnabled"] is False
         assert view.status.text() == f"Saved memoryEnabled to Fusion, running, at {running.url}."

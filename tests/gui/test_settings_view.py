@@ -160,3 +160,11 @@ def test_screenshot(view: SettingsView, qtbot, screenshot) -> None:
     line.selectAll()
     qtbot.keyClicks(line, "30 4 * * 1-5")
     screenshot(view, "settings")
+
+
+def test_minimum_interval_help_does_not_say_milliseconds_beside_a_unit_chooser(view: SettingsView) -> None:
+    """Issue 22: "Minimum interval" said milliseconds beside a days selector."""
+    interval = view.form.editor("insightExtractionMinIntervalMs")
+    help_text = interval.toolTip()
+    assert "in milliseconds" not in help_text and "unit" in help_text
+    assert interval.value() == 86_400_000  # still kept in ms: one day

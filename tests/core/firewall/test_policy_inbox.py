@@ -129,3 +129,11 @@ def test_the_inbox_keeps_every_pending_item_and_the_latest_resolved(project, use
         box.resolve(item_id, "rejected", "rejected")
     kept = [i.id for i in box.items(status=None)]
     assert kept == [ids[2], ids[3], ids[4]] and [i.id for i in box.items()] == [ids[4]]
+
+
+def test_inbox_and_policy_without_an_action_list_and_show(project, user_config_dir, capsys):
+    code, out, err = run(capsys, "inbox", "--project", str(project))
+    assert (code, out.strip(), err) == (0, "The inbox is empty.", "")
+    code, out, _ = run(capsys, "policy", "--project", str(project))
+    assert code == 0 and out.splitlines()[2].split() == ["cli", "hold", "hold", "warn", "warn", "hold"]
+    assert list(project.iterdir()) == []  # looking creates nothing in the project

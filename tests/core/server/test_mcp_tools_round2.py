@@ -153,13 +153,15 @@ def test_refusals_are_tool_errors_with_a_code_and_no_server_path(sample_project,
                 await s.call_tool("memory_get", {"project": "elsewhere"}),
                 await s.call_tool("memory_write", {"path": MEMORY, "content": "x", "expectedHash": doc["hash"]}),
                 await s.call_tool("memory_write", {"path": MEMORY}),
-                await s.call_tool("memory_nonexistent", {})]
+                await s.call_tool("memory_nonexistent", {}),
+                await s.call_tool("memory_get", {"path": "notes/todo.md"})]
 
     results = run_stdio(sample_project, user_config_dir, body)
     codes = [_text(r).split(":", 1)[0] for r in results]
     assert all(r.is_error for r in results), codes
     assert codes == ["READ_ONLY", "EMPTY_ENTRY", "INVALID_ARGUMENT", "INVALID_PATH", "INVALID_PATH",
-                     "PROJECT_NOT_SERVED", "READ_ONLY", "INVALID_ARGUMENT", "UNKNOWN_TOOL"]
+                     "PROJECT_NOT_SERVED", "READ_ONLY", "INVALID_ARGUMENT", "UNKNOWN_TOOL", "INVALID_PATH"]
+    assert "memory_files lists them" in _text(results[9])
     for r in results:
         t = _text(r)
         assert "\n" not in t and " Next: " in t, t
@@ -283,3 +285,32 @@ def test_an_agents_edit_is_screened_as_the_agents_write(sample_project, user_con
     assert not held.is_error and held.structured_content["status"] == "held" and held.structured_content["inboxId"]
     assert held.structured_content["flags"][0]["kind"] == "secret"
     assert (sample_project / MEMORY).read_bytes() == before
+
+
+def test_an_http_subscriber_is_told_of_a_change_made_through_the_http_api(serve, tokens, layered_project):
+    from mcp.client.streamable_http import streamable_http_client
+
+    token = tokens.create("watcher")
+    srv = serve(layered_project)
+    uri = f"memdesk://layered/{LONG}"
+    seen: list[str] = []
+
+    async def on_message(message: Any) -> None:
+        if getattr(message, "method", None) == "notifications/resources/updated":
+            seen.append(str(message.params.uri))
+
+    async def main() -> None:
+        async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as http:
+            async with streamable_http_client(f"{srv.url}/mcp", http_client=http) as streams:
+                async with ClientSession(streams[0], streams[1], message_handler=on_message) as s:
+                    await s.initialize()
+                    await s.subscribe_resource(uri)
+                    r = await http.post(f"{srv.url}/api/memory/append",
+                                        json={"content": "Changed over HTTP.", "layer": "long-term"})
+                    assert r.status_code == 200 and r.json()["status"] == "written"
+                    with anyio.fail_after(10):
+                        while uri not in seen:
+                            await anyio.sleep(0.05)
+
+    anyio.run(main)
+    assert seen[0] == uri

@@ -1,0 +1,116 @@
+"""Every memory document another program changes is kept (issue 21, must-have 3): core.noticed_watch.
+
+A real second process rewrites three documents as Fusion's dream does; the watch keeps each one's text
+before as a version, the run is one event of three documents, and undoing it restores the bytes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from core import history, history_worker
+from core.consolidation.apply import apply_proposal
+from core.consolidation.programs import program_runs, stage_undo
+from core.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
+from core.noticed_watch import NoticeWatch
+from core.project import Project
+from tests.core.fusion_dream_process import MEM, TOUCHED, run_fusion_dream
+
+
+@pytest.fixture
+def project(layered_project: Path) -> Project:
+    for path in layered_project.rglob("*"):
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return Project(layered_project)
+
+
+def _kept(root: Path, rel: str) -> list[bytes]:
+    history_worker.settled()
+    return [history.get_version(root, v.id)[1].encode("utf-8") for v in history.list_versions(root, rel)
+            if v.source == EXTERNAL_CHANGE]
+
+
+def test_fusions_dream_in_another_process_keeps_every_document_before_and_is_one_undoable_run(project):
+    root = project.root
+    watch = NoticeWatch(project, append_delay_s=60)
+    assert not watch.scan(now=0.0)  # the first look holds the texts
+    before = run_fusion_dream(root)
+    noticed = watch.scan(now=1.0)  # the rewrite of the note makes the two appends part of the run
+    assert sorted(noticed.rewritten) == sorted(TOUCHED) and noticed.appended == ()
+    assert noticed.describe().startswith("3 documents rewritten by another program")
+    for rel in TOUCHED:
+        assert _kept(root, rel) == [before[rel]], rel
+    runs = program_runs(project)
+    assert len(runs) == 1 and runs[0].describe().startswith("3 documents rewritten at ")
+    assert runs[0].describe().endswith("by another program")
+    undo = stage_undo(project, runs[0])
+    assert apply_proposal(project, undo.id, allow_loss=True).status == "applied"
+    for rel in TOUCHED:
+        assert (root / rel).read_bytes() == before[rel], rel
+    assert not watch.scan(now=2.0).rewritten  # memdesk's own undo is not another program's run
+
+
+def test_an_agents_append_alone_is_an_event_after_the_delay_not_a_version(project):
+    root, rel = project.root, f"{MEM}/2026-08-20.md"
+    watch = NoticeWatch(project, append_delay_s=1.5)
+    watch.scan(now=0.0)
+    with (root / rel).open("a", encoding="utf-8") as fh:
+        fh.write("\n- appended by a shell redirect\n")
+    assert not watch.scan(now=1.0)  # waits: memdesk records its own appends just after writing
+    noticed = watch.scan(now=3.0)
+    assert noticed.appended == (rel,) and noticed.rewritten == ()
+    assert [e.source for e in history.list_events(root, rel)] == [EXTERNAL_APPEND]
+    assert _kept(root, rel) == []
+
+
+def test_memdesks_own_writes_are_not_recorded_as_another_programs(project):
+    root, rel = project.root, f"{MEM}/MEMORY.md"
+    watch = NoticeWatch(project, append_delay_s=0)
+    watch.scan(now=0.0)
+    text = (root / rel).read_text(encoding="utf-8")
+    project.write(rel, text.replace("#", "##", 1), source="save")
+    project.append("- memdesk's own entry", path=rel)
+    history_worker.settled()
+    assert not watch.scan(now=5.0).rewritten
+    assert _kept(root, rel) == []
+
+
+def test_a_note_replaced_by_a_link_out_or_a_fifo_is_not_followed_and_its_text_is_kept(project, tmp_path):
+    root = project.root
+    outside = tmp_path / "outside.md"
+    outside.write_text("secret outside the project\n", encoding="utf-8")
+    watch = NoticeWatch(project, append_delay_s=0)
+    watch.scan(now=0.0)
+    link, fifo = root / MEM / "2026-08-18.md", root / MEM / "2026-08-20.md"
+    before = {link: link.read_bytes(), fifo: fifo.read_bytes()}
+    link.unlink()
+    link.symlink_to(outside)
+    fifo.unlink()
+    os.mkfifo(fifo)
+    noticed = watch.scan(now=1.0)  # must not block on the FIFO nor read through the link
+    assert set(noticed.rewritten) == {f"{MEM}/2026-08-18.md", f"{MEM}/2026-08-20.md"}
+    for path, data in before.items():
+        assert _kept(root, path.relative_to(root).as_posix()) == [data]
+    assert watch.held(f"{MEM}/2026-08-18.md") is None
+    assert outside.read_text(encoding="utf-8") == "secret outside the project\n"
+    assert not watch.scan(now=2.0)  # nothing more to record
+
+
+def test_the_thread_notices_without_being_asked(project):
+    import threading
+
+    seen = threading.Event()
+    got = []
+    watch = NoticeWatch(project, interval_s=0.05, append_delay_s=0.1,
+                        on_noticed=lambda n: (got.append(n), seen.set()))
+    watch.start()
+    try:
+        while watch.held(f"{MEM}/MEMORY.md") is None:
+            seen.wait(0.05)
+        run_fusion_dream(project.root)
+        assert seen.wait(30)
+    finally:
+        watch.stop()
+    assert sorted(sum((n.rewritten for n in got), ())) == sorted(TOUCHED)
