@@ -78,6 +78,7 @@ class InboxView(QWidget):
         splitter.setSizes([380, 820])
         self.policy_label = QLabel("<b>Policy</b> for this project (kept in .fusion/memdesk/, never in Fusion's "
                                    "settings): what each writer's findings do", self)
+        self.policy_label.setWordWrap(True)
         self.policy = FirewallPolicyTable(self)
         self.policy.setMaximumHeight(240)
         layout = QVBoxLayout(self)
