@@ -16,7 +16,7 @@ from core.consolidation import apply_proposal, run_dream
 from core.errors import MemoryBackendError
 from core.project import Project
 from core.proposals import ProposalError
-from core.providers import OfflineProvider
+from core.providers import OfflineProvider, ProviderError
 
 NOW = datetime(2026, 8, 21, 4, 0, 0, tzinfo=UTC)
 MEM = ".fusion/memory"
@@ -161,3 +161,47 @@ def test_a_forged_ledger_cannot_lose_text_history_keeps_what_it_replaced(layered
     assert apply_proposal(project, proposal.id).status == "applied"
     kept = [history.get_version(layered, v.id)[1] for v in history.list_versions(layered, rel)]
     assert current in kept
+
+
+def _model(server):
+    from core.providers import OpenAIProvider
+
+    return OpenAIProvider("model", server.base_url, "test-model", timeout_s=10)
+
+
+@pytest.mark.parametrize("scripted", [
+    {"body": b"<html>502 Bad Gateway</html>"},  # not JSON
+    {"body": b"{" + b" " * (9 * 1024 * 1024) + b"}"},  # over the provider's reply cap
+    {"content": "## DREAMS\n\n- a lone surrogate \ud800 here\n\n## LONG_TERM_UPDATES\n\n- x\n"},
+    {"content": None},
+    {"status": 500, "content": "boom"},
+])
+def test_a_hostile_model_reply_is_refused_and_nothing_is_written(layered, tmp_path, chat_server, scripted):
+    from core.consolidation import list_consolidations
+    from tests.core.chat_server import Scripted
+
+    chat_server.script(*[Scripted(**scripted)] * 3)  # the same answer for every daily note asked about
+    before = everything(tmp_path)
+    try:
+        outcome = run_dream(Project(layered), _model(chat_server), now=NOW)
+        status, message = outcome.status, outcome.message
+    except ProviderError as exc:  # the provider's failure, said in one line (the CLI and the app show it)
+        status, message = "refused", exc.message
+    assert status == "refused", (status, message)
+    assert message and "\n" not in message.strip(), message
+    assert everything(tmp_path) == before and list_consolidations(layered) == []
+
+
+def test_a_reply_with_a_lone_surrogate_is_refused_by_name_for_dreams_and_compaction(layered, tmp_path, chat_server):
+    from core.consolidation import run_compact
+    from tests.core.chat_server import Scripted
+
+    before = everything(tmp_path)
+    chat_server.script(*[Scripted("## DREAMS\n\n- half an emoji \ud83d here\n\n## LONG_TERM_UPDATES\n\n- x\n")] * 3)
+    dream = run_dream(Project(layered), _model(chat_server), now=NOW)
+    text = (layered / MEM / "MEMORY.md").read_text(encoding="utf-8")
+    chat_server.script(Scripted(text.replace("## ", "## \ud83d ", 1)))
+    compact = run_compact(Project(layered), "MEMORY.md", _model(chat_server))
+    for outcome in (dream, compact):
+        assert outcome.status == "refused" and "lone surrogate" in outcome.message, outcome.message
+    assert everything(tmp_path) == before
