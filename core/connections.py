@@ -85,8 +85,11 @@ def scrub(text: str, dsn: str | None) -> str:
     except SettingsError:
         return text.replace(dsn, "(DSN)")
     if password:
-        for form in {password, quote(password, safe=""), quote(password)}:
-            text = text.replace(form, MASK)
+        import re
+
+        # As a token only: a short password ("p") must not mask the letter inside "port" or "accepting".
+        for form in sorted({password, quote(password, safe=""), quote(password)}, key=len, reverse=True):
+            text = re.sub(rf"(?<!\w){re.escape(form)}(?!\w)", MASK, text)
     return text
 
 

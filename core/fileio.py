@@ -13,6 +13,7 @@ import os
 import stat
 import threading
 from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -380,7 +381,9 @@ def replace_text(
     if held is None:
         _check_writable_target(target, relpath, backend_id)  # before the lock: a refusal creates nothing
     try:
-        with file_lock(root_p, relpath, backend_id):  # reentrant: under the pipeline's lock, no second lock
+        # ``held``: the pipeline holds the document's lock already; taking it again would resolve the lock folder
+        # again for nothing (issue 19: one lock per operation).
+        with file_lock(root_p, relpath, backend_id) if held is None else nullcontext():
             if held is None:
                 _check_writable_target(target, relpath, backend_id)
                 raw = read_bytes(target, backend_id, max_size=max(max_size, MAX_READ_SIZE))

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import logging
 import sqlite3
+import sys
 import threading
 import zlib
 from collections import OrderedDict
+from typing import Any
 
 from core.history_delta import DeltaError, apply_delta, make_delta
 
@@ -33,8 +35,27 @@ class CorruptObject(ValueError):
     """A stored object that cannot be rebuilt to the content its hash names."""
 
 
+#: Up to this size a hash in a process that has not loaded ``hashlib`` uses CPython's own SHA-256 (under a
+#: millisecond): loading OpenSSL's hashes costs a one-shot ``memdesk append`` more than hashing a daily note.
+_BUILTIN_HASH_MAX = 256 * 1024
+
+
+def _builtin_sha256() -> Any:
+    """CPython's built-in SHA-256 constructor (no OpenSSL), or ``None`` where this build has none."""
+    for name in ("_sha2", "_sha256"):  # 3.12+ and 3.11 names of the same module
+        try:
+            return __import__(name).sha256
+        except (ImportError, AttributeError):
+            continue
+    return None
+
+
 def sha256_hex(data: bytes) -> str:
     """The content hash history uses (the SHA-256 hex digest of the UTF-8 bytes)."""
+    if "hashlib" not in sys.modules and len(data) <= _BUILTIN_HASH_MAX:
+        builtin = _builtin_sha256()
+        if builtin is not None:  # the same digest, without loading OpenSSL (see _BUILTIN_HASH_MAX)
+            return str(builtin(data).hexdigest())
     import hashlib  # here: an append's event needs no hash, and loading OpenSSL is not free
 
     return hashlib.sha256(data).hexdigest()

@@ -99,8 +99,12 @@ def apply_proposal(project: Project, proposal_id: str, numbers: list[int] | None
                                           "memory document of this project; nothing was written")
         done = proposal.applied_changes
         wanted = [n for n in (numbers if numbers is not None else [c.number for c in proposal.changes]) if n not in done]
-        chosen_texts = selected_texts(proposal, wanted, done)
-        bases = selected_texts(proposal, [], done)
+        try:
+            chosen_texts = selected_texts(proposal, wanted, done)
+            bases = selected_texts(proposal, [], done)
+        except ValueError as exc:  # a hunk the documents do not have: the stored file was changed by hand
+            raise ProposalError(f"proposal {proposal.id} cannot be used: {exc}; nothing was written. Delete it "
+                                "and run again", "CORRUPT") from exc
         texts = {p: t for p, t in chosen_texts.items() if t != bases.get(p, proposal.document(p).before)}
         if not texts or not wanted:
             return proposal, ApplyOutcome("refused", "no change chosen; nothing was written")

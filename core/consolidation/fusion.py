@@ -151,6 +151,11 @@ def _check_size(reply: str, limit: int) -> None:
     size = len(reply.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise ReplyRefused(f"the reply is {size:,} bytes, over the {limit:,}-byte limit of a memory document")
+    try:
+        reply.encode("utf-8")
+    except UnicodeEncodeError as exc:  # a lone surrogate (JSON "\ud800") cannot be written to a UTF-8 file
+        raise ReplyRefused(f"the reply is not valid text: a lone surrogate {reply[exc.start]!r} at character "
+                           f"{exc.start:,}") from exc
 
 
 def parse_dream_reply(reply: object, *, limit: int = MAX_FILE_SIZE) -> DreamReply:

@@ -171,13 +171,32 @@ class ConsolidationProposal:
         extra = data.get("extra", {})
         if not isinstance(extra, dict):
             raise ValueError('"extra" is not an object')
+        documents = tuple(DocumentChange.from_json(d) for d in _list(data, "documents"))
+        changes = tuple(Change.from_json(c) for c in _list(data, "changes"))
+        _consistent(documents, changes, applied)
         return cls(pid, kind, _str(data, "createdAt"), _str(data, "provider", ""), _str(data, "scope", ""),
-                   _str(data, "origin", "manual"), _str(data, "summary", ""),
-                   tuple(DocumentChange.from_json(d) for d in _list(data, "documents")),
-                   tuple(Change.from_json(c) for c in _list(data, "changes")),
+                   _str(data, "origin", "manual"), _str(data, "summary", ""), documents, changes,
                    tuple(LedgerEntry.from_json(e) for e in _list(data, "ledger")), lost, status,
                    _str(data, "message", ""), applied, _int(data, "changeBytes", 0), _int(data, "factsTotal", 0),
                    extra)
+
+
+def _consistent(documents: tuple[DocumentChange, ...], changes: tuple[Change, ...], applied: tuple[int, ...]) -> None:
+    """A stored proposal is untrusted: one entry per document, changes only of those, each number and hunk once."""
+    paths = [d.path for d in documents]
+    if len(set(paths)) != len(paths):
+        raise ValueError("it names a document twice")
+    numbers = [c.number for c in changes]
+    if len(set(numbers)) != len(numbers):
+        raise ValueError("it numbers two changes the same")
+    if len({(c.path, c.index) for c in changes}) != len(changes):
+        raise ValueError("two of its changes are the same hunk")
+    stray = next((c for c in changes if c.path not in set(paths)), None)
+    if stray is not None:
+        raise ValueError(f"change {stray.number} is of {stray.path[:80]!r}, which the proposal does not hold")
+    unknown = set(applied) - set(numbers)
+    if unknown:
+        raise ValueError(f"it says change {min(unknown)} was applied, but has no such change")
 
 
 def _lost(item: Any) -> LostFact:

@@ -103,7 +103,7 @@ class ServedProjects:
         stamp = _config_stamp(served.root)
         with self._lock:
             hit = self._cache.get(served.root)
-        return hit[1] if hit is not None and hit[0] == stamp else None
+        return hit[1] if hit is not None and hit[0] == stamp and not getattr(hit[1], "closed", False) else None
 
     def get(self, selector: str | None = None) -> Project:
         """The (cached) project model of the project named by ``selector``."""

@@ -94,3 +94,13 @@ def test_no_broken_pipe_when_the_reader_stops_early(layered_project, tmp_path: P
     assert done.stdout.count("\n") == 1
     assert "Broken pipe" not in done.stderr and "BrokenPipeError" not in done.stderr, done.stderr
     assert done.returncode == 0
+
+
+def test_a_short_password_is_masked_as_a_token_not_as_every_letter():
+    """A password "p" masked every p of the error ("****ort 1 failed … acce****ting")."""
+    from core.connections import scrub
+
+    dsn = "postgresql://u:p@127.0.0.1:1/db"
+    line = scrub('connection to server at "127.0.0.1", port 1 failed: accepting; user=u password=p', dsn)
+    assert "port 1 failed" in line and "accepting" in line
+    assert line.endswith("password=****") and "password=p" not in line

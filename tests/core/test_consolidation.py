@@ -340,7 +340,11 @@ def test_a_tampered_proposal_naming_another_file_is_never_applied(layered):
     proposal = run_dream(project, OfflineProvider(), now=NOW).proposal
     path = layered / ".fusion/memdesk/consolidations" / f"{proposal.id}.json"
     data = json.loads(path.read_text())
+    old = data["documents"][0]["path"]
     data["documents"][0]["path"] = ".fusion/config.json"
+    for change in data["changes"]:  # its changes too (else the file is refused as inconsistent on load)
+        if change["path"] == old:
+            change["path"] = ".fusion/config.json"
     path.write_text(json.dumps(data))
     config = (layered / ".fusion/config.json").read_bytes()
     result = apply_proposal(project, proposal.id)

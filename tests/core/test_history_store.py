@@ -350,3 +350,16 @@ def test_reading_history_changes_no_byte_on_disk(project: Path):
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.strip() == "2"
     assert tree() == before
+
+
+def test_the_hash_without_openssl_is_the_same_sha256(monkeypatch):
+    # A process that has not loaded hashlib hashes small contents with CPython's own SHA-256: same digest.
+    import hashlib
+    import sys
+
+    from core import history_store
+
+    for data in (b"", b"abc", "é daily note\n".encode() * 9000, b"x" * (history_store._BUILTIN_HASH_MAX + 1)):
+        with monkeypatch.context() as m:
+            m.delitem(sys.modules, "hashlib")
+            assert history_store.sha256_hex(data) == hashlib.sha256(data).hexdigest()

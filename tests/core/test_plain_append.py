@@ -168,3 +168,42 @@ def test_an_append_resolves_locks_and_reads_the_document_once(big, monkeypatch):
     assert reads == []  # the text kept since the last append: unchanged on disk, so not read again
     assert disk(root).startswith(before)
     assert disk(root)[len(before):].endswith(b"\ncounted entry 3141")
+
+
+def test_a_save_resolves_locks_and_reads_the_document_once(big, monkeypatch):
+    from core.project import open_project
+
+    root, _ = big
+    project = open_project(root)
+    target = (root / REL).resolve()
+    text = disk(root).decode("utf-8")
+    resolved: list[Path] = []
+    real_resolve = Path.resolve
+
+    def counting_resolve(self, *a, **k):
+        out = real_resolve(self, *a, **k)
+        if out == target:
+            resolved.append(out)
+        return out
+
+    locks: list[str] = []
+    real_lock = fileio.file_lock
+
+    def counting_lock(root_, rel, *a, **k):
+        locks.append(rel)
+        return real_lock(root_, rel, *a, **k)
+
+    reads: list[int] = []
+    real_read = fileio.read_bytes
+
+    def counting_read(path, *a, **k):
+        if os.path.realpath(path) == str(target):
+            reads.append(1)
+        return real_read(path, *a, **k)
+
+    monkeypatch.setattr(Path, "resolve", counting_resolve)
+    monkeypatch.setattr(fileio, "file_lock", counting_lock)
+    monkeypatch.setattr(fileio, "read_bytes", counting_read)
+    project.write(REL, text + "\nsaved by the operator 2718\n", source="editor")
+    assert (len(resolved), locks, len(reads)) == (1, [REL], 1)
+    assert disk(root).endswith(b"\nsaved by the operator 2718\n")

@@ -45,8 +45,10 @@ def test_every_write_newest_first_with_its_writer_and_kind(qtbot, desk, layered_
     view = _activity(desk, qtbot)
     rows = view.visible_rows()
     shown = [(r[1], r[2], r[3]) for r in rows]  # the Document column leaves out ".fusion/"
+    saver = history.list_versions(layered_project)[0].author  # the app's save, as the pipeline recorded its writer
+    assert saver and saver != "unknown"
     assert shown == [("cli", "append", "memory/MEMORY.md"), ("mcp:reviewer", "append", DAILY_REVIEWER[8:]),
-                     ("operator", "replace", "memory/MEMORY.md")]
+                     (saver, "replace", "memory/MEMORY.md")]
     assert rows[2][4].startswith("saved in the editor — the previous text (")
     assert rows[0][4] == "Leases use the DB clock"
     assert view.count_label.text() == "3 writes"
