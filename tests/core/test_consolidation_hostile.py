@@ -64,6 +64,8 @@ def _tamper_rest(d: dict, how: str) -> None:
         d["changes"][0]["number"] = 10**30
     elif how == "number-as-text":
         d["changes"][0]["number"] = "1"
+    elif how == "number-nan":
+        d["changes"][0]["number"] = float("nan")
     elif how == "number-as-bool":
         d["changes"][0]["number"] = True
     elif how == "hunk-out-of-range":
@@ -89,7 +91,7 @@ def _tamper_rest(d: dict, how: str) -> None:
 @pytest.mark.parametrize("how, said", [
     ("dotdot", "not a memory document"), ("absolute", "not a memory document"),
     ("inner-dotdot", "not a memory document"), ("huge-number", '"number"'), ("number-as-text", '"number"'),
-    ("number-as-bool", '"number"'), ("hunk-out-of-range", "no hunk"), ("changes-not-a-list", '"changes"'),
+    ("number-as-bool", '"number"'), ("number-nan", '"number"'), ("hunk-out-of-range", "no hunk"), ("changes-not-a-list", '"changes"'),
     ("after-not-text", '"after"'), ("after-huge", "limit"), ("document-twice", "names a document twice"),
     ("change-of-another-document", "which the proposal does not hold"),
     ("same-number-twice", "numbers two changes the same"), ("applied-unknown-change", "no such change"),
