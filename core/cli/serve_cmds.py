@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
+from typing import Any
 
 from core.cli.common import CliError, emit_json, fail_from
 
@@ -129,7 +131,10 @@ def _watch_outside_changes(served) -> list:
     (core.noticed_watch), each document, not only those a client read."""
     from core.noticed_watch import NoticeWatch
 
-    return [NoticeWatch(lambda key=s.key: served.get(key), interval_s=1.0).start(first_look=True) for s in served.served]
+    def getter(key: str) -> Callable[[], Any]:
+        return lambda: served.get(key)
+
+    return [NoticeWatch(getter(s.key), interval_s=1.0).start(first_look=True) for s in served.served]
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
