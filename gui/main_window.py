@@ -263,7 +263,8 @@ class MainWindow(QMainWindow):
                     "previous_document", "close_document")
         editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
-        session.noticedOutside.connect(lambda n: self.status.notifications.add(n.describe(), "info"))
+        session.noticedOutside.connect(  # a program's rewrite is kept as a notice; an agent's append is not
+            lambda n: n.rewritten and self.status.notifications.add(n.describe(), "info"))
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
         editor.budget.budgetsChanged.connect(self.status.budget_meter.set_budgets)
         editor.budget.choiceChanged.connect(self.status.budget_meter.set_consumers)
