@@ -119,7 +119,7 @@ class MemoryDisabledError(MemoryBackendError):
 class Project:
     """One project folder: layout, settings, resolved backend, and every memory operation over them."""
 
-    #: Who writes when a caller names no author (the app and the CLI set it: "USER (app)", "USER (cli)"),
+    #: Who writes when a caller names no author (the app and the CLI set it: "operator:USER", "cli:USER"),
     #: so History's Author column is filled for their writes too.
     default_author: str | None = None
 

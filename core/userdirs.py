@@ -48,12 +48,13 @@ def user_config_dir() -> Path:
     return platform_config_dir()
 
 
-def local_author(surface: str) -> str:
-    """Who writes from this machine: the login name and the surface, ``"ana (cli)"`` (History's Author)."""
+def local_author(kind: str) -> str:
+    """Who writes from this machine, as recorded writers are named (``kind:name``): ``operator:ana``
+    for the app, ``cli:ana`` for the CLI (History's Author column, the Activity view's writer)."""
     import getpass
 
     try:
         user = getpass.getuser()
-    except Exception:  # no login name (a container without one): the surface alone
-        return surface
-    return f"{user} ({surface})"
+    except Exception:  # no login name (a container without one): the kind alone
+        return kind
+    return f"{kind}:{user}" if user else kind

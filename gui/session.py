@@ -114,7 +114,7 @@ class ProjectSession(QObject):
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.project = open_project(root, registry)  # the process's one model of this folder (issue 19)
-        self.project.default_author = local_author("app")  # History's Author column for the app's writes
+        self.project.default_author = local_author("operator")  # History's Author column for the app's writes
         #: Saves and backend switches run here, off the GUI thread, one at a time (gui.serial_worker).
         self.worker = SerialWorker(self)
         self.root = self.project.root

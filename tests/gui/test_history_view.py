@@ -165,4 +165,4 @@ def test_the_author_column_names_the_app_and_the_cli(qtbot, sample_project: Path
     view.refresh()
     author = view.model.HEADERS.index("Author")
     shown = [view.model.data(view.model.index(r, author)) for r in range(view.model.rowCount())]
-    assert shown[:2] == ["ana (cli)", "ana (app)"]
+    assert shown[:2] == ["cli:ana", "operator:ana"]

@@ -43,6 +43,8 @@ def test_http_append_and_write_hold_refuse_and_warn(serve, token, project, user_
     run(capsys, "policy", "set", "token:agent-a", "secret", "refuse", "--project", str(root))
     refused = c.post("/api/memory/append", json={"content": "db password is hunter2"})
     assert refused.status_code == 400 and "refused by the memory firewall" in refused.text
+    refused_put = c.put("/api/memory", json={"content": current + "\ndb password is hunter2\n"})
+    assert refused_put.status_code == 400 and "refused by the memory firewall" in refused_put.text
     assert "hunter2" not in (root / MEMORY).read_text()
     warned = c.post("/api/memory/append", json={"content": "use the DB clock for lease expiry."})
     assert warned.json()["status"] == "written" and warned.json()["flags"][0]["kind"] == "near-duplicate"
