@@ -187,7 +187,7 @@ class HistoryView(QWidget):
         session.memoryReplaced.connect(lambda _s: self.refresh())
         session.backendChanged.connect(lambda _b: self.refresh())
         session.changedElsewhere.connect(lambda _path: self.refresh())  # another host wrote (live changes)
-        session.noticedOutside.connect(lambda _n: self.refresh())  # another program's change was kept
+        session.noticedOutside.connect(lambda n: n.rewritten and self.refresh())  # a program's rewrite was kept
         self.refresh()
 
     # -- listing --------------------------------------------------------------------------------
