@@ -114,3 +114,17 @@ def test_the_thread_notices_without_being_asked(project):
     finally:
         watch.stop()
     assert sorted(sum((n.rewritten for n in got), ())) == sorted(TOUCHED)
+
+
+def test_a_document_created_after_the_first_look_is_watched_too(project):
+    root = project.root
+    watch = NoticeWatch(project, append_delay_s=0)
+    watch.scan(now=0.0)
+    rel = f"{MEM}/2026-08-21.md"
+    (root / rel).write_text("# Daily Memory 2026-08-21\n\n- FN-9001 started\n", encoding="utf-8")
+    watch.scan(now=1.0)  # its folder changed: listed again, the new note held
+    assert watch.held(rel) is not None
+    before = (root / rel).read_bytes()
+    (root / rel).write_text("# Daily Memory 2026-08-21\n\n<!-- Processed into dreams -->\n", encoding="utf-8")
+    assert watch.scan(now=2.0).rewritten == (rel,)
+    assert _kept(root, rel) == [before]
