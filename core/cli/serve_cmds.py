@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from typing import Any
 
 from core.cli.common import CliError, emit_json, fail_from
 
@@ -129,12 +127,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _watch_outside_changes(served) -> list:
     """Every served project's documents watched: another program's change keeps the version before
     (core.noticed_watch), each document, not only those a client read."""
+    from functools import partial
+
     from core.noticed_watch import NoticeWatch
 
-    def getter(key: str) -> Callable[[], Any]:
-        return lambda: served.get(key)
-
-    return [NoticeWatch(getter(s.key), interval_s=1.0).start(first_look=True) for s in served.served]
+    return [NoticeWatch(partial(served.get, s.key), interval_s=1.0).start(first_look=True) for s in served.served]
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
