@@ -102,7 +102,7 @@ class ConsolidationView(QWidget):
         picking = QHBoxLayout()
         picking.addWidget(QLabel("Proposal:", self))
         picking.addWidget(self.picker, 1)
-        picking.addWidget(self.unattended)  # beside the proposals it settles: the run row fits 800 px again
+        picking.addWidget(self.unattended)  # here, not on the run row: that row alone must fit 800 px
         runs = QHBoxLayout()
         runs.addWidget(QLabel("Run for:", self))
         runs.addWidget(self.scope)
