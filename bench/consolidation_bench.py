@@ -167,6 +167,11 @@ def main(argv: list[str] | None = None) -> None:
     args = sys.argv[1:] if argv is None else argv
     days = next((int(a.split("=", 1)[1]) for a in args if a.startswith("--days=")), 365)
     year = notes(days)
+    from bench.noticed_watch_timing import run as watch_timing
+
+    watch_timing(year)  # other programs' runs kept (--watch: only this)
+    if "--watch" in args:
+        return
     print(f"{days} daily notes from {len(pool())} real lines; dreams nightly, compaction weekly")
     for label, provider, checked in (("offline, checked (memdesk)", OfflineProvider(), True),
                                      ("offline, unchecked", OfflineProvider(), False),

@@ -48,6 +48,8 @@ log = logging.getLogger(__name__)
 APPEND_DELAY_S = 1.5
 #: At most this much text is held in memory (beyond it, later documents are not watched).
 MAX_HELD_BYTES = 64 * 1024 * 1024
+#: The documents are listed again at least this often (else only when one of their folders changed).
+RELIST_S = 30.0
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,9 @@ class NoticeWatch:
         self.max_held_bytes = max_held_bytes
         self._held: dict[str, _Held] = {}
         self._pending: dict[str, _Pending] = {}
+        self._folders: list[str] = []
+        self._listing: tuple[tuple[int, ...], list[str]] | None = None
+        self._listed_at = 0.0
         self._lock = threading.Lock()  # one scan at a time (the thread and a direct call)
         self._wake = threading.Event()
         self._stop = threading.Event()
@@ -150,10 +155,8 @@ class NoticeWatch:
             self._pending.clear()
             return Noticed()
         root = project.root
-        try:
-            paths = [d.path for d in project.documents()]
-        except Exception as exc:
-            log.warning("cannot list the documents of %s: %s", root, exc)
+        paths = self._documents(project, now)
+        if paths is None:
             return Noticed()
         rewritten: list[str] = []
         appended: list[str] = []
@@ -207,6 +210,23 @@ class NoticeWatch:
                 log.warning("reporting an outside change failed: %s", exc)
         return noticed
 
+    def _documents(self, project: Project, now: float) -> list[str] | None:
+        """The project's documents, listed again only when one of their folders changed (a file added,
+        removed or renamed changes its folder's time) or every :data:`RELIST_S` seconds."""
+        key = _folders_key(project.root, self._folders)
+        if self._listing is not None and key == self._listing[0] and now - self._listed_at < RELIST_S:
+            return self._listing[1]
+        try:
+            paths = [d.path for d in project.documents()]
+        except Exception as exc:
+            log.warning("cannot list the documents of %s: %s", project.root, exc)
+            return None
+        self._folders = sorted({"", ".fusion", ".fusion/agent-memory",
+                                *(os.path.dirname(p) for p in paths)})
+        self._listing = (_folders_key(project.root, self._folders), paths)
+        self._listed_at = now
+        return paths
+
     def _read(self, project: Project, rel: str) -> str | None:
         try:
             return fileio.read_in_root(project.root, rel, project.backend.id, max_size=fileio.MAX_READ_SIZE)
@@ -234,6 +254,16 @@ class NoticeWatch:
         with self._lock:
             h = self._held.get(rel)
             return h.text if h is not None else None
+
+
+def _folders_key(root: os.PathLike[str] | str, folders: list[str]) -> tuple[int, ...]:
+    out = []
+    for folder in folders:
+        try:
+            out.append(os.lstat(os.path.join(root, folder)).st_mtime_ns)
+        except OSError:
+            out.append(-1)
+    return tuple(out)
 
 
 def _key(root: os.PathLike[str] | str, rel: str) -> tuple[int, int, int] | None:

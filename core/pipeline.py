@@ -363,10 +363,9 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
 
     with docio.document_lock(project.root, rel, backend.id):
         # A plain file: on the target resolved above, one open and one read (often from memory), O(entry).
-        added = plain_append.append_for(backend, rel, target, screened)
-        if added is plain_append.FALLBACK:
-            added = backend.append_document(rel, screened, author=author if author is not None else writer.name,
-                                            source=source)
+        fast = plain_append.append_for(backend, rel, target, screened)
+        added: str | None = fast if fast is None or isinstance(fast, str) else backend.append_document(
+            rel, screened, author=author if author is not None else writer.name, source=source)
     before = befores[-1] if befores else ""
     verdict = verdicts[-1] if verdicts else _WRITE
     if not added:

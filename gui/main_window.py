@@ -263,7 +263,10 @@ class MainWindow(QMainWindow):
                     "previous_document", "close_document")
         editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
-        session.noticedOutside.connect(lambda n: self.status.notifications.add(n.describe(), "info"))
+        # A save, restore or backend switch under way on the project's worker says so (gui.serial_worker).
+        session.worker.busyChanged.connect(lambda busy, what: busy and self.status.show_message(what))
+        session.noticedOutside.connect(  # a program's rewrite is kept as a notice; an agent's append is not
+            lambda n: n.rewritten and self.status.notifications.add(n.describe(), "info"))
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
         editor.budget.budgetsChanged.connect(self.status.budget_meter.set_budgets)
         editor.budget.choiceChanged.connect(self.status.budget_meter.set_consumers)

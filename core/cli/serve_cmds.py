@@ -127,9 +127,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 def _watch_outside_changes(served) -> list:
     """Every served project's documents watched: another program's change keeps the version before
     (core.noticed_watch), each document, not only those a client read."""
+    from functools import partial
+
     from core.noticed_watch import NoticeWatch
 
-    return [NoticeWatch(lambda key=s.key: served.get(key), interval_s=1.0).start(first_look=True) for s in served.served]
+    return [NoticeWatch(partial(served.get, s.key), interval_s=1.0).start(first_look=True) for s in served.served]
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:

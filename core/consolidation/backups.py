@@ -114,7 +114,9 @@ def stage_restore(project: Project, name: str, documents: list[str] | None = Non
     for inner, doc in backup.files:
         if documents is not None and doc not in documents:
             continue
-        text = fileio.read_in_root(project.root, f"{BACKUPS_DIR}/{backup.name}/{inner}")
+        # A copy over a memory document's limit could never be written back: refused here, by name.
+        text = fileio.read_in_root(project.root, f"{BACKUPS_DIR}/{backup.name}/{inner}",
+                                   max_size=fileio.MAX_FILE_SIZE)
         if text is None:
             continue
         before[doc] = project.backend.read_document(doc)

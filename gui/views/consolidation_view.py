@@ -102,6 +102,7 @@ class ConsolidationView(QWidget):
         picking = QHBoxLayout()
         picking.addWidget(QLabel("Proposal:", self))
         picking.addWidget(self.picker, 1)
+        picking.addWidget(self.unattended)  # here, not on the run row: that row alone must fit 800 px
         runs = QHBoxLayout()
         runs.addWidget(QLabel("Run for:", self))
         runs.addWidget(self.scope)
@@ -110,7 +111,6 @@ class ConsolidationView(QWidget):
         runs.addWidget(self.dream_button)
         runs.addWidget(self.compact_button)
         runs.addStretch(1)
-        runs.addWidget(self.unattended)
         busy = QHBoxLayout()
         busy.addWidget(self.progress, 1)
         busy.addWidget(self.progress_label, 2)

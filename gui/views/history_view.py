@@ -187,7 +187,7 @@ class HistoryView(QWidget):
         session.memoryReplaced.connect(lambda _s: self.refresh())
         session.backendChanged.connect(lambda _b: self.refresh())
         session.changedElsewhere.connect(lambda _path: self.refresh())  # another host wrote (live changes)
-        session.noticedOutside.connect(lambda _n: self.refresh())  # another program's change was kept
+        session.noticedOutside.connect(lambda n: n.rewritten and self.refresh())  # a program's rewrite was kept
         self.refresh()
 
     # -- listing --------------------------------------------------------------------------------
@@ -301,7 +301,9 @@ class HistoryView(QWidget):
         if not self._is_document(path):  # history rows are untrusted: only memory documents are restored
             raise MemoryBackendError(f"{path} is not a memory document of this project; memdesk restores memory "
                                      "documents only", "INVALID_CONFIG", self.session.backend.id)
-        return self.session.project.write(path, text, expected_hash=expected_hash, source="restore").changes
+        return self.session.worker.call(  # off the GUI thread, one write at a time
+            lambda: self.session.project.write(path, text, expected_hash=expected_hash, source="restore"),
+            f"Restoring a change of {path}…").changes
 
     def _announce(self, path: str, changes: Changes, message: str) -> None:
         self.status.setText(message)
@@ -319,7 +321,9 @@ class HistoryView(QWidget):
                                   "The content it replaces is kept in the history."):
             return False
         try:
-            changes = self.session.project.restore(version.id).changes  # memory documents only
+            # memory documents only; on the project's serial worker, off the GUI thread
+            changes = self.session.worker.call(lambda: self.session.project.restore(version.id),
+                                               f"Restoring version {version.id}…").changes
         except Exception as exc:
             self.status.setText(f"Version {version.id} was not restored: {exc}")
             return False

@@ -19,6 +19,7 @@ from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBox
 from core import fileio
 from core.consolidation.backups import BACKUPS_DIR, list_backups, stage_restore
 from gui.session import ProjectSession
+from gui.tasks import Operation, run_in_background
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +81,7 @@ class BackupsStrip(QWidget):
         layout.addWidget(self.summary)
         self.picker.currentIndexChanged.connect(lambda _i: self._show())
         self.review_button.clicked.connect(self.review)
+        self._comparing: Operation | None = None
         self.refresh()
 
     def refresh(self) -> None:
@@ -100,12 +102,29 @@ class BackupsStrip(QWidget):
         self._show()
 
     def _show(self) -> None:
+        """Compare the picked backup with the documents now, off the GUI thread (a snapshot may be large)."""
         name = self.picker.currentData()
+        self.review_button.setEnabled(False)
+        if self._comparing is not None:
+            self._comparing.cancel()
+            self._comparing = None
         if not isinstance(name, str):
             self.summary.clear()
-            self.review_button.setEnabled(False)
             return
-        diffs = backup_differences(self.session, name)
+        self.summary.setText("Comparing with the documents now…")
+        session = self.session
+        self._comparing = run_in_background(lambda _token: (name, backup_differences(session, name)),
+                                            self._compared, self._compare_failed, parent=self)
+
+    def _compare_failed(self, exc: BaseException) -> None:
+        self._comparing = None
+        self.summary.setText(f"Cannot compare this backup with the documents now: {exc}")
+
+    def _compared(self, result: tuple[str, list[tuple[str, int, int]]]) -> None:
+        self._comparing = None
+        name, diffs = result
+        if name != self.picker.currentData():
+            return  # another backup was picked meanwhile
         changed = [(d, a, r) for d, a, r in diffs if a or r]
         self.review_button.setEnabled(bool(changed))
         if not changed:

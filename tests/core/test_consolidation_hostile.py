@@ -207,3 +207,17 @@ def test_a_reply_with_a_lone_surrogate_is_refused_by_name_for_dreams_and_compact
     for outcome in (dream, compact):
         assert outcome.status == "refused" and "lone surrogate" in outcome.message, outcome.message
     assert everything(tmp_path) == before
+
+
+def test_a_backup_copy_over_the_document_limit_is_refused_at_staging_by_name(layered, tmp_path):
+    from core.consolidation.backups import stage_restore
+    from core.consolidation.store import list_consolidations
+
+    snap = layered / ".fusion/backups/memory/memory-2026-08-20T04-00-00-000Z"
+    snap.mkdir(parents=True)
+    (snap / "MEMORY.md").write_text("- x\n" * 400_000, encoding="utf-8")  # 1.6 MB
+    before = everything(tmp_path)
+    with pytest.raises(MemoryBackendError, match="MEMORY.md") as caught:
+        stage_restore(Project(layered), snap.name)
+    assert "\n" not in str(caught.value)
+    assert everything(tmp_path) == before and list_consolidations(layered) == []

@@ -114,3 +114,55 @@ def test_the_thread_notices_without_being_asked(project):
     finally:
         watch.stop()
     assert sorted(sum((n.rewritten for n in got), ())) == sorted(TOUCHED)
+
+
+def test_a_document_created_after_the_first_look_is_watched_too(project):
+    root = project.root
+    watch = NoticeWatch(project, append_delay_s=0)
+    watch.scan(now=0.0)
+    rel = f"{MEM}/2026-08-21.md"
+    (root / rel).write_text("# Daily Memory 2026-08-21\n\n- FN-9001 started\n", encoding="utf-8")
+    watch.scan(now=1.0)  # its folder changed: listed again, the new note held
+    assert watch.held(rel) is not None
+    before = (root / rel).read_bytes()
+    (root / rel).write_text("# Daily Memory 2026-08-21\n\n<!-- Processed into dreams -->\n", encoding="utf-8")
+    assert watch.scan(now=2.0).rewritten == (rel,)
+    assert _kept(root, rel) == [before]
+
+
+def test_an_agents_dream_by_another_program_is_kept_for_both_of_its_documents(project):
+    root = project.root
+    agent = ".fusion/agent-memory/reviewer"
+    watch = NoticeWatch(project, append_delay_s=60)
+    watch.scan(now=0.0)
+    note, memory = root / agent / "2026-08-20.md", root / agent / "MEMORY.md"
+    before = {f"{agent}/2026-08-20.md": note.read_bytes(), f"{agent}/MEMORY.md": memory.read_bytes()}
+    memory.write_text(memory.read_text(encoding="utf-8") + "\n## Dream Updates 2026-08-20\n\n- x\n", encoding="utf-8")
+    note.write_text("# Agent Daily Memory 2026-08-20\n\n<!-- Processed into dreams on 2026-08-21T04:00:00.000Z -->\n",
+                    encoding="utf-8")
+    assert sorted(watch.scan(now=1.0).rewritten) == sorted(before)
+    for rel, data in before.items():
+        assert _kept(root, rel) == [data]
+    assert program_runs(project)[0].describe().startswith("2 documents rewritten at ")
+
+
+def test_the_seed_layouts_memory_file_rewritten_by_another_program_is_kept(real_project):
+    project = Project(real_project)
+    rel = ".fusion/memory.md"
+    watch = NoticeWatch(project)
+    watch.scan(now=0.0)
+    before = (real_project / rel).read_bytes()
+    (real_project / rel).write_text("# Memory\n\ncompacted by another program\n", encoding="utf-8")
+    assert watch.scan(now=1.0).rewritten == (rel,)
+    assert _kept(real_project, rel) == [before]
+
+
+def test_a_document_overwritten_with_bytes_that_are_not_text_keeps_its_text_before(project):
+    root, rel = project.root, f"{MEM}/DREAMS.md"
+    watch = NoticeWatch(project)
+    watch.scan(now=0.0)
+    before = (root / rel).read_bytes()
+    (root / rel).write_bytes(b"\xff\xfe binary garbage \x00\x81")
+    assert watch.scan(now=1.0).rewritten == (rel,)
+    assert _kept(root, rel) == [before]
+    assert not watch.scan(now=2.0)  # unreadable now: not held, not recorded again

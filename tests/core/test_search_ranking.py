@@ -6,12 +6,14 @@ from __future__ import annotations
 import os
 import sqlite3
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
 from core import fileio
-from core.backends import MemorySearchOptions
+from core.backends import MemorySearchOptions, mirror_ledger
 from core.backends.hybrid import HybridMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
 from core.search import index as index_module
@@ -184,15 +186,17 @@ def test_the_mirror_is_read_again_only_when_it_or_the_database_changed(project: 
     other_connection("UPDATE memory SET updated_ns = ?", old - 10_000_000_000)  # the edits below are newer
     # The look trusts the file's change time (which utime cannot put back), so let it age past the window.
     time.sleep(RACY_NS / 1e9 + 0.2)
-    reads: list[Path] = []  # reads of the mirror
-    read_text = fileio.read_text
+    reads: list[Path] = []  # reads of the mirror: the mirror ledger's look opens and reads the whole file
+    look = mirror_ledger.Ledger.look
 
-    def spy(path: Path, *args: object, **kwargs: object) -> str | None:
-        if Path(path) == mirror:
-            reads.append(path)
-        return read_text(path, *args, **kwargs)  # type: ignore[arg-type]
+    @contextmanager
+    def spy(ledger: mirror_ledger.Ledger) -> Iterator[mirror_ledger.Look]:
+        with look(ledger) as seen:
+            if seen.fd is not None and ledger.path() == mirror:
+                reads.append(mirror)
+            yield seen
 
-    monkeypatch.setattr(fileio, "read_text", spy)
+    monkeypatch.setattr(mirror_ledger.Ledger, "look", spy)
     try:
         assert len(backend.search("walrus", KEYWORD)) == 1 and len(reads) == 1
         assert len(backend.search("walrus", KEYWORD)) == 1 and len(reads) == 1  # unchanged: not read again

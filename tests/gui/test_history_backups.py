@@ -40,6 +40,7 @@ def test_history_lists_fusions_backups_and_restores_one_after_its_diff(qtbot, wi
     strip = hist.backups
     assert strip.isVisible() and strip.picker.count() == 1
     assert strip.picker.itemText(0).startswith("memory-2026-08-20T04-00-00-000Z (project+agents, 2 documents)")
+    qtbot.waitUntil(lambda: "A restore would change" in strip.summary.text(), timeout=10_000)  # compared off-thread
     assert "A restore would change 2 of 2 documents" in strip.summary.text(), strip.summary.text()
     assert "MEMORY.md (+2 −0), reviewer/MEMORY.md (+2 −26)" in strip.summary.text()
     qtbot.mouseClick(strip.review_button, Qt.MouseButton.LeftButton)

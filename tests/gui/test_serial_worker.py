@@ -1,0 +1,63 @@
+"""Saves and backend switches run on the project's serial worker, never on the GUI thread (issue 19 item 6)."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt, QThreadPool
+
+from gui.main_window import MainWindow
+from gui.recent import RecentProjects
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+@pytest.fixture
+def window(qtbot, sample_project: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
+    win = MainWindow(sample_project, recent=RecentProjects(persist=False))
+    win.confirm_discard = lambda: "discard"
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    QThreadPool.globalInstance().waitForDone(5000)
+
+
+def test_ctrl_s_writes_on_the_worker_and_says_so(qtbot, window, sample_project, monkeypatch):
+    project = window.session.project
+    threads: list[str] = []
+    real_write = project.write
+
+    def write(*args, **kwargs):
+        threads.append(threading.current_thread().name)
+        assert threading.current_thread() is not threading.main_thread()
+        return real_write(*args, **kwargs)
+
+    monkeypatch.setattr(project, "write", write)
+    said: list[str] = []
+    window.session.worker.busyChanged.connect(lambda busy, what: busy and said.append(what))
+    edit = window.editor.text_edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "saved off the GUI thread ")
+    qtbot.keyClick(edit, Qt.Key.Key_S, CTRL)
+    assert threads and not window.editor.dirty
+    assert said == ["Saving memory.md…"]
+    assert (sample_project / ".fusion/memory.md").read_text(encoding="utf-8").startswith("saved off the GUI thread ")
+    assert not window.session.worker.busy
+
+
+def test_a_backend_switch_runs_on_the_worker(qtbot, window):
+    store = window.session.store
+    threads: list[bool] = []
+    real = store.update_settings
+
+    def update(*args, **kwargs):
+        threads.append(threading.current_thread() is threading.main_thread())
+        return real(*args, **kwargs)
+
+    store.update_settings = update  # type: ignore[method-assign]
+    window.session.switch_backend("sqlite")
+    assert threads == [False] and window.session.backend.id == "sqlite"
