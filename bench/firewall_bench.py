@@ -244,4 +244,7 @@ def main() -> None:
     bench_near_duplicates()
     bench_fixtures()
     bench_speed()
+    from bench.firewall_save_bench import main as bench_saves  # the save path (a 1 MiB replacement)
+
+    bench_saves()
     bench_one_shot()

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from core.firewall.injection import scan_injection
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
 from core.firewall.secrets import scan_secrets
-from core.firewall.similarity import EntryIndex, TextLookup, scan_similar
+from core.firewall.similarity import EntryIndex, TextLookup, scan_similar, split_entries
 
 FAMILIES: tuple[tuple[str, tuple[Kind, ...]], ...] = (
     ("secret", ("secret",)), ("injection", ("injection",)),
@@ -69,6 +69,9 @@ def added_lines(new: str, current: str | None) -> _Excerpt:
     offset = 0
     for number, line in enumerate(new.split("\n"), 1):
         if line not in have:
+            if mapping and mapping[-1][0] != number - 1:  # apart in the document: apart in the excerpt
+                kept.append("")  # (so two added paragraphs never join into one entry, nor one secret)
+                mapping.append((number - 1, offset - 1))
             kept.append(line)
             mapping.append((number, offset))
         offset += len(line) + 1
@@ -150,8 +153,25 @@ class Engine:
         if op == "append":
             index = self.indexes.get(key, capped(current or "")) if key else EntryIndex.build(capped(current or ""))
         else:  # compare the added entries with the entries the new content keeps unchanged
-            index = EntryIndex.build(_unchanged(full, text))
+            index = rest_lookup(_unchanged(full, text), text)
         return scan_similar(text, index, deadline)
+
+
+#: A replacement that adds at most this many entries compares them through a :class:`TextLookup` of the
+#: rest of the document (a few ``str.find`` over it per entry); more, and indexing the rest once is cheaper.
+LOOKUP_MAX_ENTRIES = 24
+
+
+def rest_lookup(rest: str, added: str) -> EntryIndex | TextLookup:
+    """What the added entries of a replacement are compared with: the unchanged rest of the document.
+
+    An operator's save of a 1 MiB memory changes a line or two; indexing the other 1 MiB on every save
+    cost 200-500 ms (every entry normalised and tokenised). The lookup costs O(changed) scans of the
+    rest in C (``str.find``), a few ms; a write that adds many entries (a restore, a paste) indexes once.
+    """
+    if added.count("\n") < LOOKUP_MAX_ENTRIES or sum(1 for _ in split_entries(added)) <= LOOKUP_MAX_ENTRIES:
+        return TextLookup(rest)
+    return EntryIndex.build(rest)
 
 
 def _offsets(text: str) -> list[int]:

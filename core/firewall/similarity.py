@@ -339,6 +339,7 @@ class TextLookup:
         need_duplicate = n - math.ceil(threshold * n) + 1
         norm = " ".join(seq)
         found: dict[int, tuple[Entry, list[str], frozenset[str], int]] = {}
+        copies: dict[str, int] = {}  # an entry's text -> the start of its first copy found (later copies: no work)
         for k, token in enumerate(sorted(bag, key=lambda t: (-len(t), t))[:min(need, need_duplicate + LOOKUP_EXTRA)]):
             deadline.check("near-duplicate")
             if k >= need_duplicate and self._lowered.count(token) > COMMON_POSTINGS:
@@ -347,6 +348,12 @@ class TextLookup:
                 starts, entries = self._entries_of(start, end)
                 i = bisect_right(starts, pos) - 1  # the entry the word occurs in
                 if i < 0 or entries[i].start in found or pos >= entries[i].end:
+                    continue
+                first = copies.setdefault(entries[i].text, entries[i].start)
+                if first != entries[i].start:  # a copy of an entry already compared: name the earlier one
+                    if entries[i].start < first:
+                        copies[entries[i].text] = entries[i].start
+                        found[entries[i].start] = (entries[i], *found.pop(first)[1:])
                     continue
                 other_seq = tokens(entries[i].text)
                 if " ".join(other_seq) == norm:

@@ -155,3 +155,14 @@ def test_the_seed_layouts_memory_file_rewritten_by_another_program_is_kept(real_
     (real_project / rel).write_text("# Memory\n\ncompacted by another program\n", encoding="utf-8")
     assert watch.scan(now=1.0).rewritten == (rel,)
     assert _kept(real_project, rel) == [before]
+
+
+def test_a_document_overwritten_with_bytes_that_are_not_text_keeps_its_text_before(project):
+    root, rel = project.root, f"{MEM}/DREAMS.md"
+    watch = NoticeWatch(project)
+    watch.scan(now=0.0)
+    before = (root / rel).read_bytes()
+    (root / rel).write_bytes(b"\xff\xfe binary garbage \x00\x81")
+    assert watch.scan(now=1.0).rewritten == (rel,)
+    assert _kept(root, rel) == [before]
+    assert not watch.scan(now=2.0)  # unreadable now: not held, not recorded again
