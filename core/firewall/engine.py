@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.firewall.injection import scan_injection
+from core.firewall.rest_index import RestIndexes
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
 from core.firewall.secrets import scan_secrets
 from core.firewall.similarity import EntryIndex, TextLookup, scan_similar, split_entries
@@ -113,6 +114,7 @@ class Engine:
                  families: dict[str, Callable[..., list[Finding]]] | None = None) -> None:
         self.deadline_s = deadline_s
         self.indexes = IndexCache()
+        self.rest = RestIndexes()  # the saves' indexes, kept from one save to the next
         self._families = families  # tests pass a failing family here
 
     def scan(self, text: str, *, current: str | None = None, op: str = "append", key: str = "",
@@ -153,6 +155,9 @@ class Engine:
         if op == "append":
             index = self.indexes.get(key, capped(current or "")) if key else EntryIndex.build(capped(current or ""))
         else:  # compare the added entries with the entries the new content keeps unchanged
+            found = self.rest.scan(key, capped(current), full, text, deadline) if key and current else None
+            if found is not None:
+                return found
             index = rest_lookup(_unchanged(full, text), text)
         return scan_similar(text, index, deadline)
 
