@@ -137,6 +137,9 @@ class Watcher:
                 pass
             self._fd = -1
 
+    def __del__(self) -> None:  # a search service dropped without shutdown() must not keep its inotify instance
+        self.close()
+
 
 def open_watcher(root: Path | str) -> Watcher | None:
     """A watcher over ``root``'s memory folders, or ``None`` where inotify cannot be used."""
