@@ -68,7 +68,8 @@ class RestIndexes:
         self._size = size
         self._lock = threading.Lock()
 
-    def scan(self, key: str, current: str, new: str, added: str, deadline: Deadline) -> list[Finding] | None:
+    def scan(self, key: str, current: str, new: str, added: str, deadline: Deadline,
+             gone: set[str] | None = None) -> list[Finding] | None:
         """Near-duplicates and contradictions of the ``added`` excerpt against the rest of ``new``.
 
         ``None`` on the first save of ``key`` in this process (the caller compares another way: a one-shot
@@ -78,7 +79,7 @@ class RestIndexes:
             kept = self._kept(key, current)
             if kept is None:
                 return None
-            dead = self._removed(kept, current, new)
+            dead = self._removed(kept, current, new, gone)
             kept.pending = (new, dead, added)
             retired = dead - kept.dead
             for ident in retired:
@@ -120,9 +121,10 @@ class RestIndexes:
         return kept
 
     @staticmethod
-    def _removed(kept: _Kept, current: str, new: str) -> set[int]:
-        """The live entries of the index holding a line that the new text no longer has."""
-        gone = set(current.split("\n")).difference(new.split("\n"))
+    def _removed(kept: _Kept, current: str, new: str, gone: set[str] | None = None) -> set[int]:
+        """The live entries of the index holding a line that the new text no longer has (``gone``)."""
+        if gone is None:
+            gone = set(current.split("\n")).difference(new.split("\n"))
         index, dead = kept.index, set()
         for line in gone:
             words = tokens(line)
