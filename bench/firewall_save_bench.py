@@ -2,7 +2,7 @@
 
 An operator's save of a 1 MiB memory (one line edited, one added: a different edit each time), through
 :meth:`core.project.Project.write` with the firewall's screen and with the pass-all screen, interleaved in
-the same run; beside them the atomic-write floor (tmp + fsync + rename + dir fsync of the same bytes).
+the same run (two projects, the same edit to each in turn); beside them the atomic-write floor (tmp + fsync + rename + dir fsync of the same bytes).
 Target (bench/core_bench.py's): a save with history within 3x the floor. Two documents: the bench's
 generated memory (pool sentences, distinct entries) and the real memory repeated to size (fusion-real).
 """
@@ -39,29 +39,36 @@ def bench_document(label: str, text: str, rng: random.Random, pool: list[str]) -
     from core.project import Project
 
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
-        root = Path(tmp)
-        (root / ".fusion").mkdir()
-        (root / REL).write_text(text, encoding="utf-8")
-        project = Project(root)
-        firewall, writer = project.screen, Writer("operator", "bench")
-        project.write(REL, _edited(text, -1, rng, pool), writer=writer, source="save")  # warm: rules compiled
+        projects = {}
+        for mode in ("fw", "pass"):  # one project each, saved in turn: each sees only its own saves
+            root = Path(tmp) / mode
+            (root / ".fusion").mkdir(parents=True)
+            (root / REL).write_text(text, encoding="utf-8")
+            projects[mode] = Project(root)
+        projects["pass"].screen = PASS_ALL
+        writer = Writer("operator", "bench")
+        for project in projects.values():  # warm: rules compiled, the document's index built
+            for i in (-2, -1):
+                project.write(REL, _edited(project.read(), i, random.Random(i), pool), writer=writer, source="save")
         times: dict[str, list[float]] = {"fw": [], "pass": [], "floor": []}
         flagged = 0
         for i in range(SAVES):
-            for mode, screen in (("fw", firewall), ("pass", PASS_ALL)):
-                project.screen = screen
+            state = rng.getstate()
+            for mode, project in projects.items():
+                rng.setstate(state)  # the same edit to both
                 new = _edited(project.read(), i, rng, pool)
                 start = time.perf_counter()
                 result = project.write(REL, new, writer=writer, source="save")
                 times[mode].append((time.perf_counter() - start) * 1000)
                 assert result.status == "written", result
                 flagged += bool(result.flags) if mode == "fw" else 0
-            times["floor"].append(_ms(lambda n=new: save_floor(root / "floor.md", n.encode())))
-        size = (root / REL).stat().st_size
-        project.screen = firewall
+            times["floor"].append(_ms(lambda n=new: save_floor(Path(tmp) / "floor.md", n.encode())))
+        project = projects["fw"]
+        size = (project.root / REL).stat().st_size
         untouched = project.read()
         same = _ms(lambda: project.write(REL, untouched, writer=writer, source="save"))
-        project.close()
+        for project in projects.values():
+            project.close()
     med = {k: statistics.median(v) for k, v in times.items()}
     ratio = statistics.median(f / fl for f, fl in zip(times["fw"], times["floor"], strict=True))
     print(f"save through the pipeline, {label}: {SAVES} saves each way of a {size / 1_048_576:.2f} MiB memory, "

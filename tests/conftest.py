@@ -4,12 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
 # A running Fusion on the test machine (its ~/.fusion/settings.json) must not become the tests' settings store.
 os.environ.setdefault("MEMDESK_FUSION_HOME", os.path.join(os.path.dirname(__file__), "data", "no-fusion-home"))
+# Nor the user's own memdesk folder (firewall.key, reads.db, config.json): each run gets its own, so runs by
+# several people on one machine, and the user's real config, never share state with the tests.
+os.environ.setdefault("MEMDESK_CONFIG_DIR", tempfile.mkdtemp(prefix="memdesk-test-config-"))
 
 import pytest  # noqa: E402
 

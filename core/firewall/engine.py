@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from core.firewall.injection import scan_injection
+from core.firewall.rest_index import RestIndexes
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
 from core.firewall.secrets import scan_secrets
 from core.firewall.similarity import EntryIndex, TextLookup, scan_similar, split_entries
@@ -42,6 +43,7 @@ class _Excerpt:
 
     text: str
     lines: list[tuple[int, int]] = field(default_factory=list)  # (line number, offset) in the full text
+    gone: set[str] | None = None  # a replacement's lines that the current text has and the new one not
 
     def remap(self, finding: Finding, joined_offsets: list[int]) -> Finding:
         index = finding.line - 1
@@ -63,19 +65,34 @@ def added_lines(new: str, current: str | None) -> _Excerpt:
             lines.append((number, offset))
             offset += len(line) + 1
         return _Excerpt(new, lines)
-    have = set(current.split("\n"))
+    have, new_lines = set(current.split("\n")), new.split("\n")
+    present = set(new_lines)
+    fresh = present.difference(have)
+    gone = have.difference(present)
     kept: list[str] = []
     mapping: list[tuple[int, int]] = []
+    if not fresh:
+        return _Excerpt("", mapping, gone)
+    if len(fresh) <= 64:  # a few new lines (a save): their offsets summed in C, not line by line
+        where = [i for i, line in enumerate(new_lines) if line in fresh]
+        for i in where:
+            number, offset = i + 1, sum(map(len, new_lines[:i])) + i
+            if mapping and mapping[-1][0] != number - 1:  # apart in the document: apart in the excerpt
+                kept.append("")
+                mapping.append((number - 1, offset - 1))
+            kept.append(new_lines[i])
+            mapping.append((number, offset))
+        return _Excerpt("\n".join(kept), mapping, gone)
     offset = 0
-    for number, line in enumerate(new.split("\n"), 1):
-        if line not in have:
+    for number, line in enumerate(new_lines, 1):
+        if line in fresh:
             if mapping and mapping[-1][0] != number - 1:  # apart in the document: apart in the excerpt
                 kept.append("")  # (so two added paragraphs never join into one entry, nor one secret)
                 mapping.append((number - 1, offset - 1))
             kept.append(line)
             mapping.append((number, offset))
         offset += len(line) + 1
-    return _Excerpt("\n".join(kept), mapping)
+    return _Excerpt("\n".join(kept), mapping, gone)
 
 
 class IndexCache:
@@ -113,6 +130,7 @@ class Engine:
                  families: dict[str, Callable[..., list[Finding]]] | None = None) -> None:
         self.deadline_s = deadline_s
         self.indexes = IndexCache()
+        self.rest = RestIndexes()  # the saves' indexes, kept from one save to the next
         self._families = families  # tests pass a failing family here
 
     def scan(self, text: str, *, current: str | None = None, op: str = "append", key: str = "",
@@ -128,7 +146,7 @@ class Engine:
             if kinds is not None and not kinds.intersection(family_kinds):
                 continue
             try:
-                found = self._run(family, excerpt.text, current, op, key, text, deadline)
+                found = self._run(family, excerpt.text, current, op, key, text, deadline, excerpt.gone)
             except RuleTimeout as exc:
                 errors.append((family, str(exc)))
                 continue
@@ -141,7 +159,7 @@ class Engine:
         return Screening(tuple(findings), tuple(errors))
 
     def _run(self, family: str, text: str, current: str | None, op: str, key: str, full: str,
-             deadline: Deadline) -> list[Finding]:
+             deadline: Deadline, gone: set[str] | None = None) -> list[Finding]:
         if self._families and family in self._families:
             return self._families[family](text, deadline)
         if family == "secret":
@@ -153,6 +171,9 @@ class Engine:
         if op == "append":
             index = self.indexes.get(key, capped(current or "")) if key else EntryIndex.build(capped(current or ""))
         else:  # compare the added entries with the entries the new content keeps unchanged
+            found = self.rest.scan(key, capped(current), full, text, deadline, gone) if key and current else None
+            if found is not None:
+                return found
             index = rest_lookup(_unchanged(full, text), text)
         return scan_similar(text, index, deadline)
 

@@ -117,3 +117,36 @@ def test_small_and_large_changes_use_a_lookup_and_an_index_with_the_same_flags()
         assert by_index == by_lookup and len(by_index) >= len(chunk) * 3 // 4
         first = text.count("\n") + 3  # the excerpt's first line in the new text
         assert dups == [first + line - 1 for kind, line in by_index if kind == "near-duplicate"]
+
+
+def test_the_index_kept_across_saves_flags_what_a_fresh_look_up_flags():
+    """Save after save (edits, moves, deletions, near-duplicates and contradictions added), the kept index
+    gives the same kinds on the same lines as the look-up a fresh engine uses."""
+    import random
+
+    rng = random.Random(5)
+    text = REAL.read_text(encoding="utf-8")
+    singles = [e.text for e in split_entries(text) if "\n" not in e.text and e.text.startswith("- ")
+               and len(e.text.split()) > 8]
+    kept = Engine()
+    for i in range(12):
+        lines = text.split("\n")
+        pick = rng.choice(singles)
+        edits = [pick.lower().rstrip(".") + ".",  # a near-duplicate of a kept entry
+                 pick.replace(" the ", " not the ", 1),  # a negation of one (when it has "the")
+                 f"- a new fact number {i} about the release train and its owners"]
+        for new_line in edits:
+            lines.insert(rng.randrange(len(lines)), "")
+            lines.insert(rng.randrange(len(lines)), new_line)
+        del lines[rng.randrange(len(lines))]  # a deletion
+        new = "\n".join(lines)
+        by_kept = kept.scan(new, current=text, op="replace", key=REL)
+        by_fresh = Engine().scan(new, current=text, op="replace", key=REL)
+        assert not by_kept.errors
+        assert [(f.kind, f.line) for f in by_kept.findings] == [(f.kind, f.line) for f in by_fresh.findings], i
+        for a, b in zip(by_kept.findings, by_fresh.findings, strict=True):
+            assert a.message.split(" line ")[0] == b.message.split(" line ")[0]  # same reason (entries may tie)
+            named = int(a.message.split(" line ")[1].split(":")[0].split()[0])
+            assert new.split("\n")[named - 1].strip()  # names a line of the new text that holds an entry
+        text = new
+    assert kept.rest._items  # the kept path was taken
