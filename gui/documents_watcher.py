@@ -10,13 +10,12 @@ burst of appends gives one ``changed`` signal and one listing. The receiver re-l
 
 from __future__ import annotations
 
-import logging
 import os
 from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, Signal
+from PySide6.QtCore import QObject
 
-log = logging.getLogger(__name__)
+from gui.watcher import ObservedFolder, Relay
 
 DEBOUNCE_MS = 300
 _EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
@@ -24,14 +23,10 @@ _FOLDER_EVENTS = frozenset({"created", "moved", "deleted"})  # a folder's "modif
 _OWN_STATE = f"{os.sep}.fusion{os.sep}memdesk"
 
 
-class _Relay(QObject):
-    poked = Signal()
-
-
 class _Handler:
     """Pokes the relay for events about memory documents and folders (watchdog's thread)."""
 
-    def __init__(self, relay: _Relay) -> None:
+    def __init__(self, relay: Relay) -> None:
         self._relay = relay
 
     def dispatch(self, event: object) -> None:
@@ -48,20 +43,11 @@ class _Handler:
                 return
 
 
-class DocumentsWatcher(QObject):
+class DocumentsWatcher(ObservedFolder):
     """Emits ``changed`` (GUI thread, debounced) when a memory document or folder appears, goes or changes."""
 
-    changed = Signal()
-
     def __init__(self, debounce_ms: int = DEBOUNCE_MS, parent: QObject | None = None) -> None:
-        super().__init__(parent)
-        self._relay = _Relay(self)
-        self._timer = QTimer(self)
-        self._timer.setSingleShot(True)
-        self._timer.setInterval(debounce_ms)
-        self._relay.poked.connect(self._timer.start)
-        self._timer.timeout.connect(self.changed)
-        self._observer: object | None = None
+        super().__init__(debounce_ms, parent)
         self.folder: Path | None = None
 
     def watch(self, root: Path | None) -> bool:
@@ -70,28 +56,13 @@ class DocumentsWatcher(QObject):
         folder = root / ".fusion" if root is not None else None
         if folder is None or not folder.is_dir():
             return False
-        from watchdog.observers import Observer  # late: off the start-up path
-
-        try:  # inotify creates its instance here: at the per-user limit, F5 still lists them
-            observer = Observer()
-            observer.schedule(_Handler(self._relay), os.fspath(folder.resolve()), recursive=True)
-            observer.daemon = True
-            observer.start()
-        except OSError as exc:  # inotify limits: F5 still lists them
-            log.warning("cannot watch %s for new documents: %s", folder, exc)
+        if not self._observe(_Handler(self._relay), folder, recursive=True,  # at inotify's limit F5 still lists
+                             refused=f"cannot watch {folder} for new documents"):
             return False
-        self._observer, self.folder = observer, folder
+        self.folder = folder
         return True
 
     def stop(self) -> None:
         """Stop watching."""
-        self._timer.stop()
-        observer, self._observer, self.folder = self._observer, None, None
-        if observer is not None:
-            observer.stop()  # type: ignore[attr-defined]
-            observer.join(timeout=2)  # type: ignore[attr-defined]
-
-    @property
-    def active(self) -> bool:
-        """Whether a project's folders are watched."""
-        return self._observer is not None
+        self.folder = None
+        self._stop_observer()

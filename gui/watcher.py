@@ -28,14 +28,14 @@ DEBOUNCE_MS = 150
 _CHANGE_EVENTS = frozenset({"created", "modified", "moved", "deleted", "closed"})
 
 
-class _Relay(QObject):
+class Relay(QObject):
     poked = Signal()
 
 
 class _Handler:
     """A watchdog event handler that pokes the relay for events about one file."""
 
-    def __init__(self, target: Path, relay: _Relay) -> None:
+    def __init__(self, target: Path, relay: Relay) -> None:
         self._target = os.path.normcase(os.fspath(target))
         self._relay = relay
 
@@ -48,20 +48,55 @@ class _Handler:
             self._relay.poked.emit()
 
 
-class MemoryFileWatcher(QObject):
-    """Emits ``changed`` (on the GUI thread, debounced) when the watched file changes on disk."""
+class ObservedFolder(QObject):
+    """A watchdog observer over one folder whose handler pokes a relay; ``changed`` is emitted on the GUI
+    thread, debounced. Subclasses say what is watched and which events count (their handler)."""
 
     changed = Signal()
 
-    def __init__(self, debounce_ms: int = DEBOUNCE_MS, parent: QObject | None = None) -> None:
+    def __init__(self, debounce_ms: int, parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self._relay = _Relay(self)
+        self._relay = Relay(self)
         self._timer = QTimer(self)
         self._timer.setSingleShot(True)
         self._timer.setInterval(debounce_ms)
         self._relay.poked.connect(self._timer.start)
         self._timer.timeout.connect(self.changed)
         self._observer: object | None = None
+
+    def _observe(self, handler: object, folder: Path, *, recursive: bool, refused: str) -> bool:
+        """Start an observer of ``folder`` with ``handler``; False, ``refused`` logged, when it cannot start."""
+        from watchdog.observers import Observer  # imported late: keeps it off the start-up path
+
+        try:  # inotify creates its instance in Observer(): its limits are met here too
+            observer = Observer()
+            observer.schedule(handler, os.fspath(folder.resolve()), recursive=recursive)  # type: ignore[arg-type]
+            observer.daemon = True
+            observer.start()
+        except OSError as exc:  # inotify limits, a vanished folder: editing still works
+            log.warning("%s: %s", refused, exc)
+            return False
+        self._observer = observer
+        return True
+
+    def _stop_observer(self) -> None:
+        self._timer.stop()
+        observer, self._observer = self._observer, None
+        if observer is not None:
+            observer.stop()  # type: ignore[attr-defined]
+            observer.join(timeout=2)  # type: ignore[attr-defined]
+
+    @property
+    def active(self) -> bool:
+        """Whether something is being watched."""
+        return self._observer is not None
+
+
+class MemoryFileWatcher(ObservedFolder):
+    """Emits ``changed`` (on the GUI thread, debounced) when the watched file changes on disk."""
+
+    def __init__(self, debounce_ms: int = DEBOUNCE_MS, parent: QObject | None = None) -> None:
+        super().__init__(debounce_ms, parent)
         self.path: Path | None = None
 
     def watch(self, path: Path | None) -> bool:
@@ -69,33 +104,16 @@ class MemoryFileWatcher(QObject):
         self.stop()
         if path is None or not path.parent.is_dir():
             return False
-        from watchdog.observers import Observer  # imported late: keeps it off the start-up path
-
-        try:  # inotify creates its instance in Observer(): its limits are met here too
-            observer = Observer()
-            observer.schedule(_Handler(path.resolve(), self._relay), os.fspath(path.parent.resolve()),
-                              recursive=False)
-            observer.daemon = True
-            observer.start()
-        except OSError as exc:  # inotify limits, a vanished folder: editing still works
-            log.warning("cannot watch %s for changes: %s", path, exc)
+        if not self._observe(_Handler(path.resolve(), self._relay), path.parent, recursive=False,
+                             refused=f"cannot watch {path} for changes"):
             return False
-        self._observer = observer
         self.path = path
         return True
 
     def stop(self) -> None:
         """Stop watching."""
-        self._timer.stop()
-        observer, self._observer, self.path = self._observer, None, None
-        if observer is not None:
-            observer.stop()  # type: ignore[attr-defined]
-            observer.join(timeout=2)  # type: ignore[attr-defined]
-
-    @property
-    def active(self) -> bool:
-        """Whether a file is being watched."""
-        return self._observer is not None
+        self.path = None
+        self._stop_observer()
 
 
 #: How long changes announced by the backend are gathered before the GUI re-reads (well under the 300 ms
