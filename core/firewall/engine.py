@@ -65,6 +65,9 @@ def added_lines(new: str, current: str | None) -> _Excerpt:
             lines.append((number, offset))
             offset += len(line) + 1
         return _Excerpt(new, lines)
+    region = _small_change(new, current)
+    if region is not None:
+        return region
     have, new_lines = set(current.split("\n")), new.split("\n")
     present = set(new_lines)
     fresh = present.difference(have)
@@ -92,6 +95,74 @@ def added_lines(new: str, current: str | None) -> _Excerpt:
             kept.append(line)
             mapping.append((number, offset))
         offset += len(line) + 1
+    return _Excerpt("\n".join(kept), mapping, gone)
+
+
+#: A change of at most this many lines (between the common start and end of the two texts) is diffed there.
+SMALL_CHANGE_LINES = 48
+_CHUNK = 1 << 16
+
+
+def _common_prefix(a: str, b: str) -> int:
+    limit, k = min(len(a), len(b)), 0
+    while k < limit and a.startswith(b[k:k + _CHUNK], k) and k + _CHUNK <= limit:
+        k += _CHUNK  # whole chunks compared in C
+    lo, hi = k, min(limit, k + _CHUNK)
+    while lo < hi:  # then the first difference inside the chunk
+        mid = (lo + hi + 1) // 2
+        if a.startswith(b[k:mid], k):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _common_suffix(a: str, b: str, limit: int) -> int:
+    k = 0
+    while k + _CHUNK <= limit and a.endswith(b[len(b) - k - _CHUNK:len(b) - k], 0, len(a) - k):
+        k += _CHUNK
+    lo, hi = k, min(limit, k + _CHUNK)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a.endswith(b[len(b) - mid:len(b) - k], 0, len(a) - k):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _has_line(text: str, line: str) -> bool:
+    """Whether ``line`` is one of the lines of ``text`` (as ``line in text.split("\\n")``, without the split)."""
+    return (text == line or text.startswith(line + "\n") or text.endswith("\n" + line)
+            or f"\n{line}\n" in text)
+
+
+def _small_change(new: str, current: str) -> _Excerpt | None:
+    """:func:`added_lines` for a save that changes a few lines in one place: only the lines between the
+    texts' common start and common end are looked at (what is outside is in ``current`` where it was).
+    ``None`` when the change is larger (the caller splits both texts)."""
+    prefix = _common_prefix(current, new)
+    suffix = _common_suffix(current, new, min(len(current), len(new)) - prefix)
+    start = new.rfind("\n", 0, prefix) + 1
+    end_new, end_cur = new.find("\n", len(new) - suffix), current.find("\n", len(current) - suffix)
+    end_new = len(new) if end_new < 0 else end_new
+    end_cur = len(current) if end_cur < 0 else end_cur
+    if new.count("\n", start, end_new) > SMALL_CHANGE_LINES or current.count("\n", start, end_cur) > SMALL_CHANGE_LINES:
+        return None
+    if new == current:
+        return _Excerpt("", [], set())
+    kept: list[str] = []
+    mapping: list[tuple[int, int]] = []
+    number, offset = new.count("\n", 0, start) + 1, start
+    for line in new[start:end_new].split("\n"):
+        if not _has_line(current, line):
+            if mapping and mapping[-1][0] != number - 1:  # apart in the document: apart in the excerpt
+                kept.append("")
+                mapping.append((number - 1, offset - 1))
+            kept.append(line)
+            mapping.append((number, offset))
+        number, offset = number + 1, offset + len(line) + 1
+    gone = {line for line in current[start:end_cur].split("\n") if not _has_line(new, line)}
     return _Excerpt("\n".join(kept), mapping, gone)
 
 

@@ -150,3 +150,35 @@ def test_the_index_kept_across_saves_flags_what_a_fresh_look_up_flags():
             assert new.split("\n")[named - 1].strip()  # names a line of the new text that holds an entry
         text = new
     assert kept.rest._items  # the kept path was taken
+
+
+def test_a_small_change_is_diffed_in_place_with_the_same_lines_as_the_full_split(monkeypatch):
+    import random
+
+    import core.firewall.engine as engine
+
+    rng = random.Random(3)
+    base = REAL.read_text(encoding="utf-8").split("\n")
+    small = 0
+    for _ in range(300):
+        lines = base[:rng.randrange(1, 400)]
+        current = "\n".join(lines) + rng.choice(["", "\n"])
+        new_lines = list(lines)
+        for _ in range(rng.randrange(0, 4)):
+            op, i = rng.randrange(4), rng.randrange(len(new_lines) + 1)
+            if op == 0:
+                new_lines.insert(i, f"- new {rng.random()} AKIAIOSFODNN7EXAMPLE")
+            elif op == 1 and new_lines:
+                del new_lines[min(i, len(new_lines) - 1)]
+            elif op == 2 and new_lines:
+                new_lines[min(i, len(new_lines) - 1)] += rng.choice(["x", "", " AKIA"])
+            else:
+                new_lines.insert(i, rng.choice(lines))  # an existing line, copied or moved
+        new = "\n".join(new_lines) + rng.choice(["", "\n", "\n\n"])
+        fast = engine.added_lines(new, current)
+        small += engine._small_change(new, current) is not None
+        with monkeypatch.context() as m:
+            m.setattr(engine, "_small_change", lambda a, b: None)
+            full = engine.added_lines(new, current)
+        assert (fast.text, fast.lines, fast.gone) == (full.text, full.lines, full.gone)
+    assert small > 100
