@@ -9,7 +9,6 @@ checked field by field on every read.
 from __future__ import annotations
 
 import json
-import logging
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -18,13 +17,12 @@ from typing import TypeVar
 
 from core import fileio, saving
 from core.consolidation.model import ConsolidationProposal
-from core.errors import MemoryBackendError, PathOutsideRootError
+from core.errors import MemoryBackendError
 from core.insights._text import to_utc
 from core.proposals import ProposalError
+from core.proposals.store import read_stored
 
 __all__ = ["CONSOLIDATIONS_DIR", "exists", "list_consolidations", "load", "new_id", "save_new", "update"]
-
-log = logging.getLogger(__name__)
 
 CONSOLIDATIONS_DIR = f"{fileio.MEMDESK_DIR}/consolidations"
 #: A proposal holds up to a few documents twice (before and after, 1 MiB each at most) and its ledger.
@@ -128,21 +126,5 @@ def update(root: Path | str, pid: str,
 def list_consolidations(root: Path | str, *, pending_only: bool = True,
                         warnings: list[str] | None = None) -> list[ConsolidationProposal]:
     """Stored consolidation proposals, oldest first (pending ones only by default); unusable files skipped."""
-    try:
-        folder = fileio.resolve_in_root(root, CONSOLIDATIONS_DIR)
-    except PathOutsideRootError as exc:
-        if warnings is not None:
-            warnings.append(f"consolidation proposals skipped: {exc}")
-        return []
-    out: list[ConsolidationProposal] = []
-    for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
-        try:
-            proposal = _read(root, path.stem)[0]
-        except (ProposalError, MemoryBackendError) as exc:
-            log.warning("skipping %s: %s", path.name, exc)
-            if warnings is not None:
-                warnings.append(f"skipped {exc}")
-            continue
-        if not pending_only or proposal.status == "pending":
-            out.append(proposal)
-    return sorted(out, key=lambda p: (p.created_at, p.id))
+    stored = read_stored(root, CONSOLIDATIONS_DIR, _read, "consolidation proposals", warnings)
+    return sorted((p for p in stored if not pending_only or p.status == "pending"), key=lambda p: (p.created_at, p.id))

@@ -35,6 +35,7 @@ __all__ = [
     "load_proposal",
     "new_proposal_id",
     "proposal_relpath",
+    "read_stored",
     "record_audit",
     "save_new_proposal",
     "store_prune_candidate",
@@ -51,6 +52,7 @@ PROPOSAL_MAX_SIZE = 4 * 1024 * 1024
 _REVIEW_MARGIN = 64 * 1024
 _ID_RE = PROPOSAL_ID_RE
 T = TypeVar("T")
+P = TypeVar("P")
 
 
 def proposal_relpath(proposal_id: str) -> str:
@@ -155,24 +157,31 @@ def list_proposals(root: Path | str, *, pending_only: bool = True,
 
     An unusable proposal file is skipped: logged, and its one-line reason appended to ``warnings``.
     """
+    stored = read_stored(root, PROPOSALS_DIR, _read, "proposals", warnings)
+    return sorted((p for p in stored if not pending_only or p.is_pending), key=lambda p: (p.created_at, p.id))
+
+
+def read_stored(root: Path | str, folder_relpath: str, read: Callable[[Path | str, str], tuple[P, str]],
+                label: str, warnings: list[str] | None) -> list[P]:
+    """Every proposal file ``*.json`` under ``folder_relpath`` read by ``read``, in file-name order.
+
+    An unusable file is skipped: logged, and its one-line reason appended to ``warnings``.
+    """
     try:
-        folder = fileio.resolve_in_root(root, PROPOSALS_DIR)
+        folder = fileio.resolve_in_root(root, folder_relpath)
     except PathOutsideRootError as exc:
         if warnings is not None:
-            warnings.append(f"proposals skipped: {exc}")
+            warnings.append(f"{label} skipped: {exc}")
         return []
-    out: list[Proposal] = []
+    out: list[P] = []
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else ():
         try:
-            proposal = _read(root, path.stem)[0]
+            out.append(read(root, path.stem)[0])
         except (ProposalError, MemoryBackendError) as exc:
             log.warning("skipping %s: %s", path.name, exc)
             if warnings is not None:
                 warnings.append(f"skipped {exc}")
-            continue
-        if not pending_only or proposal.is_pending:
-            out.append(proposal)
-    return sorted(out, key=lambda p: (p.created_at, p.id))
+    return out
 
 
 def load_proposal(root: Path | str, proposal_id: str) -> Proposal:
