@@ -464,6 +464,29 @@ def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = Tr
     return fd
 
 
+class AppendFailed(Exception):
+    """A write or the fsync of an append failed: ``error`` is its OSError, ``written`` the bytes it put down."""
+
+    def __init__(self, error: OSError, written: int) -> None:
+        super().__init__(str(error))
+        self.error, self.written = error, written
+
+
+def write_all(fd: int, data: bytes, write: Callable[[int, memoryview], int] | None = None) -> None:
+    """Write all of ``data`` at ``fd`` (looping over short writes) and fsync; :class:`AppendFailed` on an
+    OSError, so the caller can :func:`rollback_append` the ``written`` bytes. ``write`` defaults to ``os.write``."""
+    written = 0
+    try:
+        view = memoryview(data)
+        while view:
+            n = (write or os.write)(fd, view)
+            written += n
+            view = view[n:]
+        os.fsync(fd)
+    except OSError as exc:
+        raise AppendFailed(exc, written) from exc
+
+
 def rollback_append(fd: int, original_size: int, written: int | None = None) -> bool:
     """Cut the file open on ``fd`` back to ``original_size`` bytes after a failed append, and fsync.
 
@@ -490,17 +513,12 @@ def append_bytes(root: Path | str, relpath: str, data: bytes, *, backend_id: str
         fd = open_regular_for_append(root, relpath, backend_id=backend_id)
         try:
             original = os.fstat(fd).st_size
-            written = 0
             try:
-                view = memoryview(data)
-                while view:
-                    n = os.write(fd, view)
-                    written += n
-                    view = view[n:]
-                os.fsync(fd)
-            except OSError as exc:
+                write_all(fd, data)
+            except AppendFailed as failed:
+                exc = failed.error
                 try:
-                    rollback_append(fd, original, written)
+                    rollback_append(fd, original, failed.written)
                 except OSError as again:
                     log.error("could not roll back a failed append to %s: %s", relpath, again)
                 raise MemoryBackendError(os_reason(relpath, exc, "append to") + "; nothing was appended",

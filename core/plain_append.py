@@ -132,23 +132,18 @@ def append(target: Path, rel: str, build: Callable[[str], str | None], *, backen
             return None
         data = extra.encode("utf-8")
         fileio.check_total_size(st.st_size + len(data), rel, backend_id)
-        written = 0
         try:
-            view = memoryview(data)
-            while view:
-                n = os.write(fd, view)
-                written += n
-                view = view[n:]
-            os.fsync(fd)
-        except OSError as exc:
+            fileio.write_all(fd, data)
+        except fileio.AppendFailed as failed:
+            error = failed.error
             forget(key)
             try:
-                fileio.rollback_append(fd, st.st_size, written)
+                fileio.rollback_append(fd, st.st_size, failed.written)
             except OSError as again:
-                raise MemoryBackendError(fileio.os_reason(rel, exc, "append to") + f"; and cutting it back failed "
-                                         f"({again.strerror or again})", "WRITE_FAILED", backend_id, exc) from exc
-            raise MemoryBackendError(fileio.os_reason(rel, exc, "append to") + "; nothing was appended",
-                                     "WRITE_FAILED", backend_id, exc) from exc
+                raise MemoryBackendError(fileio.os_reason(rel, error, "append to") + f"; and cutting it back failed "
+                                         f"({again.strerror or again})", "WRITE_FAILED", backend_id, error) from error
+            raise MemoryBackendError(fileio.os_reason(rel, error, "append to") + "; nothing was appended",
+                                     "WRITE_FAILED", backend_id, error) from error
         after = os.fstat(fd)
         if after.st_size == st.st_size + len(data):  # no one else appended meanwhile: we know every byte
             _remember(key, after, _tail(fd, after.st_size), current + extra)

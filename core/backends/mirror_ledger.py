@@ -353,18 +353,14 @@ class Ledger:
                 raise Moved(self.relpath)
             if noted is not None:
                 self._appending_at(upto, st.st_size, noted)
-            view, written = memoryview(data), 0
             try:
-                while view:
-                    n = _write(fd, view)
-                    written += n
-                    view = view[n:]
-                os.fsync(fd)
-            except OSError as exc:
+                fileio.write_all(fd, data, _write)
+            except fileio.AppendFailed as failed:
+                error, written = failed.error, failed.written
                 with suppress(OSError):
                     fileio.rollback_append(fd, os.fstat(fd).st_size - written, written)
-                raise MemoryBackendError(f"cannot append to the mirror {self.relpath}: {exc.strerror or exc}",
-                                         "WRITE_FAILED", self.backend_id, exc) from exc
+                raise MemoryBackendError(f"cannot append to the mirror {self.relpath}: {error.strerror or error}",
+                                         "WRITE_FAILED", self.backend_id, error) from error
             end = os.lseek(fd, 0, os.SEEK_CUR)  # O_APPEND: the end of what this write put down
             start = end - len(data)
             between = os.pread(fd, start - upto, upto) if start > upto else b""

@@ -119,21 +119,16 @@ class MirrorFiles:
             if st.st_size != size:
                 raise MemoryBackendError(f"{relpath} changed while it was mirrored; it is imported on the next read",
                                          "WRITE_FAILED", self.backend_id)
-            written = 0
             try:
-                view = memoryview(data)
-                while view:
-                    n = _write(fd, view)
-                    written += n
-                    view = view[n:]
-                os.fsync(fd)
-            except OSError as exc:
+                fileio.write_all(fd, data, _write)
+            except fileio.AppendFailed as failed:
+                error = failed.error
                 try:
-                    fileio.rollback_append(fd, size, written)
+                    fileio.rollback_append(fd, size, failed.written)
                 except OSError as again:
                     log.error("could not cut the mirror %s back after a failed append: %s", relpath, again)
-                raise MemoryBackendError(f"cannot append to the mirror {relpath}: {exc.strerror or exc}",
-                                         "WRITE_FAILED", self.backend_id, exc) from exc
+                raise MemoryBackendError(f"cannot append to the mirror {relpath}: {error.strerror or error}",
+                                         "WRITE_FAILED", self.backend_id, error) from error
             st = os.fstat(fd)
         finally:
             os.close(fd)
