@@ -13,6 +13,7 @@ append storm re-reads a document once. After a lost connection (``resync``) ever
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -63,6 +64,10 @@ class ObservedFolder(QObject):
         self._relay.poked.connect(self._timer.start)
         self._timer.timeout.connect(self.changed)
         self._observer: object | None = None
+        # The running observer, also in reach of the hook below: a watcher deleted without stop() (its
+        # window deleted after a refused close) must not keep the observer's thread and inotify instance.
+        self._running: list[Any] = []
+        self.destroyed.connect(functools.partial(_stop_observers, self._running))
 
     def _observe(self, handler: object, folder: Path, *, recursive: bool, refused: str) -> bool:
         """Start an observer of ``folder`` with ``handler``; False, ``refused`` logged, when it cannot start."""
@@ -77,11 +82,13 @@ class ObservedFolder(QObject):
             log.warning("%s: %s", refused, exc)
             return False
         self._observer = observer
+        self._running.append(observer)
         return True
 
     def _stop_observer(self) -> None:
         self._timer.stop()
         observer, self._observer = self._observer, None
+        self._running.clear()
         if observer is not None:
             observer.stop()  # type: ignore[attr-defined]
             observer.join(timeout=2)  # type: ignore[attr-defined]
@@ -90,6 +97,13 @@ class ObservedFolder(QObject):
     def active(self) -> bool:
         """Whether something is being watched."""
         return self._observer is not None
+
+
+def _stop_observers(running: list[Any], *_destroyed: object) -> None:
+    """Stop the observers of a watcher that is being destroyed (its Qt object, timer included, is gone)."""
+    for observer in running:
+        observer.stop()
+    running.clear()
 
 
 class MemoryFileWatcher(ObservedFolder):
