@@ -9,18 +9,15 @@ checked field by field on every read.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
 from core import fileio, saving
 from core.consolidation.model import ConsolidationProposal
 from core.errors import MemoryBackendError
-from core.insights._text import to_utc
 from core.proposals import ProposalError
-from core.proposals.store import read_stored
+from core.proposals.store import new_proposal_id, read_stored
 
 __all__ = ["CONSOLIDATIONS_DIR", "exists", "list_consolidations", "load", "new_id", "save_new", "update"]
 
@@ -34,10 +31,8 @@ def _relpath(pid: str) -> str:
     return f"{CONSOLIDATIONS_DIR}/{pid}.json"
 
 
-def new_id(now: datetime | None = None) -> str:
-    """A sortable unique id ``YYYYMMDDTHHMMSS-xxxxxx`` (UTC)."""
-    moment = to_utc(now or datetime.now(UTC))
-    return f"{moment:%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:6]}"
+#: A sortable unique id ``YYYYMMDDTHHMMSS-xxxxxx`` (UTC), from the same generator as extraction proposals'.
+new_id = new_proposal_id
 
 
 def _check_id(pid: str) -> None:
