@@ -40,6 +40,7 @@ DEFAULT_MIN_VERSIONS = 20
 RETENTION_DAYS_KEY = "historyRetentionDays"
 MIN_VERSIONS_KEY = "historyMinVersions"
 _MAX_ID = 2**63 - 1
+_SELECT_VERSIONS = "SELECT id, path, hash, size, created_at, source, author FROM versions"
 
 #: What the operator reads for a version's source: the version holds the content from *before* that change.
 _LABELS = {
@@ -181,8 +182,17 @@ def list_events(root: Path | str, relpath: str | None = None, limit: int | None 
 
 def list_versions(root: Path | str, relpath: str | None = None, limit: int | None = None) -> list[Version]:
     """Return stored versions, newest first (of one file when ``relpath`` is given)."""
-    select = "SELECT id, path, hash, size, created_at, source, author FROM versions"
-    return [Version(*row) for row in _newest_first(root, select, relpath, limit)]
+    return [Version(*row) for row in _newest_first(root, _SELECT_VERSIONS, relpath, limit)]
+
+
+def _is_version_id(version_id: object) -> bool:
+    """Whether ``version_id`` can name a stored version (an int SQLite can hold, above 0; not a bool)."""
+    return not isinstance(version_id, bool) and isinstance(version_id, int) and 0 < version_id <= _MAX_ID
+
+
+def _version_row(conn: sqlite3.Connection, version_id: int) -> tuple[Any, ...] | None:
+    row: tuple[Any, ...] | None = conn.execute(f"{_SELECT_VERSIONS} WHERE id = ?", (version_id,)).fetchone()
+    return row
 
 
 def get_version(root: Path | str, version_id: int) -> tuple[Version, str] | None:
@@ -190,14 +200,13 @@ def get_version(root: Path | str, version_id: int) -> tuple[Version, str] | None
 
     The content is rebuilt and checked against its SHA-256; a damaged one raises :class:`HistoryUnavailable`.
     """
-    if isinstance(version_id, bool) or not isinstance(version_id, int) or not 0 < version_id <= _MAX_ID:
+    if not _is_version_id(version_id):
         return None
     settled()
     with using(root, create=False) as conn:
         if conn is None:
             return None
-        row = conn.execute("SELECT id, path, hash, size, created_at, source, author FROM versions WHERE id = ?",
-                           (version_id,)).fetchone()
+        row = _version_row(conn, version_id)
         if row is None:
             return None
         version = Version(*row)
@@ -219,14 +228,13 @@ def drop_version(root: Path | str, version_id: int) -> Version | None:
     Its content is not rebuilt first, so a version whose object is damaged, bombed or loops can
     always be dropped: the way out named when one is refused.
     """
-    if isinstance(version_id, bool) or not isinstance(version_id, int) or not 0 < version_id <= _MAX_ID:
+    if not _is_version_id(version_id):
         return None
     settled()
     with using(root, create=False, write=True) as conn:
         if conn is None:
             return None
-        row = conn.execute("SELECT id, path, hash, size, created_at, source, author FROM versions WHERE id = ?",
-                           (version_id,)).fetchone()
+        row = _version_row(conn, version_id)
         if row is None:
             return None
         conn.execute("DELETE FROM versions WHERE id = ?", (version_id,))
