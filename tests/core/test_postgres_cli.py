@@ -129,7 +129,8 @@ def test_move_to_postgres_and_back_is_verified_and_reversible(pg: PgServer, conf
     own = root / ".fusion" / "memdesk" / "settings.json"
     assert json.loads(own.read_text(encoding="utf-8"))["memoryBackend"] == "postgres"
     for path in (own, root / ".fusion" / "config.json"):
-        assert not path.exists() or "dsn" not in path.read_text(encoding="utf-8").lower()
+        text = path.read_text(encoding="utf-8").lower() if path.exists() else ""
+        assert "dsn" not in text and "password" not in text and PASSWORD.lower() not in text, path
     assert db_text(pg, key) == real and db_text(pg, key, ".fusion/memory-insights.md").endswith("- be kind\n")
 
     code, out, _ = cli_process(config_dir, "show", "--project", str(root), "--json")

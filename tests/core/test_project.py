@@ -242,6 +242,19 @@ def test_readonly_refuses_every_cli_write_path(request, fixture, tmp_path):
     assert tree(root) == before
 
 
+def test_readonly_refuses_a_migration_that_has_something_to_migrate(layered_project, tmp_path):
+    """The case above where ``migrate --apply`` has work: a legacy memory.md beside .fusion/memory/."""
+    (layered_project / ".fusion" / "memory.md").write_text("# Project Memory\n\n## Decisions\n\n- legacy note\n")
+    env = {"MEMDESK_CONFIG_DIR": str(tmp_path / "cfg"), "MEMDESK_CACHE_DIR": str(tmp_path / "cache")}
+    assert "after migration" in cli(layered_project, "migrate", env=env).stdout  # there is something to do
+    readonly(layered_project)
+    before = tree(layered_project)
+    result = cli(layered_project, "migrate", "--apply", env=env)
+    assert result.returncode != 0 and "READ_ONLY" in result.stderr, result
+    assert len([line for line in result.stderr.splitlines() if line.strip()]) == 1
+    assert tree(layered_project) == before
+
+
 def test_readonly_refuses_every_core_write_path(layered_project):
     from core.extraction import store_imported_reply
     from core.insights import write_insights_memory, write_working_memory
