@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -9,8 +10,11 @@ from core import fileio
 from core.firewall.supersede import superseded_lines
 
 
-def without_superseded(root: Path | str, results: list[Any]) -> list[Any]:
-    """``results`` (each with ``file`` and ``line_number``) less those inside superseded entries."""
+def without_superseded(root: Path | str, results: list[Any], read: Callable[[str], str] | None = None) -> list[Any]:
+    """``results`` (each with ``file`` and ``line_number``) less those inside superseded entries.
+
+    ``read`` (a project-relative path to its text) reads the documents through a backend; by default
+    they are read from the files under ``root``."""
     cache: dict[str, list[tuple[int, int]]] = {}
     kept = []
     for result in results:
@@ -21,7 +25,7 @@ def without_superseded(root: Path | str, results: list[Any]) -> list[Any]:
             continue
         if rel not in cache:
             try:
-                text = fileio.read_text(fileio.resolve_in_root(root, rel)) or ""
+                text = (read(rel) if read else fileio.read_text(fileio.resolve_in_root(root, rel))) or ""
             except Exception:  # an unreadable or vanished document: keep its results as they are
                 text = ""
             cache[rel] = superseded_lines(text) if "[superseded " in text else []

@@ -277,7 +277,8 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         """Search the memory; a backend that cannot search answers 501 unless ``derived`` is true."""
         try:
             allow(request, p, "read")
-            found = service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived)
+            found = service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived,
+                                   include_superseded=body.include_superseded)
             found.results = [h for h in found.results if access(request).can("read", h.path)]
             return _json(found)
         except MemoryBackendError as exc:

@@ -303,10 +303,12 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         ctx: Context,
         mode: Annotated[Literal["keyword", "semantic", "hybrid"], Field(description="Search mode.")] = "keyword",
         limit: Annotated[int, Field(ge=1, le=50, description="Most hits to return.")] = 5,
+        includeSuperseded: Annotated[bool, Field(  # noqa: N803 - the tool's argument name, as over HTTP
+            description="Also entries marked [superseded DATE] (left out by default).")] = False,
         project: ProjectArg = None,
     ) -> models.SearchResponse:
         p, _ = project_of(project, ctx)
-        found = service.search(p, query, limit=limit, mode=mode, derived=True)
+        found = service.search(p, query, limit=limit, mode=mode, derived=True, include_superseded=includeSuperseded)
         found.results = [h for h in found.results if caller(ctx).can("read", h.path)]
         return found
 

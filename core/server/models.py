@@ -191,6 +191,8 @@ class SearchRequest(_Request):
     mode: SearchModeName = "keyword"
     derived: bool = Field(False, description="Search memdesk's own index when the backend cannot search "
                                              "(otherwise such a backend answers 501, as the seed says).")
+    include_superseded: bool = Field(False, alias="includeSuperseded",
+                                     description="Also entries marked [superseded DATE] (left out by default).")
 
 
 class SearchHit(_Model):

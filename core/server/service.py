@@ -287,9 +287,16 @@ def _plain(snippet: str) -> str:
 
 
 def search(project: Project, query: str, *, limit: int = 5, mode: str = "keyword",
-           derived: bool = False) -> models.SearchResponse:
-    """Search the project; without ``derived`` a backend that cannot search raises ``CAPABILITY_UNSUPPORTED``."""
-    hits = project.search(query, MemorySearchOptions(limit=limit, mode=mode), derived_ok=derived)  # type: ignore[arg-type]
+           derived: bool = False, include_superseded: bool = False) -> models.SearchResponse:
+    """Search the project; without ``derived`` a backend that cannot search raises ``CAPABILITY_UNSUPPORTED``.
+
+    Entries marked ``[superseded DATE]`` are left out unless ``include_superseded`` (as ``memdesk search``)."""
+    asked = limit if include_superseded else limit * 2 + 10  # ask for more, then leave superseded entries out
+    hits = project.search(query, MemorySearchOptions(limit=asked, mode=mode), derived_ok=derived)  # type: ignore[arg-type]
+    if not include_superseded:
+        from core.firewall.search_filter import without_superseded
+
+        hits = without_superseded(project.root, hits, project.read)[:limit]
     out = []
     for h in hits:
         start = h.line_number
