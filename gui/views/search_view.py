@@ -15,6 +15,7 @@ from typing import Any
 from PySide6.QtCore import QModelIndex, QPersistentModelIndex, QRectF, Qt, Signal
 from PySide6.QtGui import QAbstractTextDocumentLayout, QPainter, QPalette, QTextDocument
 from PySide6.QtWidgets import (
+    QCheckBox,
     QComboBox,
     QHBoxLayout,
     QLabel,
@@ -28,6 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.backends import MemorySearchOptions, MemorySearchResult
+from core.firewall.search_filter import without_superseded
 from core.reindex import ReindexReport, reindex
 from core.search.derived import DERIVED_MODE
 from gui.models import RowTableModel
@@ -151,6 +153,8 @@ class SearchView(QWidget):
         self.mode = QComboBox(self)
         for label, value in MODES:
             self.mode.addItem(label, value)
+        self.include_superseded = QCheckBox("Include superseded", self)
+        self.include_superseded.setToolTip("Also show entries marked [superseded DATE] (left out by default)")
         self.search_button = QPushButton("Search", self)
         self.rebuild_button = QPushButton("Rebuild index", self)
         self.rebuild_button.setToolTip("Rebuild every search index from the memory and check each entry is found")
@@ -164,6 +168,7 @@ class SearchView(QWidget):
         bar = QHBoxLayout()
         bar.addWidget(self.query, 1)
         bar.addWidget(self.mode)
+        bar.addWidget(self.include_superseded)
         bar.addWidget(self.search_button)
         bar.addWidget(self.rebuild_button)
         layout = QVBoxLayout(self)
@@ -175,6 +180,7 @@ class SearchView(QWidget):
         self.query.returnPressed.connect(self.run_search)
         self.search_button.clicked.connect(self.run_search)
         self.mode.currentIndexChanged.connect(lambda _i: self.run_search() if self.query.text().strip() else None)
+        self.include_superseded.toggled.connect(lambda _c: self.run_search() if self.query.text().strip() else None)
         self.rebuild_button.clicked.connect(self.toggle_rebuild)
         self.table.activated.connect(self._open)
         session.backendChanged.connect(lambda _b: self.refresh())
@@ -230,11 +236,15 @@ class SearchView(QWidget):
             self.search_op.cancel()
         mode = self.mode.currentData()
         project, backend, derived = self.session.project, self.session.backend, self.derived
-        options = MemorySearchOptions(limit=self.limit, mode=mode)
+        include, limit = self.include_superseded.isChecked(), self.limit
+        # leaving superseded entries out: ask for more, then drop them (as ``memdesk search``)
+        options = MemorySearchOptions(limit=limit if include else limit * 2 + 10, mode=mode)
         self.status.setText("Searching…")
 
         def work(_token: CancelToken) -> tuple[list[MemorySearchResult], str | None]:
             results = project.search(text, options, derived_ok=True)
+            if not include:
+                results = without_superseded(project.root, results, project.read)[:limit]
             asked = "" if mode == DERIVED_MODE else f", not {mode}: it has no semantic part"
             if derived:
                 return results, (f"Ran: {DERIVED_MODE} search by memdesk's own index{asked} (the "
