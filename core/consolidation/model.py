@@ -41,7 +41,7 @@ class LedgerEntry:
         where = f" line {self.target_line} of {self.target_path.rsplit('/', 1)[-1]}" if self.target_path else ""
         verb = {"merged": "merged into", "promoted": "promoted to", "rewritten": "rewritten as",
                 "superseded": "superseded by", "kept": "kept at"}.get(self.fate, self.fate)
-        text = f"{verb}{where}" if where else verb
+        text = f"{verb}{where}" if where else ("superseded" if self.fate == "superseded" else verb)
         return f"{text} ({self.reason})" if self.reason else text
 
     def to_json(self) -> dict[str, Any]:

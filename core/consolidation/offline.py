@@ -6,8 +6,9 @@ Compaction keeps every heading and comment (so every section) and removes only:
   the first copy;
 * near duplicates (at least :data:`NEAR` of their words shared, every distinctive fact and every
   longer word, up to its stem, also in the copy kept): merged into that copy;
-* superseded entries: ones marked so in the text (``<!-- superseded``, or struck through ``~~…~~``),
-  and an older ``subject: value`` entry under the same heading as a newer one with the same subject;
+* superseded entries: ones marked so in the text (the memory firewall's ``[superseded DATE]``,
+  ``<!-- superseded``, or struck through ``~~…~~``), each "superseded by" the kept entry most like it
+  when there is one, and an older ``subject: value`` entry under the same heading as a newer one with the same subject;
 * transient session notes ("for this session", "waiting on review", …) that hold no distinctive fact.
 
 Dreams read one daily note: an entry seen again (already in DREAMS.md, or in an earlier note of the
@@ -27,12 +28,15 @@ from dataclasses import dataclass
 from core.consolidation.entries import Entry, normalize, scan, tokens
 from core.consolidation.facts import fact_set
 from core.consolidation.model import LedgerEntry
+from core.firewall.supersede import superseded_on
 
 __all__ = ["NEAR", "CompactResult", "DreamResult", "compact", "dream"]
 
 #: Share of words two entries must have in common (Jaccard) to be near duplicates.
 NEAR = 0.7
 _MIN_WORDS = 5
+#: Share of words a kept entry must share with a marked superseded one to be named as what superseded it.
+SUCCESSOR = 0.3
 #: A word in more entries than this is too common to find near duplicates by.
 _COMMON = 64
 _TRANSIENT_RE = re.compile(
@@ -114,13 +118,17 @@ def compact(text: str, path: str) -> CompactResult:
         return facts_of[entry.start]
 
     scope = ""
+    marked: list[Entry] = []
     for entry in entries:
         if entry.structural:
             if entry.kind == "heading":
                 scope = f"{entry.start}"
             continue
-        if _SUPERSEDED_RE.search(entry.text):
-            fates[entry.start] = ("superseded", None, "marked superseded in the text")
+        on = superseded_on(entry.text.split("\n", 1)[-1] if entry.kind == "dated" else entry.text)  # past <!-- date -->
+        if on or _SUPERSEDED_RE.search(entry.text):
+            fates[entry.start] = ("superseded", None, f"marked [superseded {on}]" if on
+                                  else "marked superseded in the text")
+            marked.append(entry)
             continue
         if _transient(entry, None, facts):
             fates[entry.start] = ("dropped", None, "transient session note with no id, path or number")
@@ -146,6 +154,10 @@ def compact(text: str, path: str) -> CompactResult:
         for word in words:
             by_word[word].append(len(kept))
         kept.append((entry, words))
+    for entry in marked:  # name the kept entry that replaced a marked one, when one is like it
+        successor = _successor(entry, kept)
+        if successor is not None:
+            fates[entry.start] = ("superseded", successor.start, fates[entry.start][2])
     removed = {i for e in entries if e.start in fates for i in range(e.start, e.end)}
     new_text, where = _without(lines, removed)
     ledger = []
@@ -157,6 +169,22 @@ def compact(text: str, path: str) -> CompactResult:
         ledger.append(LedgerEntry(path, entry.line, entry.text, fate, path if new_line is not None else None,  # type: ignore[arg-type]
                                   new_line + 1 if new_line is not None else None, reason))
     return CompactResult(new_text if removed else text, tuple(ledger))
+
+
+_MARK_WORDS = frozenset({"superseded"})
+
+
+def _successor(entry: Entry, kept: list[tuple[Entry, frozenset[str]]]) -> Entry | None:
+    """The kept entry sharing the most words (at least :data:`SUCCESSOR`) with the marked ``entry``: a later
+    one before an earlier one on a tie, since a newer entry is what supersedes."""
+    words = {w for w in tokens(entry.text) if w not in _MARK_WORDS and not w[:1].isdigit()}
+    best, best_score = None, SUCCESSOR
+    for other, other_words in kept:
+        union = len(words | other_words)
+        score = len(words & other_words) / union if union else 0.0
+        if score > best_score or (score == best_score and best is not None and other.start > entry.start):
+            best, best_score = other, score
+    return best
 
 
 def _missing_words(words: frozenset[str], kept: frozenset[str]) -> set[str]:
