@@ -151,15 +151,37 @@ class _Prune:
     reasons: tuple[dict[str, str], ...] = ()
 
 
+_WORD_RE = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def _words(text: str) -> set[str]:
+    return set(_WORD_RE.findall(text.casefold())) - {"superseded"}
+
+
+def _successor(block: _Block, kept: list[_Block]) -> _Block | None:
+    """The kept block sharing the most words (at least 30%) with the superseded ``block``; a later one on a tie."""
+    words, best, best_score = _words(block.text), None, 0.3
+    for other in kept:
+        theirs = _words(other.text)
+        score = len(words & theirs) / len(words | theirs) if words | theirs else 0.0
+        if score > best_score or (score == best_score and best is not None and other.start > block.start):
+            best, best_score = other, score
+    return best
+
+
 def _prune(lines: list[str], blocks: list[_Block], cutoff: date, days: int) -> _Prune:
     removed: set[int] = set()
     reasons: list[dict[str, str]] = []
     old_entries = transient = 0
+    kept = [b for b in blocks if not superseded_on(b.text) and not _is_transient(b)
+            and not (b.kind == "dated" and b.day is not None and b.day < cutoff)]
     for block in blocks:
         superseded = superseded_on(block.text)
         if superseded:  # the memory firewall's marker (docs/firewall.md): agents still load it, so offer to drop it
             transient += 1
-            reason = f"superseded on {superseded}"
+            successor = _successor(block, kept)
+            by = f' by "{successor.text[:80]}"' if successor is not None else ""
+            reason = f"superseded on {superseded}{by}"
         elif block.kind == "dated" and block.day is not None and block.day < cutoff:
             old_entries += 1
             reason = f"dated entry older than {days} days"

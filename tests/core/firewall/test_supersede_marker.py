@@ -40,5 +40,9 @@ def test_the_offline_prune_offers_to_drop_superseded_entries_and_never_makes_the
     reply = rule_based_reply(doc, None)
     assert "superseded" not in reply["prunedMemory"] and "Use the app server clock" in reply["prunedMemory"]
     assert reply["pruneReasons"] == [{"line": "- [superseded 2026-12-01] Use the DB clock for lease expiry",
+                                      "reason": 'superseded on 2026-12-01 by "Use the app server clock for '
+                                                'lease expiry"'}]
+    alone = rule_based_reply(doc.replace("- Use the app server clock for lease expiry\n", ""), None)
+    assert alone["pruneReasons"] == [{"line": "- [superseded 2026-12-01] Use the DB clock for lease expiry",
                                       "reason": "superseded on 2026-12-01"}]
     assert all("DB clock" not in i["content"] for i in reply["insights"])
