@@ -9,7 +9,7 @@ import sys
 from PySide6.QtCore import QMessageLogContext, QtMsgType, qInstallMessageHandler
 from PySide6.QtWidgets import QApplication
 
-from gui import resources
+from gui import gc_guard, resources
 
 APP_NAME = "memdesk"
 ORG_NAME = "memdesk"
@@ -51,4 +51,5 @@ def create_app(argv: list[str] | None = None) -> QApplication:
     app.setApplicationName(APP_NAME)
     app.setOrganizationName(ORG_NAME)
     app.setStyleSheet(resources.read_text("style.qss"))
+    gc_guard.install(app)  # Qt objects in cycles are destroyed on the GUI thread, never on a worker's
     return app

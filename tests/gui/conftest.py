@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 from PySide6.QtWidgets import QWidget
 
+from gui import gc_guard
 from gui.resources import read_text
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _collect_on_the_gui_thread(qapp):
+    """As the app does (gui.gc_guard): a worker thread never runs the collector over Qt objects."""
+    gc_guard.install(qapp)
 
 
 @pytest.fixture

@@ -1,0 +1,47 @@
+"""Cyclic garbage holding Qt objects is collected on the GUI thread, never on a worker (gui.gc_guard)."""
+
+from __future__ import annotations
+
+import gc
+import threading
+
+from PySide6.QtCore import QObject, QThread
+
+from gui import gc_guard
+from gui.app import create_app
+
+
+class _Tracked(QObject):
+    """A QObject whose destruction records the thread it ran on."""
+
+    def __init__(self, seen: list[object]) -> None:
+        super().__init__()
+        self.destroyed.connect(lambda: seen.append(QThread.currentThread()))
+        self.cycle = self  # a reference cycle: only the cyclic collector frees it
+
+
+def test_the_app_turns_automatic_collection_off_and_collects_on_its_timer(qapp, qtbot):
+    assert create_app() is qapp
+    assert qapp.findChildren(gc_guard.GuiThreadCollector) and not gc.isenabled()
+    seen: list[object] = []
+    _Tracked(seen)
+    garbage_makers = [threading.Thread(target=lambda: [[[] for _ in range(50)] for _ in range(2_000)])
+                      for _ in range(4)]
+    for thread in garbage_makers:  # allocations on workers would have triggered a collection there
+        thread.start()
+    for thread in garbage_makers:
+        thread.join()
+    assert seen == []
+    gc.set_threshold(1, 1, 1)
+    try:
+        qtbot.waitUntil(lambda: bool(seen), timeout=3_000)
+    finally:
+        gc.set_threshold(700, 10, 10)
+    assert seen == [qapp.thread()]
+
+
+def test_check_collects_only_past_a_threshold(qapp):
+    collector = gc_guard.install(qapp)
+    assert gc_guard.install(qapp) is collector  # one per application
+    gc.collect()
+    assert collector.check() == 0
