@@ -77,7 +77,7 @@ def test_tools_are_listed_with_descriptions_and_output_schemas(sample_project, u
             assert hints.destructive_hint is (t.name != "memory_append"), t.name
     assert tools["memory_write"].input_schema["required"] == ["path", "content", "expectedHash"]
     assert set(tools["memory_get"].input_schema["properties"]) == {"path", "startLine", "lineCount", "project"}
-    assert set(tools["memory_search"].input_schema["properties"]) == {"query", "mode", "limit", "project"}
+    assert set(tools["memory_search"].input_schema["properties"]) == {"query", "mode", "limit", "project", "includeSuperseded"}
     assert {"content", "layer", "agent"} <= set(tools["memory_append"].input_schema["properties"])
 
 
