@@ -28,7 +28,6 @@ class GuiThreadCollector(QObject):
 
     def __init__(self, parent: QObject | None = None, interval_ms: int = INTERVAL_MS) -> None:
         super().__init__(parent)
-        self._was_enabled = gc.isenabled()
         gc.disable()
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
@@ -42,13 +41,6 @@ class GuiThreadCollector(QObject):
             if counts[generation] > thresholds[generation]:
                 return gc.collect(generation)
         return 0
-
-    def stop(self) -> None:
-        """Stop the timer, collect once here, and give the collector back its automatic mode."""
-        self._timer.stop()
-        gc.collect()
-        if self._was_enabled:
-            gc.enable()
 
 
 def install(app: QObject) -> GuiThreadCollector:
