@@ -36,6 +36,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from bench.search_bench import _entry, make_queries, sentence_pool
+from bench.timing import timed
 from core import fileio
 from core.backends import MemorySearchOptions
 from core.backends.postgres import PostgresMemoryBackend
@@ -58,18 +59,6 @@ PER_DOC = 2_000  # entries per document: about 500 KB, under the 1 MiB limit
 def p95(times: list[float]) -> float:
     ordered = sorted(times)
     return ordered[max(0, int(len(ordered) * 0.95) - 1)]
-
-
-def timed(fn: Callable[[int], object], n: int, warm: int = 5) -> list[float]:
-    """Milliseconds of ``fn(i)`` for ``n`` calls after ``warm`` warm-up calls."""
-    for i in range(warm):
-        fn(-1 - i)
-    out = []
-    for i in range(n):
-        start = time.perf_counter()
-        fn(i)
-        out.append((time.perf_counter() - start) * 1000)
-    return out
 
 
 def row(name: str, pg: list[float], lite: list[float] | None, floor: str, target: float | None = None) -> None:

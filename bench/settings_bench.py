@@ -20,20 +20,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from bench import timing
+
 REPO = Path(__file__).resolve().parents[1]
 SEED = REPO / "tests" / "data" / "fusion-seed-db"
 N = 200
 
 
-def timed(fn: Callable[[int], object], n: int = N, warm: int = 10) -> list[float]:
-    for i in range(warm):
-        fn(-1 - i)
-    out = []
-    for i in range(n):
-        start = time.perf_counter()
-        fn(i)
-        out.append((time.perf_counter() - start) * 1000)
-    return out
+def timed(fn: Callable[[int], object], n: int = N) -> list[float]:
+    """Milliseconds of ``fn(i)`` for ``n`` calls after ten warm-up calls (:func:`bench.timing.timed`)."""
+    return timing.timed(fn, n, warm=10)
 
 
 def row(name: str, ms: list[float], floor: list[float], floor_name: str) -> None:
