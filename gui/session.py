@@ -407,9 +407,16 @@ class ProjectSession(QObject):
             return exc.message
 
     def read_memory(self) -> tuple[str, str]:
-        """Return ``(content, content_hash)``; check ``adapter.last_read_error`` for a failed read."""
-        text = self.adapter.read()
-        return text, fileio.content_hash(text)
+        """Return ``(content, content_hash)``; check ``adapter.last_read_error`` for a failed read.
+
+        Read on the project's worker (a database backend syncs its mirror or asks its server; a 1 MiB
+        file is read and hashed), the GUI painting meanwhile, after any write queued before it.
+        """
+        def read() -> tuple[str, str]:
+            text = self.adapter.read()
+            return text, fileio.content_hash(text)
+
+        return self.worker.call(read, "")
 
     def write_memory(self, content: str, expected_hash: str | None, source: str = "editor") -> WriteOutcome:
         """Write the current document through the project (never raises)."""
