@@ -110,7 +110,7 @@ def test_an_inbox_accept_writes_on_the_worker(qtbot, project, user_config_dir):
     assert view.list.count() == 1
 
 
-def test_a_connection_test_connects_on_a_worker(qtbot, prefs, user_config_dir):
+def test_a_connection_test_connects_on_a_worker(qtbot, prefs, user_config_dir):  # noqa: F811 (the fixture)
     from core import connections
 
     page = prefs.connections
