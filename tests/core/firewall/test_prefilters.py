@@ -16,8 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.firewall import similarity
-from core.firewall.rules import Deadline
+from bench.firewall_sets import read_labelled
+from core.firewall import injection, prefilter, prefilter_build, secrets, similarity
+from core.firewall.injection import fold, scan_injection
+from core.firewall.prefilter import LazyRule
+from core.firewall.prefilter_build import derive, rule_patterns
+from core.firewall.rules import Deadline, compile_linear
+from core.firewall.secrets import scan_secrets
 from core.firewall.similarity import (
     TextLookup,
     _more_distinct_tokens,
@@ -112,18 +117,11 @@ def test_on_real_memory_every_entry_and_its_variants_are_answered_alike(extra):
 
 # -- the rules' required strings (core.firewall.prefilter) ------------------------------------------------
 
-from bench.firewall_sets import read_labelled  # noqa: E402
-from core.firewall import injection, prefilter, secrets  # noqa: E402
-from core.firewall.injection import fold, scan_injection  # noqa: E402
-from core.firewall.prefilter import LazyRule, derive, rule_patterns  # noqa: E402
-from core.firewall.rules import compile_linear  # noqa: E402
-from core.firewall.secrets import scan_secrets  # noqa: E402
-
 
 def test_the_data_file_holds_every_rules_strings_as_derived_now():
-    """Regenerate with ``python -m core.firewall.prefilter`` after changing a rule."""
+    """Regenerate with ``python -m core.firewall.prefilter_build`` after changing a rule."""
     assert prefilter.needles() == {k: v for k, v in prefilter.needles.__wrapped__().items()}
-    stored = {(r["pattern"], r["ignoreCase"]): r for r in prefilter.build()["rules"]}  # type: ignore[index]
+    stored = {(r["pattern"], r["ignoreCase"]): r for r in prefilter_build.build()["rules"]}  # type: ignore[index]
     import json
     on_disk = {(r["pattern"], r["ignoreCase"]): r for r in json.loads(prefilter.DATA_FILE.read_text())["rules"]}
     assert on_disk == stored
