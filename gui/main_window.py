@@ -386,6 +386,7 @@ class MainWindow(QMainWindow):
         from gui.editor.memory_editor import MemoryEditor
         from gui.session import ProjectSession
 
+        self.status.show_message(f"Opening {path.name}…")  # a backend behind the network may take a moment
         try:
             session = ProjectSession(path)
         except Exception as exc:

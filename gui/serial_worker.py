@@ -18,7 +18,7 @@ does not flicker it).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from PySide6.QtCore import QEventLoop, QObject, Qt, QThreadPool, QTimer, Signal
@@ -49,10 +49,17 @@ class SerialWorker(QObject):
         """Whether a write is running (a caller waits in :meth:`call`)."""
         return self._depth > 0
 
-    def call(self, fn: Callable[[], T], what: str = "Saving…") -> T:
-        """Run ``fn()`` on the worker and return its result (raise its exception), the GUI painting meanwhile."""
+    def call(self, fn: Callable[[], T], what: str = "Saving…", disable: Iterable[Any] = ()) -> T:
+        """Run ``fn()`` on the worker and return its result (raise its exception), the GUI painting meanwhile.
+
+        ``what`` is said in the status bar (``""``: nothing, for a short read); the widgets in ``disable``
+        (an Apply button…) are disabled while it runs and enabled again after, as they were.
+        """
         if threading.current_thread() is not threading.main_thread():
             return fn()  # already off the GUI thread (a test, a script): nothing to keep responsive
+        disabled = [w for w in disable if w.isEnabled()]
+        for widget in disabled:
+            widget.setEnabled(False)
         outcome: dict[str, Any] = {}
         loop = QEventLoop()
 
@@ -76,6 +83,8 @@ class SerialWorker(QObject):
                 loop.exec(QEventLoop.ProcessEventsFlag.ExcludeUserInputEvents)
             op.deleteLater()
         finally:
+            for widget in disabled:
+                widget.setEnabled(True)
             cursor.stop()
             self._depth -= 1
             if self._depth == 0 and self._cursor_shown:

@@ -14,6 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
+from tests.gui.test_preferences import prefs  # noqa: F401 (the Preferences dialog, opened with Ctrl+,)
 from tests.gui.worker_gate import TICKS, run_while_held
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -68,3 +69,56 @@ def test_a_backend_switch_waits_for_the_worker_while_the_window_runs(qtbot, wind
     assert window.session.backend.id == "sqlite"
     settings = json.loads((sample_project / ".fusion/memdesk/settings.json").read_text(encoding="utf-8"))
     assert settings["memoryBackend"] == "sqlite" and (sample_project / ".fusion/memdesk/memory.db").is_file()
+
+
+def test_a_prune_applies_on_the_worker_with_its_buttons_disabled(qtbot, sample_project):
+    from core.insights import MEMORY_WORKING_PATH
+    from core.insights import parse_insight_extraction_response as parse_reply
+    from tests.gui.test_prune_view import REPLY, load_reply, make_view
+
+    view = make_view(qtbot, sample_project)
+    load_reply(qtbot, view)
+    memory = sample_project / MEMORY_WORKING_PATH
+    before = memory.read_bytes()
+    assert view.apply_button.isEnabled()
+    _, ticks, saw = run_while_held(
+        view.session.worker, lambda: qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton),
+        lambda: not view.apply_button.isEnabled() and not view.reject_button.isEnabled()
+        and memory.read_bytes() == before)
+    assert ticks >= TICKS and saw
+    candidate = parse_reply((sample_project / REPLY).read_text()).pruned_memory
+    assert memory.read_text() == candidate.strip() + "\n"
+    assert "Applied</b> (all changes)." in view.outcome_label.text()
+
+
+def test_an_inbox_accept_writes_on_the_worker(qtbot, project, user_config_dir):
+    from gui.session import ProjectSession
+    from gui.views.inbox_view import InboxView
+    from tests.gui.test_inbox_view import MEMORY, _held
+
+    root, _secret_id, _attack_id = _held(project, user_config_dir)
+    view = InboxView(ProjectSession(root))
+    qtbot.addWidget(view)
+    view.show()
+    said: list[str] = []
+    view.session.worker.busyChanged.connect(lambda busy, what: busy and what and said.append(what))
+    before = (root / MEMORY).read_bytes()
+    _, ticks, saw = run_while_held(view.session.worker, lambda: view.act("redact"),
+                                   lambda: (root / MEMORY).read_bytes() == before and view.list.count() == 2)
+    assert ticks >= TICKS and saw and said and said[0].endswith(": redact…")
+    assert "Deploy key [REDACTED:secret.aws-key] for staging" in (root / MEMORY).read_text()
+    assert view.list.count() == 1
+
+
+def test_a_connection_test_connects_on_a_worker(qtbot, prefs, user_config_dir):  # noqa: F811 (the fixture)
+    from core import connections
+
+    page = prefs.connections
+    connections.set_connection("gone", "host=127.0.0.1 port=1 dbname=memdesk user=memdesk connect_timeout=2")
+    page.refresh()
+    page.table.selectRow(page.names().index("gone"))
+    _, ticks, saw = run_while_held(
+        page._worker, lambda: qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton),
+        lambda: page.status.text() == "Testing gone…" and not page.test_button.isEnabled())
+    assert ticks >= TICKS and saw
+    assert page.status.text().startswith("gone: cannot connect to ") and page.test_button.isEnabled()
