@@ -11,16 +11,25 @@ in ``gc_collect_main`` → ``~QObject`` → ``Shiboken::GilState::acquire`` and 
 The known cure for PySide/PyQt programs with threads: switch automatic collection off and collect on a
 GUI-thread timer when the counts pass the same thresholds the automatic collector uses. Reference
 counting still frees everything outside cycles at once; only cycles wait, at most one tick.
+
+A full collection (the oldest generation) walks every object the program holds: with a 1 MiB
+document open it held the GUI thread for tens of milliseconds, and the thresholds alone asked for one
+every few seconds of saving. CPython's own collector makes full collections rare (only once the
+objects promoted since the last one are a quarter of those that survived it); here a full collection
+runs at most every :data:`FULL_EVERY_S` seconds, and the younger generations in between.
 """
 
 from __future__ import annotations
 
 import gc
+import time
 
 from PySide6.QtCore import QObject, QTimer
 
 #: How often the GUI thread looks at the collector's counts (cheap: three integers).
 INTERVAL_MS = 500
+#: The least time between two full collections (cycles that reached the oldest generation wait that long).
+FULL_EVERY_S = 60.0
 
 
 class GuiThreadCollector(QObject):
@@ -29,6 +38,7 @@ class GuiThreadCollector(QObject):
     def __init__(self, parent: QObject | None = None, interval_ms: int = INTERVAL_MS) -> None:
         super().__init__(parent)
         gc.disable()
+        self._last_full = time.monotonic()
         self._timer = QTimer(self)
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self.check)
@@ -39,6 +49,10 @@ class GuiThreadCollector(QObject):
         counts, thresholds = gc.get_count(), gc.get_threshold()  # read now: the app may retune them
         for generation in (2, 1, 0):
             if counts[generation] > thresholds[generation]:
+                if generation == 2:
+                    if time.monotonic() - self._last_full < FULL_EVERY_S:
+                        return gc.collect(1)
+                    self._last_full = time.monotonic()
                 return gc.collect(generation)
         return 0
 

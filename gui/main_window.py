@@ -264,7 +264,7 @@ class MainWindow(QMainWindow):
         editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
         # A save, restore or backend switch under way on the project's worker says so (gui.serial_worker).
-        session.worker.busyChanged.connect(lambda busy, what: busy and self.status.show_message(what))
+        session.worker.busyChanged.connect(lambda busy, what: busy and what and self.status.show_message(what))
         session.noticedOutside.connect(  # a program's rewrite is kept as a notice; an agent's append is not
             lambda n: n.rewritten and self.status.notifications.add(n.describe(), "info"))
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
@@ -386,6 +386,7 @@ class MainWindow(QMainWindow):
         from gui.editor.memory_editor import MemoryEditor
         from gui.session import ProjectSession, open_reason
 
+        self.status.show_message(f"Opening {path.name}…")  # a backend behind the network may take a moment
         try:
             session = ProjectSession(path)
         except Exception as exc:

@@ -113,10 +113,12 @@ class ProjectSession(QObject):
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.project = open_project(root, registry)  # the process's one model of this folder (issue 19)
-        self.project.default_author = local_author("operator")  # History's Author column for the app's writes
-        #: Saves and backend switches run here, off the GUI thread, one at a time (gui.serial_worker).
+        #: Saves, reads, backend switches and connects run here, off the GUI thread, one at a time (gui.serial_worker).
         self.worker = SerialWorker(self)
+        # The process's one model of this folder (issue 19); resolving its backend may open a database or
+        # connect to a server: on the worker, the window painting meanwhile.
+        self.project = self.worker.call(lambda: open_project(root, registry), "")
+        self.project.default_author = local_author("operator")  # History's Author column for the app's writes
         self.root = self.project.root
         self.registry = self.project.registry
         self.store = ProjectStore(self.root, project=self.project)
@@ -170,7 +172,8 @@ class ProjectSession(QObject):
 
     def create_current_document(self) -> Changes:
         """Create the current document with its layout's scaffold (the operator asked for it)."""
-        changes = self.project.create_document(self.current_path)
+        path = self.current_path
+        changes = self.worker.call(lambda: self.project.create_document(path), f"Creating {path}…")
         self.apply(changes, "create")
         return changes
 
@@ -289,7 +292,7 @@ class ProjectSession(QObject):
         if watch is not None:
             watch.look()
             return
-        self.project.reload()
+        self.worker.call(self.project.reload, "Reading the settings…")
         self._on_new_backend()
         self.settingsChanged.emit(self.settings)
 
@@ -370,12 +373,12 @@ class ProjectSession(QObject):
         team = team_of(self.project.settings.memory_backend_config)
         if team is None:
             return
-        confirm(self.project.root, *team)
+        self.worker.call(lambda: confirm(self.project.root, *team), "Confirming the team binding…")
         self.reload_backend()
 
     def reload_backend(self) -> None:
         """Read the settings and resolve the configured backend again (falling back to ``file`` with a reason)."""
-        self.project.reload()
+        self.worker.call(self.project.reload, "Connecting to the backend…")  # may open a database or connect
         self._on_new_backend()
 
     def _on_new_backend(self) -> None:
@@ -407,9 +410,16 @@ class ProjectSession(QObject):
             return exc.message
 
     def read_memory(self) -> tuple[str, str]:
-        """Return ``(content, content_hash)``; check ``adapter.last_read_error`` for a failed read."""
-        text = self.adapter.read()
-        return text, fileio.content_hash(text)
+        """Return ``(content, content_hash)``; check ``adapter.last_read_error`` for a failed read.
+
+        Read on the project's worker (a database backend syncs its mirror or asks its server; a 1 MiB
+        file is read and hashed), the GUI painting meanwhile, after any write queued before it.
+        """
+        def read() -> tuple[str, str]:
+            text = self.adapter.read()
+            return text, fileio.content_hash(text)
+
+        return self.worker.call(read, "")
 
     def write_memory(self, content: str, expected_hash: str | None, source: str = "editor") -> WriteOutcome:
         """Write the current document through the project (never raises)."""

@@ -115,6 +115,8 @@ class MemoryFileWatcher(ObservedFolder):
 
     def watch(self, path: Path | None) -> bool:
         """Watch ``path`` (replacing what was watched); False when its folder does not exist."""
+        if path is not None and path == self.path and self._observer is not None and path.parent.is_dir():
+            return True  # already watched (a settings change): no observer thread to stop and join here
         self.stop()
         if path is None or not path.parent.is_dir():
             return False

@@ -169,11 +169,12 @@ def _check_seen(project: Project, rel: str, text: str) -> None:
 
 def _notice(project: Project, rel: str, before: str, after: str) -> None:
     """The served text changed since it was last served: keep the version before when no memdesk write did
-    (another program's change; core.noticed skips what memdesk's own writes recorded)."""
-    from core.noticed import record_noticed
+    (another program's change; core.noticed skips what memdesk's own writes recorded). Appends are joined
+    and recorded within a second (:mod:`core.server.noticing`), so a read does not wait on history."""
+    from core.server.noticing import notice
 
     try:
-        record_noticed(project, rel, before, after)
+        notice(project, rel, before, after)
     except Exception as exc:  # a safety net: the read is served either way
         log.warning("an outside change of %s was not recorded: %s", rel, exc)
 

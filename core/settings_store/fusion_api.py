@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from core import fileio, userdirs
-from core.errors import SettingsError
+from core import statefiles, userdirs
+from core.errors import MemoryBackendError, SettingsError
 from core.settings_store.base import SettingsStore, StoreInfo, StoreReadOnlyError
 from core.settings_store.connections import FusionConnection
 
@@ -205,8 +205,8 @@ def remember(root: Path, url: str, values: Mapping[str, Any]) -> None:
     except OSError:
         pass
     try:
-        fileio.atomic_write_bytes(path, data)
-    except OSError:
+        statefiles.write("fusion-cache", None, data, key=path.stem, source="fusion-read", directory=path.parent.parent)
+    except (OSError, MemoryBackendError):
         pass  # a cache: never worth failing a read for
 
 

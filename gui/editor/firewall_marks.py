@@ -11,7 +11,9 @@ is an ordinary, undoable edit of the buffer; saving sends it through the write p
 
 from __future__ import annotations
 
-from PySide6.QtCore import QEvent, QObject, Signal
+import bisect
+
+from PySide6.QtCore import QEvent, QObject, QPoint, QTimer, Signal
 from PySide6.QtGui import QAction, QColor, QContextMenuEvent, QTextCharFormat, QTextCursor
 from PySide6.QtWidgets import QPlainTextEdit, QTextEdit
 
@@ -21,6 +23,14 @@ from gui.tasks import Operation, run_in_background
 
 COLOURS = {"secret": QColor(214, 40, 40), "injection": QColor(230, 126, 0), "near-duplicate": QColor(40, 110, 210),
            "contradiction": QColor(140, 70, 190)}
+#: Up to this many findings are all underlined at once; above it (the real memory repeated to 1 MiB has
+#: thousands of near-duplicates, and underlining them all held the GUI thread for over 100 ms), only those
+#: in and around the view are, again as it scrolls.
+PAINT_ALL_UP_TO = 200
+#: Characters before and after the view whose findings are underlined too (a scroll shows them at once).
+VIEW_MARGIN = 4000
+#: A finding starting this far before the view is still looked at (its span may reach into the view).
+LONGEST_SPAN = 64_000
 
 
 class FirewallMarks(QObject):
@@ -35,8 +45,16 @@ class FirewallMarks(QObject):
         self.ignored: set[tuple[str, str]] = set()
         self._operation: Operation | None = None
         self._again = False
+        self._starts: list[int] = []  # the marks' start offsets, in order (marks in view are found by bisection)
+        self._scanned_text: str | None = None  # the text the marks shown were found in
+        self._painted: tuple[int, int] | None = None  # the character range underlined when not all are
+        self._follow = QTimer(self)  # scrolling repaints the marks in view, once per burst
+        self._follow.setSingleShot(True)
+        self._follow.setInterval(0)
+        self._follow.timeout.connect(self._paint_if_moved)
         edit.installEventFilter(self)
         edit.textChanged.connect(self._text_changed)
+        edit.verticalScrollBar().valueChanged.connect(self._follow.start)
 
     # -- scanning -----------------------------------------------------------------------------------
     def refresh(self) -> None:
@@ -45,6 +63,9 @@ class FirewallMarks(QObject):
             self._again = True
             return
         text = self.edit.toPlainText()
+        if text == self._scanned_text:  # the marks shown are this text's (a save, a settle without edits)
+            self._paint()
+            return
         self._operation = run_in_background(lambda _token: scan_marks(text),
                                             on_done=lambda marks: self._scanned(text, marks), parent=self)
 
@@ -53,17 +74,20 @@ class FirewallMarks(QObject):
             self._again = False
             self.refresh()
             return
-        self.marks = [m for m in marks if self._key(text, m) not in self.ignored]
+        self._scanned_text = text
+        self.marks = [m for m in marks if self._key(text, m) not in self.ignored]  # in order of their start
+        self._starts = [m.finding.span[0] for m in self.marks]
         self._paint()
 
     def _text_changed(self) -> None:
+        self._scanned_text = None
         if self.marks:  # spans no longer hold once the text moves: hidden until the next scan
             self.marks = []
             self._paint()
 
     def forget(self) -> None:
         """Another document is shown: drop its marks and ignored findings."""
-        self.marks, self.ignored = [], set()
+        self.marks, self.ignored, self._scanned_text = [], set(), None
         self._paint()
 
     @staticmethod
@@ -71,9 +95,33 @@ class FirewallMarks(QObject):
         start, end = mark.finding.span
         return mark.finding.rule, text[start:end]
 
+    def _view_range(self) -> tuple[int, int]:
+        """The character range in view, with :data:`VIEW_MARGIN` on each side."""
+        edit = self.edit
+        first = edit.firstVisibleBlock().position()
+        bottom = edit.cursorForPosition(QPoint(edit.viewport().width(), edit.viewport().height())).position()
+        return max(first - VIEW_MARGIN, 0), bottom + VIEW_MARGIN
+
+    def _paint_if_moved(self) -> None:
+        if self._painted is None:
+            return  # every mark is underlined already
+        low, high = self._view_range()
+        if low < self._painted[0] or high > self._painted[1]:
+            self._paint()
+
     def _paint(self) -> None:
         selections = []
-        for mark in self.marks:
+        marks = self.marks
+        self._painted = None
+        if len(marks) > PAINT_ALL_UP_TO:
+            if len(self._starts) != len(marks):
+                self._starts = [m.finding.span[0] for m in marks]
+            low, high = self._view_range()
+            low, high = max(low - VIEW_MARGIN, 0), high + VIEW_MARGIN  # room to scroll before painting again
+            self._painted = (low, high)
+            window = marks[bisect.bisect_left(self._starts, low - LONGEST_SPAN):bisect.bisect_right(self._starts, high)]
+            marks = [m for m in window if m.finding.span[1] >= low]
+        for mark in marks:
             start, end = mark.finding.span
             cursor = QTextCursor(self.edit.document())
             cursor.setPosition(start)
@@ -150,6 +198,7 @@ class FirewallMarks(QObject):
         """Hide this finding while the document is open."""
         self.ignored.add(self._key(self.edit.toPlainText(), mark))
         self.marks = [m for m in self.marks if m is not mark]
+        self._starts = [m.finding.span[0] for m in self.marks]
         self._paint()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:  # noqa: N802 - Qt override

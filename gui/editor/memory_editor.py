@@ -417,9 +417,7 @@ class MemoryEditor(QWidget):
             self.external.dropped_on_save(dropped)
             return False
         outcome = self.session.write_memory(text, self.buffer.base_hash)  # on the project's worker
-        if self.external.deferred:  # something changed on disk while it ran: look after this save settles
-            self.external.deferred = False
-            QTimer.singleShot(0, lambda: self.external.on_disk_changed(quiet=True))
+        # Something that changed on disk while it ran is looked at after this save settles (external.catch_up).
         if outcome.success:
             self.buffer.mark_saved(text)
             self.external.merged_with_markers = False
@@ -549,6 +547,9 @@ class MemoryEditor(QWidget):
         self.preview.follow_line(self.text_edit.first_visible_line())
 
     def _on_settled(self) -> None:
+        if self.session.worker.busy:  # a save or read runs: the firewall scan and outline wait for its end
+            self._settle.start()
+            return
         self._clear_stale_notice()
         self._measure()
         self.navigator.refresh()

@@ -279,8 +279,10 @@ class ConsolidationView(QWidget):
         if proposal is None or not self.apply_button.isEnabled():
             return None
         try:
-            outcome = apply_proposal(self.session.project, proposal.id, self.changes.accepted(),
-                                     allow_loss=self.allow_loss.isChecked(), author="operator")
+            accepted, allow_loss = self.changes.accepted(), self.allow_loss.isChecked()
+            outcome = self.session.worker.call(  # off the GUI thread: several documents written, history kept
+                lambda: apply_proposal(self.session.project, proposal.id, accepted, allow_loss=allow_loss,
+                                       author="operator"), "Applying the consolidation…", disable=(self.apply_button,))
         except Exception as exc:
             self.banner.show_message(f"Not applied: {exc}", "error")
             return None

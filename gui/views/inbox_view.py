@@ -205,17 +205,21 @@ class InboxView(QWidget):
         item = self.current()
         if item is None or (action == "edit" and not self.editing):
             return
-        project = self.session.project
-        try:
+        project, inbox = self.session.project, self.inbox
+        edited = self.text.toPlainText() if action == "edit" else None
+
+        def resolve() -> None:  # on the project's worker: the write goes through the pipeline, the inbox is rewritten
             if action == "reject":
-                review.reject(self.inbox, item.id)
+                review.reject(inbox, item.id)
             elif action == "merge":
-                review.merge(project, self.inbox, item.id)
+                review.merge(project, inbox, item.id)
             elif action == "supersede":
-                review.supersede(project, self.inbox, item.id)
+                review.supersede(project, inbox, item.id)
             else:
-                review.accept(project, self.inbox, item.id, redacted=action == "redact",
-                              edited=self.text.toPlainText() if action == "edit" else None)
+                review.accept(project, inbox, item.id, redacted=action == "redact", edited=edited)
+
+        try:
+            self.session.worker.call(resolve, f"Inbox item {item.id}: {action}…")
         except Exception as exc:  # a refusal, a conflict, a tampered inbox: said, nothing changed
             self.banner.show_message(f"Inbox item {item.id}: {exc}")
             return

@@ -388,7 +388,10 @@ class PruneView(QWidget):
             self.banner.show_message(f"Not applied: {self.apply_refusal()}", "error")
             return None
         try:
-            review = apply_prune(self.session.root, proposal.id, candidate=selection[0] if partial else None)
+            candidate = selection[0] if partial else None
+            review = self.session.worker.call(  # off the GUI thread: validates, writes 1 MiB, records history
+                lambda: apply_prune(self.session.root, proposal.id, candidate=candidate), "Applying the prune…",
+                disable=(self.apply_button, self.reject_button))
         except (ProposalError, MemoryBackendError) as exc:
             self.banner.show_message(f"Not applied: {exc}", "error")
             return None
@@ -418,7 +421,9 @@ class PruneView(QWidget):
         if proposal is None or not self.reject_button.isEnabled():
             return None
         try:
-            review = reject_prune(self.session.root, proposal.id, reason=self.reason_edit.text())
+            reason = self.reason_edit.text()
+            review = self.session.worker.call(lambda: reject_prune(self.session.root, proposal.id, reason=reason),
+                                              "Rejecting the prune…", disable=(self.apply_button, self.reject_button))
         except (ProposalError, MemoryBackendError) as exc:
             self.banner.show_message(f"Not rejected: {exc}", "error")
             return None

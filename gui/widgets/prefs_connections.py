@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import connections
+from gui.serial_worker import SerialWorker
 
 NO_PSYCOPG = ("PostgreSQL connections need the 'postgres' extra (psycopg); install it with "
               "pip install 'memdesk[postgres]' (./run.sh installs it).")
@@ -63,6 +64,7 @@ class ConnectionsPage(QWidget):
         self.dsn = QLineEdit(self)
         self.dsn.setObjectName("connectionDsn")
         self.dsn.setPlaceholderText("postgresql://user:password@host:5432/dbname")
+        self._worker = SerialWorker(self)  # connection tests run here, one at a time, off the GUI thread
         self.save_button = QPushButton("&Save connection", self)
         self.test_button = QPushButton("&Test", self)
         self.remove_button = QPushButton("&Remove…", self)
@@ -148,8 +150,10 @@ class ConnectionsPage(QWidget):
         if not name:
             _status(self.status, "Choose a connection to test.", "warning")
             return False
-        try:
-            result = connections.test_connection(name)
+        _status(self.status, f"Testing {name}…", "info")
+        try:  # a connect waits for the network (up to its timeout): on a worker, the window painting meanwhile
+            result = self._worker.call(lambda: connections.test_connection(name), "",
+                                       disable=(self.test_button, self.save_button, self.remove_button))
         except ModuleNotFoundError:
             _status(self.status, NO_PSYCOPG, "error")
             return False

@@ -64,3 +64,28 @@ def test_redact_merge_supersede_and_ignore_once_edit_the_buffer(qtbot):
     with qtbot.waitSignal(marks.marksChanged, timeout=10_000):
         marks.refresh()
     assert all(m.finding.kind != "secret" for m in marks.marks)  # ignored while the document is open
+
+
+def test_thousands_of_findings_underline_those_in_view_and_follow_the_scroll(qtbot):
+    """A 1 MiB memory can hold thousands of findings: only those around the view are underlined (underlining
+    all of them held the GUI thread), and scrolling to the end underlines the ones there."""
+    from gui.editor import firewall_marks
+
+    lines = [f"- Deploy key {i:04d} AKIAIOSFODNN7EXAMPL{chr(65 + i % 26)}" for i in range(1500)]
+    edit = MemoryTextEdit()
+    qtbot.addWidget(edit)
+    edit.resize(600, 300)
+    edit.show()
+    edit.setPlainText("# Memory\n\n" + "\n".join(lines) + "\n")
+    marks = FirewallMarks(edit)
+    with qtbot.waitSignal(marks.marksChanged, timeout=20_000):
+        marks.refresh()
+    assert len(marks.marks) > firewall_marks.PAINT_ALL_UP_TO
+    painted = [s.cursor.block().blockNumber() for s in edit.extraSelections()]
+    assert 0 < len(painted) < len(marks.marks)
+    assert min(painted) == 2 and edit.firstVisibleBlock().blockNumber() == 0  # the first finding, in view
+    assert max(painted) < 1000
+    edit.verticalScrollBar().setValue(edit.verticalScrollBar().maximum())
+    qtbot.waitUntil(lambda: max(s.cursor.block().blockNumber() for s in edit.extraSelections()) > 1400)
+    shown = {s.cursor.block().blockNumber() for s in edit.extraSelections()}
+    assert {edit.firstVisibleBlock().blockNumber(), 1501} <= shown and 2 not in shown  # the view's, not the top's

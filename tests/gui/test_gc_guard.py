@@ -45,3 +45,19 @@ def test_check_collects_only_past_a_threshold(qapp):
     assert gc_guard.install(qapp) is collector  # one per application
     gc.collect()
     assert collector.check() == 0
+
+
+def test_full_collections_are_spaced_out(qapp, monkeypatch):
+    """A full collection walks the whole heap (tens of ms with a 1 MiB document open): at most one per
+    FULL_EVERY_S; past the oldest threshold in between, the younger generations are collected."""
+    collector = gc_guard.install(qapp)
+    calls: list[int] = []
+    monkeypatch.setattr(gc_guard.gc, "collect", lambda generation=2: calls.append(generation) or 0)
+    monkeypatch.setattr(gc_guard.gc, "get_count", lambda: (800, 20, 20))
+    monkeypatch.setattr(collector, "_last_full", gc_guard.time.monotonic() - gc_guard.FULL_EVERY_S - 1)
+    collector.check()
+    collector.check()
+    assert calls == [2, 1]
+    monkeypatch.setattr(collector, "_last_full", gc_guard.time.monotonic() - gc_guard.FULL_EVERY_S - 1)
+    collector.check()
+    assert calls == [2, 1, 2]
