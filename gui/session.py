@@ -450,3 +450,14 @@ def _switches_backend(settings: ProjectSettings, patch: Mapping[str, Any]) -> bo
         return True
     return "memoryBackendConfig" in patch and dict(patch["memoryBackendConfig"] or {}) != dict(
         settings.memory_backend_config or {})
+
+
+def open_reason(exc: BaseException) -> str:
+    """Why a project could not be opened, on one line: an OS error names its file and what to do."""
+    if isinstance(exc, MemoryBackendError):
+        return exc.message
+    if isinstance(exc, OSError) and exc.filename is not None:
+        from core.safepath import os_reason
+
+        return os_reason(exc.filename, exc, "read")
+    return str(exc) or type(exc).__name__

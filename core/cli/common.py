@@ -149,6 +149,8 @@ def fail_from(exc: BaseException) -> CliError:
     the file is found where memdesk knows it: the error's ``filename``, or the database the failing
     code had open.
     """
+    if isinstance(exc, CliError):  # already one line with its exit code (a command's own, re-raised)
+        return exc
     if isinstance(exc, SettingsError | PathOutsideRootError):
         return CliError(str(exc), 2)
     if isinstance(exc, MemoryBackendError):
