@@ -215,3 +215,14 @@ def test_damaged_schedule_state_is_ignored_and_the_app_keeps_working(world):
         done = memdesk(*command, "--project", str(world["root"]), config=world["config"])
         assert "Traceback" not in done.stderr, done.stderr
         assert done.returncode == 0, done.stderr
+
+
+def test_memdesk_activity_state_lists_state_changes_with_their_writer(world):
+    root, config = world["root"], world["config"]
+    assert memdesk("policy", "set", "cli", "secret", "hold", "--project", str(root), config=config).returncode == 0
+    done = memdesk("activity", "--state", "--json", "--project", str(root), config=config)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [(r["kind"], r["path"], r["source"]) for r in rows] == [
+        ("state", ".fusion/memdesk/firewall-policy.json", "firewall-policy")]
+    assert rows[0]["client"].startswith("cli")  # the CLI's writer, not "memdesk"
