@@ -26,6 +26,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from core.errors import MemoryBackendError
 from core.fileio import sha256_hex
 
 if TYPE_CHECKING:
@@ -89,8 +90,20 @@ def log_path() -> Path:
     return user_config_dir() / READS_DB
 
 
+def _located(path: Path) -> None:
+    """Stages "what" and "where" of the state-file door for the read log: no link out of the user's folder, a
+    regular file of its own (a FIFO there would hang SQLite's open). One line naming it otherwise (``OSError``)."""
+    if path.name == READS_DB:
+        from core import statefiles
+
+        try:
+            statefiles.locate("reads", directory=path.parent)
+        except MemoryBackendError as exc:  # the reader thread and the CLI report an OSError
+            raise OSError(str(exc)) from exc
+
+
 def _connect(path: Path) -> sqlite3.Connection:
-    path.parent.mkdir(parents=True, exist_ok=True)
+    _located(path)
     conn = sqlite3.connect(str(path), timeout=10, check_same_thread=False, isolation_level=None)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
@@ -209,6 +222,7 @@ def query(*, root: str | Path | None = None, client: str | None = None, since: d
     db = db or log_path()
     if not db.exists():
         return []
+    _located(db)
     sql = ("SELECT at, root, project, path, hash, size, start_line, end_line, total_lines, client, token, via, id "
            "FROM reads WHERE 1=1")
     args: list[Any] = []

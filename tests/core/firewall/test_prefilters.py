@@ -3,6 +3,9 @@
 * the near-duplicate lookup without an index (:class:`~core.firewall.similarity.TextLookup`) skips
   entries with too many distinct words to reach a threshold, reading only their first words, and looks
   ASCII words up in the text's lowered UTF-8 bytes instead of ``str.lower()`` of it;
+* a secret or injection rule is compiled and run only on text holding its required strings
+  (:mod:`core.firewall.prefilter`): every labelled example, every fixture line and strings generated from
+  each pattern that RE2 matches pass the prefilter, and the rules flag the labelled sets alike without it.
 """
 
 from __future__ import annotations
@@ -13,8 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.firewall import similarity
-from core.firewall.rules import Deadline
+from bench.firewall_sets import read_labelled
+from core.firewall import injection, prefilter, prefilter_build, secrets, similarity
+from core.firewall.injection import fold, scan_injection
+from core.firewall.prefilter import LazyRule
+from core.firewall.prefilter_build import derive, rule_patterns
+from core.firewall.rules import Deadline, compile_linear
+from core.firewall.secrets import scan_secrets
 from core.firewall.similarity import (
     TextLookup,
     _more_distinct_tokens,
@@ -105,3 +113,104 @@ def test_on_real_memory_every_entry_and_its_variants_are_answered_alike(extra):
     fast = TextLookup(text)
     for probe in probes:
         assert _key(fast.match(probe, Deadline(30))) == _key(_long_way(text, probe)), probe
+
+
+# -- the rules' required strings (core.firewall.prefilter) ------------------------------------------------
+
+
+def test_the_data_file_holds_every_rules_strings_as_derived_now():
+    """Regenerate with ``python -m core.firewall.prefilter_build`` after changing a rule."""
+    assert prefilter.needles() == {k: v for k, v in prefilter.needles.__wrapped__().items()}
+    stored = {(r["pattern"], r["ignoreCase"]): r for r in prefilter_build.build()["rules"]}  # type: ignore[index]
+    import json
+    on_disk = {(r["pattern"], r["ignoreCase"]): r for r in json.loads(prefilter.DATA_FILE.read_text())["rules"]}
+    assert on_disk == stored
+    assert len(stored) == len(rule_patterns())
+    assert sum(1 for r in stored.values() if r["needles"]) >= len(stored) - 2  # nearly every rule has strings
+
+
+def _samples() -> list[str]:
+    texts = [text for name in ("secrets.txt", "injection.txt", "near_duplicates.txt")
+             for _label, text in read_labelled(name)]
+    texts += REAL.splitlines()
+    return texts + [t.lower() for t in texts] + [fold(t) for t in texts] + [t.upper() for t in texts[:200]]
+
+
+@pytest.mark.parametrize(("pattern", "ignore_case"), rule_patterns())
+def test_a_rule_that_matches_a_sample_always_passes_its_prefilter(pattern, ignore_case):
+    regex, lazy = compile_linear(pattern, ignore_case=ignore_case), LazyRule(pattern, ignore_case=ignore_case)
+    matched = 0
+    for text in _samples():
+        if regex.search(text):
+            matched += 1
+            assert lazy.possible(text), (pattern, text)
+    if lazy.needles:
+        assert not lazy.possible("plain words about the build, nothing else 123") or matched >= 0
+
+
+@pytest.mark.parametrize(("pattern", "ignore_case"), rule_patterns())
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_strings_made_from_each_pattern_pass_its_prefilter(pattern, ignore_case, data):
+    import re
+
+    try:
+        strategy = st.from_regex(re.compile(pattern, re.IGNORECASE if ignore_case else 0))
+    except Exception:
+        pytest.skip("Python cannot generate from this pattern")
+    text = data.draw(strategy)
+    if compile_linear(pattern, ignore_case=ignore_case).search(text):
+        assert LazyRule(pattern, ignore_case=ignore_case).possible(text)
+
+
+def test_re2_folds_no_other_character_onto_an_ascii_letter():
+    """The prefilter lower-cases a case-insensitive rule's text with str.lower; that finds what RE2 would
+    unless RE2 folds a character onto an ASCII letter that str.lower does not (only U+017F, guarded)."""
+    everything = "".join(chr(c) for c in range(0x10FFFF) if not 0xD800 <= c < 0xE000)
+    folded = {m.group(0) for m in compile_linear("[a-z]", ignore_case=True).finditer(everything)}
+    odd = {c for c in folded if not ("a" <= c.lower() <= "z" and len(c.lower()) == 1)}
+    assert odd <= set(prefilter.FOLDS_TO_ASCII), odd
+    assert LazyRule(secrets._SAID).possible("the db pa\u017f\u017fword is hunter22")
+    assert compile_linear(secrets._SAID).search("the db pa\u017f\u017fword is hunter22")
+
+
+def test_derive_reads_the_constructs_it_meets():
+    assert derive("abc") == (False, [["abc"]])
+    assert derive("(?i)AbC") == (True, [["abc"]])
+    assert derive("ABC(?i:def)") == (True, [["abc"], ["def"]])  # a folded part: every string looked for lower-cased
+    assert derive("x(?:ab|cd)+y?") == (False, [["ab", "cd"], ["x"]])
+    assert derive("a.b.c.d.e") == (False, [["a"], ["b"], ["c"]])
+    assert derive("a*b?[cd]") is None
+    assert derive("[[:alpha:]]x") is None and derive("\\pLx") is None  # RE2 syntax Python misreads: none
+    assert derive("(?mi)abc") is None
+
+
+def _without_prefilter(monkeypatch):
+    monkeypatch.setattr(prefilter.LazyRule, "possible", lambda self, text, lowered=None: True)
+
+
+@pytest.mark.parametrize("name", ["secrets.txt", "injection.txt"])
+def test_every_labelled_example_is_flagged_alike_with_and_without_the_prefilter(name, monkeypatch):
+    texts = [text for _label, text in read_labelled(name)]
+    texts.append("\n".join(texts))  # one text of many lines: the whole-text first pass
+    scans = (scan_secrets, scan_injection)
+    with_ = [[(f.rule, f.line, f.span) for scan in scans for f in scan(t, Deadline(30))] for t in texts]
+    _without_prefilter(monkeypatch)
+    without = [[(f.rule, f.line, f.span) for scan in scans for f in scan(t, Deadline(30))] for t in texts]
+    assert with_ == without
+    assert sum(map(len, with_)) >= len(texts) // 2
+
+
+def test_an_everyday_entry_compiles_few_rules_and_loads_no_re2():
+    import subprocess
+    import sys
+
+    code = ("import sys; from core.firewall.secrets import scan_secrets, _compiled; from core.firewall.injection "
+            "import scan_injection; from core.firewall.rules import Deadline\n"
+            "t = 'Use the DB clock for lease expiry; the scheduler retries three times, then it gives up'\n"
+            "assert not scan_secrets(t, Deadline()) and not scan_injection(t, Deadline())\n"
+            "print('re2' in sys.modules, sum(r._regex is not None for _n, _w, r in _compiled()))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         cwd=Path(__file__).resolve().parents[3]).stdout.split()
+    assert out == ["False", "0"], out
+    assert injection._may_hold_run("x" * 96) and not injection._may_hold_run("word " * 100)
