@@ -120,7 +120,11 @@ class MemoryFileWatcher(ObservedFolder):
         self.stop()
         if path is None or not path.parent.is_dir():
             return False
-        if not self._observe(_Handler(path.resolve(), self._relay), path.parent, recursive=False,
+        try:
+            target = path.resolve()
+        except (OSError, RuntimeError):  # a symbolic link loop (RuntimeError on Python 3.11): nothing to watch
+            return False
+        if not self._observe(_Handler(target, self._relay), path.parent, recursive=False,
                              refused=f"cannot watch {path} for changes"):
             return False
         self.path = path

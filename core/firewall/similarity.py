@@ -356,6 +356,8 @@ class TextLookup:
         self._plain: bool | None = None  # no character whose lower case is ASCII or longer (U+212A, U+0130)
         self._lines: dict[tuple[bool, int], int] = {}
         self._paragraphs: dict[tuple[bool, int], tuple[list[int], list[Entry]]] = {}
+        self._shapes: dict[bytes, list[tuple[int, int, int, str]]] = {}
+        self._known: dict[bool, list[int]] = {False: [], True: []}
 
     def _haystack(self, words: list[str]) -> str | bytes | None:
         """Where ``words`` are looked up: the text lowered, or ``None`` when lowering changes its length.
@@ -445,24 +447,43 @@ class TextLookup:
             if not in_bytes:
                 entries = list(split_entries(self.text[start:end], self._line_of(hay, start), start))
             else:
-                raw = self._data[start:end]  # type: ignore[index]
-                paragraph = raw.decode("utf-8")
-                entries = list(split_entries(paragraph, self._line_of(hay, start), 0))
-                if not raw.isascii():  # character offsets in the paragraph -> byte offsets in the text
-                    entries = [Entry(e.line, len(paragraph[:e.start].encode("utf-8")),
-                                     len(paragraph[:e.end].encode("utf-8")), e.text) for e in entries]
-                entries = [Entry(e.line, start + e.start, start + e.end, e.text) for e in entries]
+                line = self._line_of(hay, start) - 1
+                entries = [Entry(line + n, start + a, start + b, text)
+                           for n, a, b, text in self._shape(self._data[start:end])]  # type: ignore[index]
             self._paragraphs[key] = ([e.start for e in entries], entries)
         return self._paragraphs[key]
+
+    def _shape(self, raw: bytes) -> list[tuple[int, int, int, str]]:
+        """The entries of one paragraph's UTF-8 bytes as (line in it from 1, byte start, byte end, text).
+
+        Kept by content: a memory that repeats a paragraph (a copied section, an agent's repeated note)
+        splits it once."""
+        shape = self._shapes.get(raw)
+        if shape is None:
+            paragraph = raw.decode("utf-8")
+            entries = list(split_entries(paragraph))
+            if raw.isascii():
+                shape = [(e.line, e.start, e.end, e.text) for e in entries]
+            else:  # character offsets -> byte offsets, counted in one pass
+                at_char, at_byte, shape = 0, 0, []
+                for e in entries:  # in order, apart: each stretch of the paragraph is encoded once
+                    first = at_byte + len(paragraph[at_char:e.start].encode("utf-8"))
+                    at_char, at_byte = e.end, first + len(paragraph[e.start:e.end].encode("utf-8"))
+                    shape.append((e.line, first, at_byte, e.text))
+            self._shapes[raw] = shape
+        return shape
 
     def _line_of(self, hay: str | bytes, offset: int) -> int:
         in_bytes = isinstance(hay, bytes)
         key = (in_bytes, offset)
         if key not in self._lines:
-            below = max((o for b, o in self._lines if b == in_bytes and o < offset), default=0)
+            known = self._known[in_bytes]  # offsets counted so far, in order
+            at = bisect_right(known, offset)
+            below = known[at - 1] if at else 0
             source: str | bytes = self._ascii if in_bytes else self.text  # type: ignore[assignment]
             newline = b"\n" if in_bytes else "\n"
             self._lines[key] = self._lines.get((in_bytes, below), 1) + source.count(newline, below, offset)  # type: ignore[arg-type]
+            known.insert(at, offset)
         return self._lines[key]
 
 

@@ -162,3 +162,90 @@ def test_state_that_is_a_fifo_is_one_line_never_a_hang(world, where, command, na
     assert done.returncode != 0, done.stdout
     line = one_line(done.stderr)
     assert named in line and "named pipe" in line, line
+
+
+@pytest.mark.parametrize("command", [("audit",), ("search", "memory"), ("history", "list"), ("append", "hello")],
+                         ids=lambda c: c[0])
+def test_a_config_json_fifo_never_hangs_a_command(world, command):
+    """``open_project``'s settings stamp and history's retention read ``config.json`` too (both waited for ever)."""
+    target = world["root"] / ".fusion" / "config.json"
+    target.unlink()
+    os.mkfifo(target)
+    done = memdesk(*command, "--project", str(world["root"]), config=world["config"])  # times out on a hang
+    assert "Traceback" not in done.stderr
+    if done.returncode:
+        assert "config.json" in one_line(done.stderr)
+
+
+SHAPES = [
+    # (project-relative or user:NAME, wrong but valid JSON, the command that reads it, what the one line names)
+    (".fusion/memdesk/settings.json", "[1, 2]", ("settings", "get"), "settings.json"),
+    (".fusion/memdesk/settings.json", '{"memoryBackend": 5}', ("settings", "get"), "memoryBackend"),
+    (".fusion/memdesk/firewall-policy.json", '{"rules": "all"}', ("policy", "show"), "firewall-policy.json"),
+    (".fusion/memdesk/inbox.json", '{"version": 1, "items": "x", "mac": "y"}', ("inbox", "list"), "inbox.json"),
+    (".fusion/memdesk/consolidation.json", '{"unattended": "yes"}', ("consolidation-policy",), "consolidation.json"),
+    (".fusion/memdesk/automations.json", '{"a": 1}', ("run-scheduled",), "automations.json"),
+    ("user:tokens.json", '{"tokens": [{"name": 1}]}', ("tokens", "list"), "tokens.json"),
+    ("user:config.json", '{"providers": 5}', ("providers", "list"), "config.json"),
+    ("user:connections.json", '{"connections": []}', ("connections", "list"), "connections.json"),
+    ("user:firewall.key", "not a key", ("inbox", "list"), "firewall.key"),
+]
+
+
+@pytest.mark.parametrize(("where", "text", "command", "named"), SHAPES, ids=[f"{s[0]}:{s[2][0]}" for s in SHAPES])
+def test_state_of_the_wrong_shape_is_one_line_naming_it(world, where, text, command, named):
+    """Stored state is untrusted (issue 19 item 3): valid JSON of the wrong shape is one line naming the file or
+    the field, never a traceback, and the file is left as it was."""
+    path = world["config"] / where.removeprefix("user:") if where.startswith("user:") else world["root"] / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    args = (*command, "--project", str(world["root"])) if command[0] not in ("tokens", "connections") else command
+    done = memdesk(*args, config=world["config"])
+    assert done.returncode != 0, done.stdout
+    assert named in one_line(done.stderr)
+    assert path.read_text(encoding="utf-8") == text
+
+
+def test_damaged_schedule_state_is_ignored_and_the_app_keeps_working(world):
+    """Run bookkeeping of the wrong shape means 'never ran' (a notice), and the next run rewrites it whole."""
+    for rel, text in ((".fusion/memdesk/schedule-state.json", '{"lastRunAt": 5, "x": []}'),
+                      (".fusion/memdesk/consolidation-state.json", '["not", "an", "object"]')):
+        (world["root"] / rel).write_text(text, encoding="utf-8")
+    for command in (("run-scheduled",), ("settings", "get"), ("show",)):
+        done = memdesk(*command, "--project", str(world["root"]), config=world["config"])
+        assert "Traceback" not in done.stderr, done.stderr
+        assert done.returncode == 0, done.stderr
+
+
+def test_memdesk_activity_state_lists_state_changes_with_their_writer(world):
+    root, config = world["root"], world["config"]
+    assert memdesk("policy", "set", "cli", "secret", "hold", "--project", str(root), config=config).returncode == 0
+    done = memdesk("activity", "--state", "--json", "--project", str(root), config=config)
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)
+    assert [(r["kind"], r["path"], r["source"]) for r in rows] == [
+        ("state", ".fusion/memdesk/firewall-policy.json", "firewall-policy")]
+    assert rows[0]["client"].startswith("cli")  # the CLI's writer, not "memdesk"
+
+
+def test_a_backend_database_hard_linked_to_another_file_is_never_written(world):
+    """The sqlite backend's database is memdesk's state in the project: a planted hard link to another database
+    (another project's, or any SQLite file) is refused before SQLite opens it, and that file keeps its bytes."""
+    import sqlite3
+
+    root, config = world["root"], world["config"]
+    assert memdesk("settings", "set", "memoryBackend", "sqlite", "--project", str(root), config=config).returncode == 0
+    victim = world["outside"] / "other.db"
+    conn = sqlite3.connect(victim)
+    conn.execute("CREATE TABLE kept(x)")
+    conn.commit()
+    conn.close()
+    db = root / ".fusion" / "memdesk" / "memory.db"
+    for old in db.parent.glob("memory.db*"):
+        old.unlink()
+    os.link(victim, db)
+    before, times = snapshot(world["outside"]), stamps(world["outside"])
+    done = memdesk("append", "a new entry", "--project", str(root), config=config)
+    assert "Traceback" not in done.stderr
+    assert "memory.db has 1 other hard link" in done.stderr
+    assert snapshot(world["outside"]) == before and stamps(world["outside"]) == times

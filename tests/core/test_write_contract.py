@@ -58,6 +58,8 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                                        "O_NOFOLLOW; replacements go through fileio.atomic_write_bytes)"),
     "core/firewall/ds_patterns.py": (frozenset({"write_text"}),
                                      "regenerates its bundled data file, only when run as a script by a developer"),
+    "core/firewall/prefilter_build.py": (frozenset({"write_text"}),
+                                         "regenerates data/prefilter.json, only when run as a script by a developer"),
     "core/migrate.py": (frozenset({"unlink"}),
                         "removes the legacy .fusion/memory.md after its text is kept in history and moved"),
     "core/providers/session.py": (frozenset({"write-flags"}),
