@@ -24,7 +24,6 @@ writers (``fileio.atomic_write_bytes``, ``fileio.replace_text``…) for a state 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import re
@@ -32,10 +31,8 @@ import stat
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from core import fileio, userdirs
 from core.errors import MemoryBackendError, PathOutsideRootError
@@ -50,18 +47,23 @@ _ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$")  # core.proposals.model.PRO
 _DIGEST = re.compile(r"^[0-9a-f]{32}$")
 
 
-@dataclass(frozen=True)
 class StateFile:
-    """One of memdesk's named state files: where it lives, its size limit and how its changes are kept."""
+    """One of memdesk's named state files: where it lives, its size limit and how its changes are kept.
 
-    name: str
-    scope: Scope
-    path: str  # relative to the project root or to the user's config folder; "{key}" in a family
-    what: str  # in the operator's words, for messages
-    max_size: int = MiB
-    history: bool = False  # keep the previous version in history.db (project scope)
-    new_file_mode: int | None = None  # a new file's mode less the umask (None: 0600)
-    key: re.Pattern[str] | None = None
+    A plain class, not a dataclass: this module is imported by every ``memdesk append``, and building a
+    dataclass costs a short command more than the rest of this module.
+    """
+
+    __slots__ = ("name", "scope", "path", "what", "max_size", "history", "new_file_mode", "key")
+
+    def __init__(self, name: str, scope: Scope, path: str, what: str, max_size: int = MiB, *, history: bool = False,
+                 new_file_mode: int | None = None, key: re.Pattern[str] | None = None) -> None:
+        self.name, self.scope, self.what = name, scope, what
+        self.path = path  # relative to the project root or to the user's config folder; "{key}" in a family
+        self.max_size = max_size
+        self.history = history  # keep the previous version in history.db (project scope)
+        self.new_file_mode = new_file_mode  # a new file's mode less the umask (None: 0600)
+        self.key = key
 
     def relpath(self, key: str | None = None) -> str:
         """The file's path for ``key`` (a family) or its one path; :class:`StateRefused` on a bad key."""
@@ -120,8 +122,7 @@ class StateRefused(MemoryBackendError):
         super().__init__(message, code, backend_id, cause)
 
 
-@dataclass(frozen=True)
-class StateWrite:
+class StateWrite(NamedTuple):
     """What a state write did: the file (path as shown), its real target, and whether bytes changed."""
 
     name: str
@@ -155,6 +156,16 @@ def name_of(relpath: str) -> str:
         if f.scope == "project" and f.key is None and f.path == relpath:
             return f.name
     raise StateRefused(f"{_shown(relpath)} is not one of memdesk's state files; nothing was written")
+
+
+_process_writer = "memdesk"
+
+
+def set_process_writer(writer: str) -> None:
+    """Who this process's state writes are recorded as when a caller names no writer (``cli:ana`` for the CLI,
+    ``operator:ana`` for the app; ``memdesk`` until a surface says so)."""
+    global _process_writer
+    _process_writer = writer
 
 
 def user_dir() -> Path:
@@ -284,16 +295,18 @@ def _user_lock_dir(sf: StateFile, base: Path, rel: str) -> tuple[Path, Path]:
 
 # -- write and record -------------------------------------------------------------------------------------
 def write(name: str, root: Path | str | None, text: str | bytes, *, source: str, key: str | None = None,
-          writer: str = "memdesk", expected_hash: str | None = None, directory: Path | None = None,
+          writer: str | None = None, expected_hash: str | None = None, directory: Path | None = None,
           exclusive: bool = False, max_size: int | None = None) -> StateWrite:
     """Replace the state file ``name`` (``key`` for a family) with ``text`` through every stage.
 
     ``root`` is the project (``None`` for a user file; ``directory`` stands in for the user's config
     folder). ``expected_hash`` is the :func:`core.fileio.content_hash` of the text the caller started
     from (``CONFLICT`` when the file changed since); ``exclusive`` refuses a file that exists already
-    (``CONFLICT``). ``writer`` (``kind`` or ``kind:name``) and ``source`` go to the record.
+    (``CONFLICT``). ``writer`` (``kind`` or ``kind:name``; the process's, :func:`set_process_writer`, when
+    ``None``) and ``source`` go to the record.
     """
     sf = state_file(name)
+    writer = writer or _process_writer
     base, rel, target = locate(name, root, key=key, directory=directory)
     data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
     limit = max_size or sf.max_size
@@ -348,6 +361,9 @@ def keep_previous(root: Path, relpath: str, raw: bytes, source: str, author: str
 def _record(sf: StateFile, root: Path | str | None, directory: Path | None, rel: str, writer: str, source: str,
             data: bytes) -> None:
     """One line in the scope's state log (best effort: a lost record never fails the write it records)."""
+    import json
+    from datetime import UTC, datetime
+
     line = json.dumps({"at": datetime.now(UTC).isoformat(timespec="milliseconds"), "file": sf.name, "path": rel,
                        "writer": writer, "source": source, "size": len(data),
                        "sha256": fileio.sha256_hex(data)[:16]}, ensure_ascii=True) + "\n"
@@ -365,8 +381,7 @@ def _record(sf: StateFile, root: Path | str | None, directory: Path | None, rel:
         log.warning("the change to %s was written but not logged: %s", rel, exc)
 
 
-@dataclass(frozen=True)
-class StateChange:
+class StateChange(NamedTuple):
     """One line of a state log: when, which file, who, why, and the new size."""
 
     at: str
@@ -384,6 +399,8 @@ def read_log(root: Path | str | None = None, *, directory: Path | None = None,
     Read as untrusted: capped at its limit, each line checked (a JSON object of the right fields);
     a bad line is left out and named in ``skipped``; an unreadable log raises one line naming it.
     """
+    import json
+
     name = LOG_NAME["project" if root is not None else "user"]
     _base, rel, target = locate(name, root, directory=directory)
     data = fileio.read_bytes(target, "state", max_size=REGISTRY[name].max_size * 2) or b""

@@ -26,6 +26,7 @@ from core.layout import DocumentInfo
 from core.project import Changes, forget_project, open_project
 from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
+from core.statefiles import set_process_writer
 from core.store import ProjectStore
 from core.userdirs import local_author
 from gui.serial_worker import SerialWorker
@@ -119,6 +120,7 @@ class ProjectSession(QObject):
         # connect to a server: on the worker, the window painting meanwhile.
         self.project = self.worker.call(lambda: open_project(root, registry), "")
         self.project.default_author = local_author("operator")  # History's Author column for the app's writes
+        set_process_writer(self.project.default_author)  # and the state log's writer of the app's state changes
         self.root = self.project.root
         self.registry = self.project.registry
         self.store = ProjectStore(self.root, project=self.project)

@@ -55,6 +55,10 @@ def project_root(args: argparse.Namespace) -> Path:
     root = Path(args.project).expanduser()
     if not root.is_dir():
         raise CliError(f"project folder {str(root)!r} does not exist or is not a folder", 2)
+    from core.statefiles import set_process_writer
+    from core.userdirs import local_author
+
+    set_process_writer(local_author("cli"))  # the state log's writer of this command's state changes
     return root.resolve()
 
 

@@ -195,9 +195,12 @@ class MemoryEditor(QWidget):
         self.session.memoryReplaced.connect(self.on_disk_changed)
 
     # -- loading and state ---------------------------------------------------------------------
-    def load(self) -> None:
-        """(Re)load memory from the session, dropping unsaved edits and any open conflict."""
-        text, digest = self.session.read_memory()
+    def load(self, read: tuple[str, str] | None = None) -> None:
+        """(Re)load memory from the session, dropping unsaved edits and any open conflict.
+
+        ``read``: what ``session.read_memory()`` just returned (its error still in the adapter), not read again.
+        """
+        text, digest = read if read is not None else self.session.read_memory()
         error = self.session.adapter.last_read_error
         self._read_error = error.message if error is not None and error.code == "READ_FAILED" else None
         self.undecodable = undecodable(error) if self._read_error else None
@@ -448,8 +451,17 @@ class MemoryEditor(QWidget):
             self.on_disk_changed()
             self.show_backend_state()
             self.apply_read_only()
-        else:
-            self.load()
+            return
+        read = self.session.read_memory()
+        if (read[0] == self.buffer.base_text and self.session.adapter.last_read_error is None
+                and not self.buffer.loading and not self.external.in_conflict and self.undecodable is None
+                and self._read_error is None):
+            # The new backend holds the same text (a switch file -> sqlite mirrors the file): the document,
+            # its undo and its view stay; re-filling 1 MiB would hold the GUI thread for nothing.
+            self.buffer.set_base(*read)
+            self._show_state()
+            return
+        self.load(read)
 
     def show_conflict(self, headline: str, mine: str, disk: str) -> None:
         """Replace the text with the conflict view (``mine`` beside ``disk``)."""
