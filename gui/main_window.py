@@ -345,7 +345,8 @@ class MainWindow(QMainWindow):
         if not self.ask_migrate(MigrateDialog(plan, self)):
             return False
         try:
-            changes = apply_migration(self.session.project, plan)
+            session = self.session
+            changes = session.worker.call(lambda: apply_migration(session.project, plan), f"Migrating into {plan.target}…")
         except Exception as exc:
             self.show_error(f"Not migrated — nothing was changed: {exc}")
             return False

@@ -142,3 +142,17 @@ def test_a_switch_to_a_backend_with_the_same_text_keeps_the_document(qtbot, wind
     assert not window.editor.dirty and window.editor.notice.text() == ""
     text = (sample_project / ".fusion/memory.md").read_text(encoding="utf-8")
     assert text.startswith("kept across the switch then saved ")  # the cursor stayed where it was
+
+
+def test_the_audit_report_is_saved_on_the_worker(qtbot, sample_project):
+    from core.insights import MEMORY_AUDIT_PATH
+    from tests.gui.test_audit_view import make_view
+
+    view = make_view(qtbot, sample_project)
+    report = sample_project / MEMORY_AUDIT_PATH
+    report.unlink(missing_ok=True)
+    _, ticks, saw = run_while_held(
+        view.session.worker, lambda: qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton),
+        lambda: not view.save_button.isEnabled() and not report.exists())
+    assert ticks >= TICKS and saw and view.save_button.isEnabled()
+    assert report.read_text(encoding="utf-8").startswith("# ") and view.status.text().startswith("Saved ")
