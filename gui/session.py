@@ -167,8 +167,9 @@ class ProjectSession(QObject):
     @property
     def document_exists(self) -> bool:
         """Whether the current document exists yet."""
-        try:
-            return self.project.exists(self.current_path)
+        path = self.current_path
+        try:  # a database backend syncs its mirror first (writes): on the worker
+            return self.worker.call(lambda: self.project.exists(path), "")
         except MemoryBackendError:
             return True  # it exists but cannot be read: the editor shows why
 

@@ -247,10 +247,15 @@ class InsightsView(QWidget):
         """Store a saved AI extraction reply as a proposal and review it; a bad file changes nothing."""
         path = Path(path)
         try:
-            text = fileio.read_text(path)
-            if text is None:
-                raise ProposalError(f"{path} does not exist", "NOT_FOUND")
-            run = store_imported_reply(self.session.root, text, path.name)
+            root = self.session.root
+
+            def store() -> object:  # on the project's worker: reads the reply, writes the proposal
+                text = fileio.read_text(path)
+                if text is None:
+                    raise ProposalError(f"{path} does not exist", "NOT_FOUND")
+                return store_imported_reply(root, text, path.name)
+
+            run = self.session.worker.call(store, f"Importing {path.name}…")
         except (MemoryBackendError, ProposalError) as exc:
             self.banner.show_message(f"Could not import {path.name}: {exc}. Nothing was changed.", "error")
             return False
