@@ -64,3 +64,26 @@ def test_redact_merge_supersede_and_ignore_once_edit_the_buffer(qtbot):
     with qtbot.waitSignal(marks.marksChanged, timeout=10_000):
         marks.refresh()
     assert all(m.finding.kind != "secret" for m in marks.marks)  # ignored while the document is open
+
+
+def test_a_long_document_underlines_what_is_in_view_and_follows_the_scroll(qtbot):
+    from pathlib import Path
+
+    real = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
+    text = real.read_text(encoding="utf-8") * 3 + "\n- Deploy key AKIAIOSFODNN7EXAMPLE\n"
+    edit = MemoryTextEdit()
+    qtbot.addWidget(edit)
+    edit.resize(700, 500)
+    edit.show()
+    edit.setPlainText(text)
+    marks = FirewallMarks(edit)
+    with qtbot.waitSignal(marks.marksChanged, timeout=30_000):
+        marks.refresh()
+    assert any(m.finding.kind == "secret" for m in marks.marks) and len(marks.marks) > 500
+    shown = {s.cursor.selectedText() for s in edit.extraSelections()}
+    assert "AKIAIOSFODNN7EXAMPLE" not in shown and len(edit.extraSelections()) < len(marks.marks) // 2
+    edit.verticalScrollBar().setValue(edit.verticalScrollBar().maximum())  # the operator scrolls to the end
+    underlined = {s.cursor.selectedText(): s.format.underlineStyle() for s in edit.extraSelections()}
+    assert underlined["AKIAIOSFODNN7EXAMPLE"] == QTextCharFormat.UnderlineStyle.WaveUnderline
+    first = min(s.cursor.selectionStart() for s in edit.extraSelections())
+    assert first > len(text) // 2  # the marks at the top are no longer underlined
