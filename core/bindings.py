@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core import fileio
+from core import fileio, statefiles
 from core.errors import SettingsError
 from core.userdirs import user_config_dir
 
@@ -89,7 +89,7 @@ def confirm(root: str | os.PathLike[str], connection: str, project_key: str) -> 
                                        "confirmedAt": datetime.now(UTC).isoformat(timespec="seconds")}
     path = bindings_path()
     text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-    fileio.atomic_write_bytes(path, text.encode("utf-8"))
+    statefiles.write("bindings", None, text, source="binding-confirm", directory=path.parent)
     os.chmod(path, 0o600)
     return path
 
@@ -100,8 +100,8 @@ def forget(root: str | os.PathLike[str]) -> bool:
     if data["projects"].pop(_folder(root), None) is None:
         return False
     path = bindings_path()
-    fileio.atomic_write_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n")
-                              .encode("utf-8"))
+    statefiles.write("bindings", None, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
+                     source="binding-forget", directory=path.parent)
     return True
 
 

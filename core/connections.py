@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import fileio
+from core import statefiles
 from core.errors import SettingsError
 from core.user_config import read_json_object, user_config_dir
 
@@ -107,7 +107,7 @@ def _load_raw() -> dict[str, Any]:
 def _save_raw(data: dict[str, Any]) -> Path:
     path = connections_path()
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
-    fileio.atomic_write_bytes(path, text.encode("utf-8"))
+    statefiles.write("connections", None, text, source="connections", directory=path.parent)
     os.chmod(path, 0o600)  # it holds passwords
     return path
 

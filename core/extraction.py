@@ -38,6 +38,24 @@ from core.providers import CancelCheck, ProgressCallback, Provider, ProviderErro
 
 __all__ = ["ExtractionRun", "run_extraction"]
 
+#: The longest a run's failure message grows (a reply quoted in it is cut to fit on one line).
+MESSAGE_LIMIT = 400
+
+
+def _one_line(message: str) -> str:
+    """``message`` on one line: a multi-line reply quoted in it would print as many lines of "error"."""
+    flat = " ".join(message.split())
+    return flat if len(flat) <= MESSAGE_LIMIT else flat[: MESSAGE_LIMIT - 1] + "…"
+
+
+def _reason(exc: BaseException, verb: str) -> str:
+    """An OS error as one line naming its file and what to do; any other error as its text."""
+    if isinstance(exc, OSError) and exc.filename is not None:
+        from core.safepath import os_reason
+
+        return os_reason(exc.filename, exc, verb)
+    return str(exc) or type(exc).__name__
+
 log = logging.getLogger(__name__)
 
 RunStatus = Literal["ok", "failed", "cancelled"]
@@ -112,7 +130,7 @@ def run_extraction(
     name = getattr(provider, "name", type(provider).__name__)
 
     def failed(message: str, kind: str, start_hash: str = "", status: RunStatus = "failed") -> ExtractionRun:
-        run = ExtractionRun(status, message, None, start_hash, None, name, run_at, kind)
+        run = ExtractionRun(status, _one_line(message), None, start_hash, None, name, run_at, kind)
         return _finish_failed(root, run, now)
 
     progress(0, "Reading the memory")
@@ -120,7 +138,7 @@ def run_extraction(
         memory = read_working_memory(root)
         existing = read_insights_memory(root)
     except Exception as exc:
-        return failed(f"cannot read the memory: {exc}", "internal")
+        return failed(f"cannot read the memory: {_reason(exc, 'read')}", "internal")
     start_hash = fileio.content_hash(memory)
     if not js_trim(memory):
         return failed("the working memory (.fusion/memory.md) is empty or missing; nothing to extract",
@@ -140,7 +158,9 @@ def run_extraction(
         message = "cancelled by the operator" if status == "cancelled" else exc.message
         return failed(message, exc.kind, start_hash, status)
     except Exception as exc:  # a provider bug must not take the app down
-        log.exception("provider %s failed", name)
+        # The run's message carries the error to whoever reports it (the CLI's one line, the app's
+        # dialog): logged at ERROR too, a terminal showed it twice, the second time with a traceback.
+        log.debug("provider %s failed", name, exc_info=True)
         return failed(f"{name}: unexpected error: {exc or type(exc).__name__}", "internal", start_hash)
     if cancel():
         return failed("cancelled by the operator", "cancelled", start_hash, "cancelled")
@@ -168,8 +188,8 @@ def run_extraction(
                                    pruning.size_delta, pruning.original_size, pruning.new_size) \
                 if prune_status == "pending" else pruning
     except Exception as exc:
-        log.exception("storing the proposal failed")
-        return failed(f"the reply could not be stored for review: {exc}", "internal", start_hash)
+        log.debug("storing the proposal failed", exc_info=True)  # reported once, in the run's message
+        return failed(f"the reply could not be stored for review: {_reason(exc, 'write')}", "internal", start_hash)
 
     extraction = MemoryExtractionMetadata(run_at, True, len(new), duplicates, duplicates,
                                           result.summary or "No summary", None)

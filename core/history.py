@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import sqlite3
+import stat
 import zlib
 from collections.abc import Mapping
 from concurrent.futures import Future
@@ -280,6 +281,8 @@ def project_retention_policy(root: Path | str) -> RetentionPolicy:
     try:
         st = os.stat(path)
     except OSError:
+        return RetentionPolicy()
+    if not stat.S_ISREG(st.st_mode):  # a FIFO or device in a project would block every save: the defaults
         return RetentionPolicy()
     key = (st.st_mtime_ns, st.st_size)
     cached = _policy_cache.get(path)

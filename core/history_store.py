@@ -192,6 +192,30 @@ def collect(conn: sqlite3.Connection) -> int:
     return len(dead)
 
 
+def drop_unused(conn: sqlite3.Connection, digest: str | None) -> int:
+    """Delete object ``digest``, then its base, and so on, while nothing uses them: no version, no seen text
+    (:mod:`core.noticed`) and no other object as its base. Returns how many went.
+
+    What a superseded seen text leaves: while the newer one is a delta on it, it stays (nothing goes);
+    once the newer one is a snapshot, the old chain goes down to what a version still keeps."""
+    dropped, visited = 0, set()
+    seen_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seen'").fetchone()
+    while digest is not None and digest not in visited and dropped <= MAX_DEPTH + 1:
+        visited.add(digest)
+        if conn.execute("SELECT 1 FROM objects WHERE base = ? LIMIT 1", (digest,)).fetchone() or \
+                conn.execute("SELECT 1 FROM versions WHERE hash = ? LIMIT 1", (digest,)).fetchone() or \
+                (seen_table and conn.execute("SELECT 1 FROM seen WHERE hash = ? LIMIT 1", (digest,)).fetchone()):
+            break
+        row = conn.execute("SELECT base FROM objects WHERE hash = ?", (digest,)).fetchone()
+        if row is None:
+            break
+        conn.execute("DELETE FROM objects WHERE hash = ?", (digest,))
+        recent.forget(digest)
+        dropped += 1
+        digest = row[0]
+    return dropped
+
+
 def _renumber_depths(conn: sqlite3.Connection) -> None:
     """Recompute depth/chain after snapshots were made (the objects above them got shorter chains)."""
     rows = {h: (b, d) for h, b, d in conn.execute("SELECT hash, base, length(data) FROM objects")}

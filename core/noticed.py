@@ -165,7 +165,10 @@ def _note(root: Any, relpath: str, text: str) -> None:
         conn.execute("INSERT INTO seen(path, hash) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET hash = "
                       "excluded.hash", (relpath, digest))
         if row is not None:
-            history_store.collect(conn)  # the previous seen text goes unless a version keeps it
+            # The previous seen text stays while the new one is a delta on it (a chain, cut by store() into a
+            # new snapshot when it grows long); once nothing uses it, it goes, with what only it used. Collecting
+            # it at once made every append to a small document store the document again as a snapshot.
+            history_store.drop_unused(conn, row[0])
 
 
 def check_seen(project: Project, relpath: str, text: str | None) -> Future[Any] | None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import MemoryBackendError
+from core.statefiles import project_paths
 
 if TYPE_CHECKING:
     from core.layout import Layout
@@ -50,14 +51,9 @@ Action = Literal["write", "hold", "refuse", "skip"]
 #: a larger document is noted at its next save (hashing a MiB per append would cost more than the append).
 NOTE_APPENDS_UP_TO = 256 * 1024
 
-#: memdesk's own named state files a write may target besides the memory documents (project-relative).
-STATE_FILES: frozenset[str] = frozenset({
-    ".fusion/memdesk/history.db",
-    ".fusion/memdesk/schedule.json",
-    ".fusion/memory-audit.md",
-    ".fusion/memory-audit-state.json",
-    ".fusion/config.json",
-})
+#: memdesk's own named state files a write may target besides the memory documents (project-relative): the
+#: project's single files of :data:`core.statefiles.REGISTRY`, whose door (:func:`core.statefiles.write`) writes them.
+STATE_FILES: frozenset[str] = project_paths()
 
 
 @dataclass(frozen=True)

@@ -595,10 +595,10 @@ _cache_lock = threading.Lock()
 
 
 def _config_stamp(root: Path) -> str:
-    try:
-        data = (root / CONFIG_PATH).read_bytes()
-    except OSError:
-        data = b""
+    try:  # untrusted: a FIFO or device is never waited on, and the size is capped (fileio.read_bytes)
+        data = fileio.read_bytes(root / CONFIG_PATH, max_size=fileio.MAX_FILE_SIZE) or b""
+    except MemoryBackendError as exc:
+        data = f"unreadable: {exc.code}".encode()
     layered = "L" if (root / ".fusion" / "memory").is_dir() else "S"
     from core.settings_store.stamp import local_stamp  # memdesk's own settings and Fusion's database too
 

@@ -9,34 +9,15 @@ old version cannot be kept (a damaged or read-only history database) nothing is 
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from core import fileio, history
 from core.errors import MemoryBackendError
 from core.layout import SEED_MEMORY
-from core.safepath import database_reason
+from core.statefiles import keep_previous
 
 __all__ = ["keep_previous", "replace_text", "restore_version"]
-
-
-def keep_previous(root: Path, relpath: str, raw: bytes, source: str, author: str | None, digest: str | None,
-                  backend_id: str) -> Callable[[], object]:
-    """Start recording ``raw`` as the previous version of ``relpath``; return the wait the rename does first."""
-    pending = history.record_version_soon(root, relpath, raw, source, author=author, digest=digest)
-
-    def wait() -> object:
-        try:
-            return pending.result()
-        except sqlite3.Error as exc:
-            raise MemoryBackendError(
-                f"the previous version of {relpath} cannot be kept in history: "
-                f"{database_reason(exc, history.HISTORY_DB)}. Nothing was written",
-                "WRITE_FAILED", backend_id, exc) from exc
-
-    return wait
 
 
 def replace_text(root: Path | str, relpath: str, content: str, **options: Any) -> fileio.ReplaceResult:

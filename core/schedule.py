@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from croniter import croniter
 
-from core import fileio
+from core import fileio, statefiles
 from core.extraction import ExtractionRun, run_extraction
 from core.insights import read_working_memory, should_trigger_extraction, sync_insight_extraction_automation
 from core.insights._text import iso_timestamp, parse_timestamp, to_utc
@@ -69,7 +69,7 @@ def read_schedule_state(root: Path | str) -> dict[str, Any]:
 
 def _write_state(root: Path | str, state: dict[str, Any]) -> None:
     text = json.dumps(state, indent=2, ensure_ascii=False) + "\n"
-    fileio.replace_text(root, SCHEDULE_STATE_PATH, text, source="schedule", keep_history=False)
+    statefiles.write("schedule-state", root, text, source="schedule")
 
 
 def _cron_due(cron: str, last_run: datetime | None, now: datetime) -> tuple[bool, datetime | None]:

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from core import fileio, userdirs
+from core import fileio, statefiles, userdirs
 from core.errors import MemoryBackendError, SettingsError
 from core.load_rules import CONSUMER_ID_RE, UserConsumer
 from core.userdirs import CONFIG_DIR_ENV
@@ -214,7 +214,7 @@ def save_user_config(config: UserConfig) -> Path:
     """Write ``config`` atomically to the user's ``config.json`` and return its path."""
     path = user_config_path()
     text = json.dumps(config.to_json(), indent=2, ensure_ascii=False) + "\n"
-    fileio.atomic_write_bytes(path, text.encode("utf-8"))
+    statefiles.write("user-config", None, text, source="user-config", directory=path.parent)
     return path
 
 

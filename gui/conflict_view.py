@@ -90,6 +90,7 @@ class ConflictView(QWidget):
         self.navigator = DiffNavigator(self.mine, self.disk, self)
         self.position_label = QLabel("", self)
         self.position_label.setObjectName("conflictPosition")
+        self.position_label.setWordWrap(True)  # at 800 px, with a document beside, it wraps, never widens
         self.previous_button = QPushButton("↑ Previous", self)
         self.previous_button.setToolTip("Previous difference")
         self.next_button = QPushButton("↓ Next", self)
@@ -99,7 +100,7 @@ class ConflictView(QWidget):
         self.base_button.setToolTip("Three-way: show the text both sides started from, tinted by who changed what")
         navigation = QHBoxLayout()  # a row of its own: with the three choices below it fits 800 px
         navigation.addWidget(self.summary, 1)
-        navigation.addWidget(self.position_label)
+        navigation.addWidget(self.position_label, 1)
         navigation.addWidget(self.base_button)
         navigation.addWidget(self.previous_button)
         navigation.addWidget(self.next_button)

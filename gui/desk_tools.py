@@ -155,15 +155,16 @@ class DeskTools(QObject):
             if not self.ask_new_document(dialog) or dialog.target.path is None:
                 return None
             path = dialog.target.path
+            try:
+                existed = session.project.exists(path)
+                if not existed:  # on the project's worker (the create runs through the write pipeline)
+                    session.apply(session.worker.call(lambda: session.project.create_document(path),
+                                                      f"Creating {path}…"), "create")
+            except Exception as exc:
+                window.show_error(f"Not created — nothing was written: {exc}")
+                return None
         finally:
-            dialog.deleteLater()
-        try:
-            existed = session.project.exists(path)
-            if not existed:
-                session.apply(session.project.create_document(path), "create")
-        except Exception as exc:
-            window.show_error(f"Not created — nothing was written: {exc}")
-            return None
+            dialog.deleteLater()  # after the worker's wait: its loop would delete the dialog in mid-use
         window.open_document(path)
         window.status.show_message(f"Opened {path} (it existed already)" if existed else f"Created {path}")
         return path

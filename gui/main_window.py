@@ -264,7 +264,7 @@ class MainWindow(QMainWindow):
         editor.text_edit.reserve_shortcuts([k for n in reserved for k in self.actions_by_name[n].shortcuts()])
         session.statusMessage.connect(self.status.show_message)
         # A save, restore or backend switch under way on the project's worker says so (gui.serial_worker).
-        session.worker.busyChanged.connect(lambda busy, what: busy and self.status.show_message(what))
+        session.worker.busyChanged.connect(lambda busy, what: busy and what and self.status.show_message(what))
         session.noticedOutside.connect(  # a program's rewrite is kept as a notice; an agent's append is not
             lambda n: n.rewritten and self.status.notifications.add(n.describe(), "info"))
         # Load budget (helper "budget"): the tracker feeds the meter; the meter's chooser saves the readers.
@@ -345,7 +345,8 @@ class MainWindow(QMainWindow):
         if not self.ask_migrate(MigrateDialog(plan, self)):
             return False
         try:
-            changes = apply_migration(self.session.project, plan)
+            session = self.session
+            changes = session.worker.call(lambda: apply_migration(session.project, plan), f"Migrating into {plan.target}…")
         except Exception as exc:
             self.show_error(f"Not migrated — nothing was changed: {exc}")
             return False
@@ -384,13 +385,16 @@ class MainWindow(QMainWindow):
         if not self.maybe_discard("opening another project"):
             return False
         from gui.editor.memory_editor import MemoryEditor
-        from gui.session import ProjectSession
+        from gui.session import ProjectSession, open_reason
 
+        self.status.show_message(f"Opening {path.name}…")  # a backend behind the network may take a moment
         try:
             session = ProjectSession(path)
         except Exception as exc:
-            log.exception("cannot open %s", path)
-            self.show_error(f"Cannot open {path}: {exc}")
+            # Shown once, in the dialog (or on stderr for --screenshot); a log.exception here printed it
+            # again on the terminal with a traceback.
+            log.debug("cannot open %s", path, exc_info=True)
+            self.show_error(f"Cannot open {path}: {open_reason(exc)}")
             return False
         self._close_project()
         self.session = session

@@ -26,6 +26,7 @@ from core.layout import DocumentInfo
 from core.project import Changes, forget_project, open_project
 from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
+from core.statefiles import set_process_writer
 from core.store import ProjectStore
 from core.userdirs import local_author
 from gui.serial_worker import SerialWorker
@@ -113,10 +114,13 @@ class ProjectSession(QObject):
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
         super().__init__(parent)
-        self.project = open_project(root, registry)  # the process's one model of this folder (issue 19)
-        self.project.default_author = local_author("operator")  # History's Author column for the app's writes
-        #: Saves and backend switches run here, off the GUI thread, one at a time (gui.serial_worker).
+        #: Saves, reads, backend switches and connects run here, off the GUI thread, one at a time (gui.serial_worker).
         self.worker = SerialWorker(self)
+        # The process's one model of this folder (issue 19); resolving its backend may open a database or
+        # connect to a server: on the worker, the window painting meanwhile.
+        self.project = self.worker.call(lambda: open_project(root, registry), "")
+        self.project.default_author = local_author("operator")  # History's Author column for the app's writes
+        set_process_writer(self.project.default_author)  # and the state log's writer of the app's state changes
         self.root = self.project.root
         self.registry = self.project.registry
         self.store = ProjectStore(self.root, project=self.project)
@@ -163,14 +167,16 @@ class ProjectSession(QObject):
     @property
     def document_exists(self) -> bool:
         """Whether the current document exists yet."""
-        try:
-            return self.project.exists(self.current_path)
+        path = self.current_path
+        try:  # a database backend syncs its mirror first (writes): on the worker
+            return self.worker.call(lambda: self.project.exists(path), "")
         except MemoryBackendError:
             return True  # it exists but cannot be read: the editor shows why
 
     def create_current_document(self) -> Changes:
         """Create the current document with its layout's scaffold (the operator asked for it)."""
-        changes = self.project.create_document(self.current_path)
+        path = self.current_path
+        changes = self.worker.call(lambda: self.project.create_document(path), f"Creating {path}…")
         self.apply(changes, "create")
         return changes
 
@@ -289,7 +295,7 @@ class ProjectSession(QObject):
         if watch is not None:
             watch.look()
             return
-        self.project.reload()
+        self.worker.call(self.project.reload, "Reading the settings…")
         self._on_new_backend()
         self.settingsChanged.emit(self.settings)
 
@@ -370,12 +376,12 @@ class ProjectSession(QObject):
         team = team_of(self.project.settings.memory_backend_config)
         if team is None:
             return
-        confirm(self.project.root, *team)
+        self.worker.call(lambda: confirm(self.project.root, *team), "Confirming the team binding…")
         self.reload_backend()
 
     def reload_backend(self) -> None:
         """Read the settings and resolve the configured backend again (falling back to ``file`` with a reason)."""
-        self.project.reload()
+        self.worker.call(self.project.reload, "Connecting to the backend…")  # may open a database or connect
         self._on_new_backend()
 
     def _on_new_backend(self) -> None:
@@ -407,9 +413,16 @@ class ProjectSession(QObject):
             return exc.message
 
     def read_memory(self) -> tuple[str, str]:
-        """Return ``(content, content_hash)``; check ``adapter.last_read_error`` for a failed read."""
-        text = self.adapter.read()
-        return text, fileio.content_hash(text)
+        """Return ``(content, content_hash)``; check ``adapter.last_read_error`` for a failed read.
+
+        Read on the project's worker (a database backend syncs its mirror or asks its server; a 1 MiB
+        file is read and hashed), the GUI painting meanwhile, after any write queued before it.
+        """
+        def read() -> tuple[str, str]:
+            text = self.adapter.read()
+            return text, fileio.content_hash(text)
+
+        return self.worker.call(read, "")
 
     def write_memory(self, content: str, expected_hash: str | None, source: str = "editor") -> WriteOutcome:
         """Write the current document through the project (never raises)."""
@@ -440,3 +453,14 @@ def _switches_backend(settings: ProjectSettings, patch: Mapping[str, Any]) -> bo
         return True
     return "memoryBackendConfig" in patch and dict(patch["memoryBackendConfig"] or {}) != dict(
         settings.memory_backend_config or {})
+
+
+def open_reason(exc: BaseException) -> str:
+    """Why a project could not be opened, on one line: an OS error names its file and what to do."""
+    if isinstance(exc, MemoryBackendError):
+        return exc.message
+    if isinstance(exc, OSError) and exc.filename is not None:
+        from core.safepath import os_reason
+
+        return os_reason(exc.filename, exc, "read")
+    return str(exc) or type(exc).__name__

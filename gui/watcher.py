@@ -115,10 +115,16 @@ class MemoryFileWatcher(ObservedFolder):
 
     def watch(self, path: Path | None) -> bool:
         """Watch ``path`` (replacing what was watched); False when its folder does not exist."""
+        if path is not None and path == self.path and self._observer is not None and path.parent.is_dir():
+            return True  # already watched (a settings change): no observer thread to stop and join here
         self.stop()
         if path is None or not path.parent.is_dir():
             return False
-        if not self._observe(_Handler(path.resolve(), self._relay), path.parent, recursive=False,
+        try:
+            target = path.resolve()
+        except (OSError, RuntimeError):  # a symbolic link loop (RuntimeError on Python 3.11): nothing to watch
+            return False
+        if not self._observe(_Handler(target, self._relay), path.parent, recursive=False,
                              refused=f"cannot watch {path} for changes"):
             return False
         self.path = path

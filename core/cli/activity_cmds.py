@@ -20,6 +20,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = add_common(subparsers.add_parser("activity", help="who wrote and who read the memory (newest first)"))
     p.add_argument("--reads", action="store_true", help="only the reads agents made through memdesk's servers")
     p.add_argument("--writes", action="store_true", help="only the writes (appends and replacements)")
+    p.add_argument("--state", action="store_true", help="only the changes to memdesk's own state files (settings, "
+                                                        "policies, proposals…; the state log)")
     p.add_argument("--client", metavar="NAME", help="only this client or token (its name contains NAME)")
     p.add_argument("--since", metavar="TIME", help="only since TIME: ISO 8601 (2026-12-01T09:00Z) or 30m, 24h, 7d "
                                                     "(default 7d)")
@@ -53,6 +55,29 @@ def _print_text(project: Any, event: Any) -> int:
     return 0
 
 
+def _state_rows(root: Any, since: Any, client: str | None) -> list[dict[str, Any]]:
+    """The project's state log since ``since`` (a damaged line is skipped with a notice)."""
+    from datetime import datetime
+
+    from core import statefiles
+
+    skipped: list[str] = []
+    rows = []
+    for c in statefiles.read_log(root, skipped=skipped):
+        try:
+            if datetime.fromisoformat(c.at) < since:
+                continue
+        except ValueError:
+            continue
+        if client and client.lower() not in c.writer.lower():
+            continue
+        rows.append({"kind": "state", "at": c.at, "path": c.path, "client": c.writer, "source": c.source,
+                     "label": f"{c.file} ({c.source}, {c.size:,} bytes)", "size": c.size})
+    for notice in skipped[:3]:
+        print(f"memdesk: {notice}", file=sys.stderr)
+    return rows
+
+
 def cmd_activity(args: argparse.Namespace) -> int:
     """Print the activity (or one read's text)."""
     from core import readlog
@@ -80,10 +105,12 @@ def cmd_activity(args: argparse.Namespace) -> int:
             return _print_text(project, reads[0])
         since = _since(args.since)
         rows: list[dict[str, Any]] = []
-        if not args.writes:
+        if args.state:
+            rows += _state_rows(project.root, since, args.client)
+        if not args.writes and not args.state:
             for e in readlog.query(root=project.root, client=args.client, since=since, path=rel, limit=args.limit):
                 rows.append({"kind": "read", **e.to_json()})
-        if not args.reads:
+        if not args.reads and not args.state:
             from core.server.changes import recent_changes
 
             for c in recent_changes(project, since, path=rel, limit=args.limit).changes:

@@ -55,6 +55,10 @@ def project_root(args: argparse.Namespace) -> Path:
     root = Path(args.project).expanduser()
     if not root.is_dir():
         raise CliError(f"project folder {str(root)!r} does not exist or is not a folder", 2)
+    from core.statefiles import set_process_writer
+    from core.userdirs import local_author
+
+    set_process_writer(local_author("cli"))  # the state log's writer of this command's state changes
     return root.resolve()
 
 
@@ -149,6 +153,8 @@ def fail_from(exc: BaseException) -> CliError:
     the file is found where memdesk knows it: the error's ``filename``, or the database the failing
     code had open.
     """
+    if isinstance(exc, CliError):  # already one line with its exit code (a command's own, re-raised)
+        return exc
     if isinstance(exc, SettingsError | PathOutsideRootError):
         return CliError(str(exc), 2)
     if isinstance(exc, MemoryBackendError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from pathlib import Path
 
 #: Backends whose documents are the project's files and whose search is memdesk's derived index.
@@ -23,15 +24,33 @@ OWN_FILE = (".fusion", "memdesk", "settings.json")
 FUSION_DB = (".fusion", "fusion.db")
 
 
-def _json_object(path: str) -> dict | None:
-    """The JSON object in ``path`` (``{}`` when absent), ``None`` when it is not one."""
+#: Largest settings file read here; a bigger one is left to the full settings code, which says why.
+MAX_JSON = 1 << 20
+
+
+def _json_object(path: str, root: Path) -> dict | None:
+    """The JSON object in ``path`` (``{}`` when absent), ``None`` when it is not one.
+
+    Project files are untrusted: a FIFO or device is never waited on (``O_NONBLOCK``, regular files
+    only), a file over :data:`MAX_JSON` is not read, and a link out of the project is not followed;
+    each gives ``None``, so the full settings code takes over and names the problem.
+    """
     try:
-        with open(path, "rb") as fh:
-            doc = json.loads(fh.read().decode("utf-8") or "{}")
-    except FileNotFoundError:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except (FileNotFoundError, NotADirectoryError):
         return {}
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        real, top = os.path.realpath(path), os.path.realpath(root)
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_JSON or not real.startswith(top + os.sep):
+            return None
+        doc = json.loads(os.read(fd, MAX_JSON + 1).decode("utf-8") or "{}")
     except (OSError, ValueError, RecursionError):
         return None
+    finally:
+        os.close(fd)
     return doc if isinstance(doc, dict) else None
 
 
@@ -52,8 +71,8 @@ def configured_backend(root: Path) -> str | None:
 
     ``None`` when a file cannot be read as a settings object: the full settings code then says why.
     """
-    own = _json_object(os.path.join(root, *OWN_FILE))
-    doc = _json_object(os.path.join(root, ".fusion", "config.json"))
+    own = _json_object(os.path.join(root, *OWN_FILE), root)
+    doc = _json_object(os.path.join(root, ".fusion", "config.json"), root)
     if own is None or doc is None:
         return None
     settings: dict = doc["settings"] if isinstance(doc.get("settings"), dict) else doc

@@ -121,6 +121,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ticker.stop()
         for watch in watches:
             watch.stop()
+        _record_noticed_now()
     return 0
 
 
@@ -147,8 +148,19 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         raise CliError(str(exc), 2) from exc
     access = Access(None, args.scope, (), paths)
     # stdout carries the protocol: everything else goes to stderr.
-    build_mcp_server(served, access=access).run("stdio")
+    try:
+        build_mcp_server(served, access=access).run("stdio")
+    finally:
+        _record_noticed_now()
     return 0
+
+
+def _record_noticed_now() -> None:
+    """Outside appends noticed between reads wait a moment to be joined (core.server.noticing): record them
+    before the process ends."""
+    from core.server import noticing
+
+    noticing.flush()
 
 
 def cmd_tokens_create(args: argparse.Namespace) -> int:

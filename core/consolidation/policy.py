@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import fileio, saving
+from core import fileio, statefiles
 from core.consolidation.model import ConsolidationProposal
 from core.errors import MemoryBackendError, SettingsError
 
@@ -63,8 +63,7 @@ def save_policy(root: Path | str, policy: Policy) -> None:
     """Store the policy in memdesk's state."""
     if not 0 <= policy.max_change_bytes <= fileio.MAX_FILE_SIZE * 4:
         raise SettingsError(f"maxChangeBytes must be from 0 to {fileio.MAX_FILE_SIZE * 4:,}")
-    saving.replace_text(root, POLICY_PATH, json.dumps(policy.to_json(), indent=2) + "\n", source="settings",
-                        keep_history=False, max_size=64 * 1024)
+    statefiles.write("consolidation-policy", root, json.dumps(policy.to_json(), indent=2) + "\n", source="settings")
 
 
 def wait_reason(policy: Policy, proposal: ConsolidationProposal) -> str | None:

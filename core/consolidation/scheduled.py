@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from croniter import croniter
 
-from core import fileio, saving
+from core import fileio, statefiles
 from core.consolidation import store
 from core.consolidation.apply import apply_proposal
 from core.consolidation.fusion import (
@@ -65,8 +65,7 @@ def _state(project: Project) -> dict[str, Any]:
 
 
 def _save_state(project: Project, state: dict[str, Any]) -> None:
-    saving.replace_text(project.root, STATE_PATH, json.dumps(state, indent=2) + "\n", source="schedule",
-                        keep_history=False, max_size=64 * 1024)
+    statefiles.write("consolidation-state", project.root, json.dumps(state, indent=2) + "\n", source="schedule")
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from core import fileio, saving
+from core import fileio, statefiles
 from core.consolidation.model import ConsolidationProposal
 from core.errors import MemoryBackendError
 from core.proposals import ProposalError
@@ -85,9 +85,8 @@ def _read(root: Path | str, pid: str) -> tuple[ConsolidationProposal, str]:
 
 def _write(root: Path | str, proposal: ConsolidationProposal, loaded: str | None) -> ConsolidationProposal:
     text = json.dumps(proposal.to_json(), ensure_ascii=False) + "\n"
-    saving.replace_text(root, _relpath(proposal.id), text, expected_hash=fileio.content_hash(loaded or ""),
-                        source="proposal", max_size=MAX_SIZE, size_hint="the proposal is too big to keep",
-                        keep_history=False)
+    statefiles.write("consolidation", root, text, key=proposal.id, expected_hash=fileio.content_hash(loaded or ""),
+                     source="proposal", max_size=MAX_SIZE)
     return proposal
 
 
@@ -110,7 +109,7 @@ def update(root: Path | str, pid: str,
     full = _resolve(root, pid)
     if full is None:
         raise ProposalError(f"no proposal {pid!r} (see `memdesk proposals list`)", "NOT_FOUND")
-    with fileio.file_lock(root, _relpath(full)):
+    with statefiles.lock("consolidation", root, key=full):
         proposal, text = _read(root, full)
         updated, result = change(proposal)
         if updated != proposal:

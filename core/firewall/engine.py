@@ -66,6 +66,8 @@ def added_lines(new: str, current: str | None) -> _Excerpt:
             offset += len(line) + 1
         return _Excerpt(new, lines)
     region = _small_change(new, current)
+    if region is None:
+        region = _aligned_change(new, current)
     if region is not None:
         return region
     have, new_lines = set(current.split("\n")), new.split("\n")
@@ -163,6 +165,37 @@ def _small_change(new: str, current: str) -> _Excerpt | None:
             mapping.append((number, offset))
         number, offset = number + 1, offset + len(line) + 1
     gone = {line for line in current[start:end_cur].split("\n") if not _has_line(new, line)}
+    return _Excerpt("\n".join(kept), mapping, gone)
+
+
+def _aligned_change(new: str, current: str) -> _Excerpt | None:
+    """:func:`added_lines` for a save that changes a few places (an edited line and an added one): only the
+    lines of the stretches where the texts differ are looked at (:func:`core.firewall.align.changed_regions`).
+    ``None`` when they differ in many places or many lines (the caller splits both texts)."""
+    from core.firewall.align import changed_regions, lines_of
+
+    regions = changed_regions(new, current)
+    if regions is None:
+        return None
+    stretches = [(ns, lines_of(new, ns, ne), lines_of(current, cs, ce)) for ns, ne, cs, ce in regions]
+    if sum(len(a) + len(b) for _ns, a, b in stretches) > 2 * SMALL_CHANGE_LINES:
+        return None  # each line is looked for in the other whole text: many lines cost more than splitting
+    kept: list[str] = []
+    mapping: list[tuple[int, int]] = []
+    gone: set[str] = set()
+    number, counted = 1, 0
+    for start, added, removed in stretches:
+        number += new.count("\n", counted, start)
+        counted, line_no, offset = start, number, start
+        for line in added:
+            if not _has_line(current, line):
+                if mapping and mapping[-1][0] != line_no - 1:  # apart in the document: apart in the excerpt
+                    kept.append("")
+                    mapping.append((line_no - 1, offset - 1))
+                kept.append(line)
+                mapping.append((line_no, offset))
+            line_no, offset = line_no + 1, offset + len(line) + 1
+        gone.update(line for line in removed if not _has_line(new, line))
     return _Excerpt("\n".join(kept), mapping, gone)
 
 

@@ -14,7 +14,6 @@ import base64
 import hashlib
 import hmac
 import json
-import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core import fileio
+from core import fileio, statefiles
 from core.errors import MemoryBackendError
 from core.firewall.rules import Finding
 
@@ -42,16 +41,17 @@ def _user_key(config_dir: Path) -> bytes:
     """The user's 32-byte firewall key, created (mode 0600) on first use."""
     path = config_dir / KEY_FILE
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        config_dir.mkdir(parents=True, exist_ok=True)
-        key = secrets.token_bytes(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600)
-        try:
-            os.write(fd, base64.urlsafe_b64encode(key) + b"\n")
-        finally:
-            os.close(fd)
-        return key
+        raw = statefiles.read("firewall-key", directory=config_dir)
+        if raw is None:
+            key = secrets.token_bytes(32)
+            # Created only when absent, under its lock: a key another process made first is read instead.
+            statefiles.write("firewall-key", None, base64.urlsafe_b64encode(key) + b"\n", source="firewall-key",
+                             directory=config_dir, exclusive=True)
+            return key
+    except MemoryBackendError as exc:
+        if exc.code != "CONFLICT":
+            raise InboxError(str(exc)) from exc
+        raw = statefiles.read("firewall-key", directory=config_dir) or ""
     try:
         key = base64.urlsafe_b64decode(raw.strip())
     except ValueError:
@@ -169,13 +169,11 @@ class Inbox:
         if len(resolved) > KEEP_RESOLVED:  # every pending item stays; only the latest resolved ones are kept
             dropped = {id(i) for i in resolved[:-KEEP_RESOLVED]}
             items = [i for i in items if id(i) not in dropped]
-        fileio.ensure_state_dir(self.root)
-        target = fileio.check_writable(self.root, INBOX_FILE)
         body = {"version": 1, "items": items, "mac": self.sealer.mac(items)}
-        fileio.atomic_write_bytes(target, (json.dumps(body, indent=1, ensure_ascii=False) + "\n").encode("utf-8"))
+        statefiles.write("inbox", self.root, json.dumps(body, indent=1, ensure_ascii=False) + "\n", source="inbox")
 
     def _locked(self) -> Any:
-        return fileio.file_lock(self.root, INBOX_FILE)
+        return statefiles.lock("inbox", self.root)
 
     def items(self, *, status: str | None = "pending") -> list[Item]:
         """The held items (pending ones by default; ``status=None`` for all)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from core.firewall.prefilter import LazyRule
 from core.firewall.rules import Deadline, Finding, RuleInfo, compile_linear, iter_lines
 
 _FOLD = str.maketrans({c: " " for c in "\t\r\"'`*_#>|()[]{},;!?"})
@@ -96,21 +97,31 @@ MIN_BASE64_RUN = 120
 MIN_HEX_RUN = 96
 _B64 = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
 _HEX = frozenset("0123456789abcdefABCDEF")
-#: A run of base64/hex characters long enough to be a blob (then told apart by :func:`_blob_kind`).
-_RUN = compile_linear(f"[A-Za-z0-9+/=_-]{{{MIN_HEX_RUN},}}")
 
 
 @cache
-def _phrase_rules() -> tuple[tuple[str, object], ...]:
-    rules = [("injection.override", compile_linear(p)) for p in _OVERRIDE]
-    rules += [("injection.role", compile_linear(p)) for p in _ROLE]
-    rules += [("injection.exfiltration", compile_linear(p)) for p in _EXFIL]
+def _run_rule() -> object:
+    """A run of base64/hex characters long enough to be a blob (then told apart by :func:`_blob_kind`)."""
+    return compile_linear(f"[A-Za-z0-9+/=_-]{{{MIN_HEX_RUN},}}")
+
+
+def _may_hold_run(text: str) -> bool:
+    """``False`` only when ``text`` has no run for :func:`_run_rule`: its characters are never white space, so
+    a run lies inside one white-space-free word (a big text is searched without this look)."""
+    return len(text) >= MIN_HEX_RUN and (len(text) > 65_536 or max(map(len, text.split()), default=0) >= MIN_HEX_RUN)
+
+
+@cache
+def _phrase_rules() -> tuple[tuple[str, LazyRule], ...]:
+    rules = [("injection.override", LazyRule(p)) for p in _OVERRIDE]
+    rules += [("injection.role", LazyRule(p)) for p in _ROLE]
+    rules += [("injection.exfiltration", LazyRule(p)) for p in _EXFIL]
     return tuple(rules)
 
 
 @cache
-def _comment_rule() -> object:
-    return compile_linear(_COMMENT_DIRECTIVE)
+def _comment_rule() -> LazyRule:
+    return LazyRule(_COMMENT_DIRECTIVE)
 
 
 def fold(line: str) -> str:
@@ -130,8 +141,8 @@ _MARKERS = (
 
 
 @cache
-def _marker_rule() -> object:
-    return compile_linear(_MARKERS)
+def _marker_rule() -> LazyRule:
+    return LazyRule(_MARKERS)
 
 
 def _message(rule: str) -> str:
@@ -152,23 +163,26 @@ def scan_injection(text: str, deadline: Deadline, *, comments: bool = True) -> l
     # Each phrase rule once over the whole folded text: one that matches nowhere is not tried per line
     # (a rule anchored at a line start is always tried per line: ^ would see only the first line).
     few_lines = len(lines) < 8  # an entry: the line pass is the only pass
-    phrase = [(name, regex) for name, regex in _phrase_rules()
-              if few_lines or regex.pattern.startswith("^") or regex.search(folded_all)]  # type: ignore[attr-defined]
-    any_marker = ("<" in text or "[" in text) and _marker_rule().search(text.lower())  # type: ignore[attr-defined]
+    # A rule whose required strings are nowhere in the folded text cannot match: neither compiled nor run.
+    phrase = [(name, regex) for name, regex in _phrase_rules() if regex.possible(folded_all) and (
+              few_lines or regex.pattern.startswith("^") or regex.search(folded_all))]
+    marker = _marker_rule()
+    lowered = text.lower() if "<" in text or "[" in text else ""
+    any_marker = bool(lowered) and marker.possible(lowered) and marker.search(lowered)
     hidden = not text.isascii()
-    encoded = _RUN.search(text) is not None  # type: ignore[attr-defined]
+    encoded = _may_hold_run(text) and _run_rule().search(text) is not None  # type: ignore[attr-defined]
     for (number, offset, line), folded in zip(lines, folded_lines, strict=True):
         deadline.check("injection")
         if not line.strip():
             continue
         seen: set[str] = set()
         for name, regex in phrase:
-            if name.split(".")[1] not in seen and regex.search(folded):  # type: ignore[attr-defined]
+            if name.split(".")[1] not in seen and regex.search(folded):
                 seen.add(name.split(".")[1])
                 start = len(line) - len(line.lstrip())
                 findings.append(Finding(name, "injection", number, (offset + start, offset + len(line.rstrip())),
                                         _message(name)))
-        if any_marker and "role" not in seen and ("<" in line or "[" in line) and _marker_rule().search(line.lower()):  # type: ignore[attr-defined]
+        if any_marker and "role" not in seen and ("<" in line or "[" in line) and marker.search(line.lower()):
             findings.append(Finding("injection.role", "injection", number, (offset, offset + len(line)),
                                     "a chat-template role marker"))
         if hidden and not line.isascii():
@@ -209,7 +223,7 @@ def _encoded_runs(line: str, number: int, offset: int) -> list[Finding]:
     if len(line) < MIN_HEX_RUN:
         return []
     found: list[Finding] = []
-    for match in _RUN.finditer(line):  # type: ignore[attr-defined]
+    for match in _run_rule().finditer(line):  # type: ignore[attr-defined]
         run = match.group(0)
         kind = _blob_kind(run)
         if kind:
@@ -242,7 +256,7 @@ def _comments(text: str, deadline: Deadline) -> list[Finding]:
         deadline.check("injection.html-comment")
         body = fold(text[start + 4:stop - 3 if end >= 0 else stop])
         if body and not body.startswith(_BENIGN_COMMENT_PREFIXES) and not _is_date(body) \
-                and directive.search(body):  # type: ignore[attr-defined]
+                and directive.possible(body) and directive.search(body):
             line += text.count("\n", counted, start)
             counted = start
             found.append(Finding("injection.html-comment", "injection", line, (start, stop),

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from core import fileio
+from core import fileio, statefiles
 from core.errors import MemoryBackendError
 
 Action = Literal["allow", "warn", "hold", "refuse"]
@@ -171,10 +171,8 @@ def _parse(data: str) -> Policy:
 
 def save_policy(root: Path | str, policy: Policy) -> Path:
     """Write the policy atomically into memdesk's state folder."""
-    fileio.ensure_state_dir(root)
-    target = fileio.check_writable(root, POLICY_FILE)
-    fileio.atomic_write_bytes(target, (json.dumps(policy.to_json(), indent=2, sort_keys=True) + "\n").encode())
-    return target
+    return statefiles.write("firewall-policy", root, json.dumps(policy.to_json(), indent=2, sort_keys=True) + "\n",
+                            source="firewall-policy").target
 
 
 def set_rule(root: Path | str, writer: str, rule: str, action: str | None) -> Policy:

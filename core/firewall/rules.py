@@ -11,9 +11,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import re2
+if TYPE_CHECKING:
+    import re2
 
 Kind = Literal["secret", "injection", "near-duplicate", "contradiction"]
 KINDS: tuple[Kind, ...] = ("secret", "injection", "near-duplicate", "contradiction")
@@ -25,16 +26,19 @@ MAX_LINE_CHARS = 16_384
 #: Default time a whole screen may take before it counts as a failed rule (fail closed / open).
 DEFAULT_DEADLINE_S = 2.0
 
-_RE2_OPTIONS = re2.Options()
-_RE2_OPTIONS.log_errors = False
-_RE2_OPTIONS.max_mem = 64 << 20
+#: RE2's memory budget per pattern.
+RE2_MAX_MEM = 64 << 20
 
 
 def compile_linear(pattern: str, *, ignore_case: bool = False) -> re2._Regexp:
-    """Compile ``pattern`` with RE2 (linear-time matching); raise ``ValueError`` if RE2 cannot take it."""
+    """Compile ``pattern`` with RE2 (linear-time matching); raise ``ValueError`` if RE2 cannot take it.
+
+    RE2 is loaded on the first compile: most writes need none (:mod:`core.firewall.prefilter`)."""
+    import re2
+
     options = re2.Options()
     options.log_errors = False
-    options.max_mem = _RE2_OPTIONS.max_mem
+    options.max_mem = RE2_MAX_MEM
     options.case_sensitive = not ignore_case
     try:
         return re2.compile(pattern, options)

@@ -16,7 +16,8 @@ from collections import Counter
 from functools import cache
 
 from core.firewall.ds_patterns import load
-from core.firewall.rules import Deadline, Finding, RuleInfo, compile_linear, iter_lines
+from core.firewall.prefilter import LazyRule
+from core.firewall.rules import Deadline, Finding, RuleInfo, iter_lines
 
 #: Formats memdesk adds to detect-secrets' (documented publicly by each provider).
 EXTRA_FORMATS: tuple[tuple[str, str, str], ...] = (
@@ -132,19 +133,20 @@ def _value_span(line: str, match: object) -> tuple[int, int]:
 
 
 @cache
-def _compiled() -> tuple[tuple[str, str, object], ...]:
-    rules: list[tuple[str, str, object]] = []
+def _compiled() -> tuple[tuple[str, str, LazyRule], ...]:
+    """Every format rule, each compiled on its first use (a text without its required strings never uses it)."""
+    rules: list[tuple[str, str, LazyRule]] = []
     for item in load()["rules"]:  # type: ignore[attr-defined]  # JSON data, its shape tested with the file
         name = _TYPE_RULES.get(item["type"], "secret.other")
-        rules.append((name, item["type"], compile_linear(item["pattern"], ignore_case=item["ignoreCase"])))
+        rules.append((name, item["type"], LazyRule(item["pattern"], ignore_case=item["ignoreCase"])))
     for name, what, pattern in EXTRA_FORMATS:
-        rules.append((name, what, compile_linear(pattern)))
+        rules.append((name, what, LazyRule(pattern)))
     return tuple(rules)
 
 
 @cache
-def _assignment_patterns() -> tuple[object, object]:
-    return compile_linear(_ASSIGNMENT), compile_linear(_SAID)
+def _assignment_patterns() -> tuple[LazyRule, LazyRule]:
+    return LazyRule(_ASSIGNMENT), LazyRule(_SAID)
 
 
 def scan_secrets(text: str, deadline: Deadline) -> list[Finding]:
@@ -153,10 +155,12 @@ def scan_secrets(text: str, deadline: Deadline) -> list[Finding]:
     # One pass of each pattern over the whole text first: a pattern that matches nowhere (most, in clean
     # memory) is not tried line by line. A match across lines only makes the line pass run, never skips it.
     few_lines = text.count("\n", 0, 4096) < 8 and len(text) < 4096  # an entry: the line pass is the only pass
-    formats = [f for f in _compiled() if few_lines or f[2].search(text)]  # type: ignore[attr-defined]
+    # A rule whose required strings are nowhere in the text cannot match: neither compiled nor run (prefilter).
+    lowered = text.lower()
+    formats = [f for f in _compiled() if f[2].possible(text, lowered) and (few_lines or f[2].search(text))]
     assign, said = _assignment_patterns()
     assignments = [(r, is_said) for r, is_said in ((assign, False), (said, True))
-                   if few_lines or r.search(text)]  # type: ignore[attr-defined]
+                   if r.possible(text, lowered) and (few_lines or r.search(text))]
     if not formats and not assignments:
         return findings
     for number, offset, line in iter_lines(text):
@@ -165,7 +169,7 @@ def scan_secrets(text: str, deadline: Deadline) -> list[Finding]:
             continue
         taken: list[tuple[int, int]] = []
         for name, what, regex in formats:
-            for match in regex.finditer(line):  # type: ignore[attr-defined]
+            for match in regex.finditer(line):
                 start, end = _value_span(line, match)
                 value = line[start:end]
                 if name in ("secret.basic-auth", "secret.connection-string") and is_placeholder(value):
@@ -179,7 +183,7 @@ def scan_secrets(text: str, deadline: Deadline) -> list[Finding]:
                 findings.append(Finding(name, "secret", number, (offset + start, offset + end),
                                         f"{what} ({end - start} characters)"))
         for regex, is_said in assignments:
-            for match in regex.finditer(line):  # type: ignore[attr-defined]
+            for match in regex.finditer(line):
                 start, end = match.span(1)
                 if any(s < end and start < e for s, e in taken):
                     continue

@@ -101,6 +101,38 @@ def tokens(text: str) -> list[str]:
     return normalise(text).split()[:MAX_ENTRY_TOKENS]
 
 
+def most_words(n: int, threshold: float) -> int:
+    """The most distinct words an entry may have and still be compared with an entry of ``n`` distinct words.
+
+    Jaccard(a, b) <= n / |b| when |a| = n, so an entry with more than ``n / lowest`` distinct words reaches
+    neither threshold :func:`_decide` uses (``threshold`` for near-duplicates, :data:`SAME_SUBJECT_THRESHOLD`
+    for contradictions): it is not tokenised whole (a 10 KB paragraph costs what its first words do).
+    """
+    lowest = min(threshold, SAME_SUBJECT_THRESHOLD)
+    return math.floor(n / lowest + 1e-9) if lowest > 0 else MAX_ENTRY_TOKENS
+
+
+def _more_distinct_tokens(text: str, limit: int) -> bool:
+    """Whether ``frozenset(tokens(text))`` has more than ``limit`` members, read from a prefix when that decides.
+
+    :func:`normalise` works character by character (case, punctuation, white space), so the words of a prefix
+    of the text are the text's first words, all whole but perhaps the last one. Measured reason: a one-shot
+    ``memdesk append`` to a memory of long paragraphs tokenised ~100 of them whole (10 KB each, 40+ ms);
+    their first few hundred characters already hold more distinct words than a candidate may have.
+    """
+    body = text.lstrip()  # so a prefix starts where normalise's own strip starts (its "- " is then the same)
+    size = 16 * (limit + 2)
+    while size < len(body):
+        seq = normalise(body[:size]).split()
+        whole = seq[:-1][:MAX_ENTRY_TOKENS]  # the last word may be cut at the prefix's end
+        if len(set(whole)) > limit:
+            return True
+        if len(whole) >= MAX_ENTRY_TOKENS:  # every word tokens() keeps was seen
+            return False
+        size *= 4
+    return len(set(tokens(text))) > limit
+
+
 @dataclass
 class _Indexed:
     entry: Entry
@@ -321,8 +353,34 @@ class TextLookup:
     def __init__(self, text: str) -> None:
         self.text = text
         self._lowered: str | None = None
-        self._lines: dict[int, int] = {}
-        self._paragraphs: dict[int, tuple[list[int], list[Entry]]] = {}
+        self._data: bytes | None = None  # the text's UTF-8, and the same with ASCII letters lowered (_haystack)
+        self._ascii: bytes | None = None
+        self._plain: bool | None = None  # no character whose lower case is ASCII or longer (U+212A, U+0130)
+        self._lines: dict[tuple[bool, int], int] = {}
+        self._paragraphs: dict[tuple[bool, int], tuple[list[int], list[Entry]]] = {}
+        self._shapes: dict[bytes, list[tuple[int, int, int, str]]] = {}
+        self._known: dict[bool, list[int]] = {False: [], True: []}
+
+    def _haystack(self, words: list[str]) -> str | bytes | None:
+        """Where ``words`` are looked up: the text lowered, or ``None`` when lowering changes its length.
+
+        Measured reason: ``str.lower`` of a 1 MiB memory with a few non-ASCII characters takes ~10 ms, a
+        third of a one-shot ``memdesk append``; its UTF-8 bytes lowered (ASCII letters only) take 0.3 ms.
+        The two find an ASCII word at the same places unless the text holds a character whose lower case
+        is ASCII (U+212A KELVIN SIGN, U+0130), so the bytes serve when every word is ASCII and neither is
+        there. Offsets are then byte offsets, used only inside this lookup (lines are counted alike).
+        """
+        if self._plain is None:
+            self._plain = "\u212a" not in self.text and "\u0130" not in self.text
+        if self._plain and all(w.isascii() for w in words):
+            if self._ascii is None:
+                self._data = self.text.encode("utf-8")
+                self._ascii = self._data.lower()
+            return self._ascii
+        if self._lowered is None:
+            lowered = self.text.lower()
+            self._lowered = lowered if len(lowered) == len(self.text) else ""
+        return self._lowered if self._lowered or not self.text else None
 
     def match(self, entry_text: str, deadline: Deadline, *,
               threshold: float = NEAR_DUPLICATE_THRESHOLD) -> tuple[str, str, Entry] | None:
@@ -331,23 +389,24 @@ class TextLookup:
         bag = frozenset(seq)
         if len(bag) < MIN_TOKENS:
             return None
-        if self._lowered is None:
-            lowered = self.text.lower()
-            self._lowered = lowered if len(lowered) == len(self.text) else ""
-        if not self._lowered and self.text:  # lower() changed lengths (rare scripts): index it instead
-            return match_entry(entry_text, EntryIndex.build(self.text), deadline, threshold=threshold)
         n = len(bag)
         need = n - math.ceil(SAME_SUBJECT_THRESHOLD * n) + 1
         need_duplicate = n - math.ceil(threshold * n) + 1
+        words = sorted(bag, key=lambda t: (-len(t), t))[:min(need, need_duplicate + LOOKUP_EXTRA)]
+        hay = self._haystack(words)
+        if hay is None:  # lower() changed lengths (rare scripts): index it instead
+            return match_entry(entry_text, EntryIndex.build(self.text), deadline, threshold=threshold)
         norm = " ".join(seq)
+        most = most_words(n, threshold)  # an entry with more distinct words is never a candidate
         found: dict[int, tuple[Entry, list[str], frozenset[str], int]] = {}
         copies: dict[str, int] = {}  # an entry's text -> the start of its first copy found (later copies: no work)
-        for k, token in enumerate(sorted(bag, key=lambda t: (-len(t), t))[:min(need, need_duplicate + LOOKUP_EXTRA)]):
+        for k, token in enumerate(words):
             deadline.check("near-duplicate")
-            if k >= need_duplicate and self._lowered.count(token) > COMMON_POSTINGS:
+            needle: str | bytes = token.encode("utf-8") if isinstance(hay, bytes) else token
+            if k >= need_duplicate and hay.count(needle) > COMMON_POSTINGS:  # type: ignore[arg-type]
                 continue
-            for pos, start, end in self._occurrences(token, deadline):
-                starts, entries = self._entries_of(start, end)
+            for pos, start, end in self._occurrences(hay, needle, deadline):
+                starts, entries = self._entries_of(hay, start, end)
                 i = bisect_right(starts, pos) - 1  # the entry the word occurs in
                 if i < 0 or entries[i].start in found or pos >= entries[i].end:
                     continue
@@ -357,6 +416,9 @@ class TextLookup:
                         copies[entries[i].text] = entries[i].start
                         found[entries[i].start] = (entries[i], *found.pop(first)[1:])
                     continue
+                if _more_distinct_tokens(entries[i].text, most):  # too many words to reach ``lowest``: never
+                    found[entries[i].start] = (entries[i], [], frozenset(), 0)  # a candidate (similarity 0)
+                    continue
                 other_seq = tokens(entries[i].text)
                 if " ".join(other_seq) == norm:
                     return _same(entries[i])
@@ -365,31 +427,66 @@ class TextLookup:
         ordered = sorted(found.values(), key=lambda c: c[0].start)  # the first copy in the document is named
         return _decide(entry_text, seq, bag, ordered, threshold)
 
-    def _occurrences(self, token: str, deadline: Deadline) -> Iterator[tuple[int, int, int]]:
-        """Each place ``token`` occurs, with the paragraph (between blank lines) around it."""
-        lowered = self._lowered or ""
-        pos = lowered.find(token)
+    @staticmethod
+    def _occurrences(hay: str | bytes, token: str | bytes, deadline: Deadline) -> Iterator[tuple[int, int, int]]:
+        """Each place ``token`` occurs in ``hay``, with the paragraph (between blank lines) around it."""
+        gap = b"\n\n" if isinstance(hay, bytes) else "\n\n"
+        pos = hay.find(token)  # type: ignore[arg-type]
         while pos >= 0:
             deadline.check("near-duplicate")
-            start = lowered.rfind("\n\n", 0, pos)
+            start = hay.rfind(gap, 0, pos)  # type: ignore[arg-type]
             start = 0 if start < 0 else start + 2
-            end = lowered.find("\n\n", pos)
-            end = len(lowered) if end < 0 else end
+            end = hay.find(gap, pos)  # type: ignore[arg-type]
+            end = len(hay) if end < 0 else end
             yield pos, start, end
-            pos = lowered.find(token, pos + len(token))
+            pos = hay.find(token, pos + len(token))  # type: ignore[arg-type]
 
-    def _entries_of(self, start: int, end: int) -> tuple[list[int], list[Entry]]:
-        """The entries of the paragraph ``text[start:end]`` and their offsets, split once."""
-        if start not in self._paragraphs:
-            entries = list(split_entries(self.text[start:end], self._line_of(start), start))
-            self._paragraphs[start] = ([e.start for e in entries], entries)
-        return self._paragraphs[start]
+    def _entries_of(self, hay: str | bytes, start: int, end: int) -> tuple[list[int], list[Entry]]:
+        """The entries of the paragraph ``hay[start:end]`` and their offsets (in ``hay``'s units), split once."""
+        in_bytes = isinstance(hay, bytes)
+        key = (in_bytes, start)
+        if key not in self._paragraphs:
+            if not in_bytes:
+                entries = list(split_entries(self.text[start:end], self._line_of(hay, start), start))
+            else:
+                line = self._line_of(hay, start) - 1
+                entries = [Entry(line + n, start + a, start + b, text)
+                           for n, a, b, text in self._shape(self._data[start:end])]  # type: ignore[index]
+            self._paragraphs[key] = ([e.start for e in entries], entries)
+        return self._paragraphs[key]
 
-    def _line_of(self, offset: int) -> int:
-        if offset not in self._lines:
-            below = max((o for o in self._lines if o < offset), default=0)
-            self._lines[offset] = self._lines.get(below, 1) + self.text.count("\n", below, offset)
-        return self._lines[offset]
+    def _shape(self, raw: bytes) -> list[tuple[int, int, int, str]]:
+        """The entries of one paragraph's UTF-8 bytes as (line in it from 1, byte start, byte end, text).
+
+        Kept by content: a memory that repeats a paragraph (a copied section, an agent's repeated note)
+        splits it once."""
+        shape = self._shapes.get(raw)
+        if shape is None:
+            paragraph = raw.decode("utf-8")
+            entries = list(split_entries(paragraph))
+            if raw.isascii():
+                shape = [(e.line, e.start, e.end, e.text) for e in entries]
+            else:  # character offsets -> byte offsets, counted in one pass
+                at_char, at_byte, shape = 0, 0, []
+                for e in entries:  # in order, apart: each stretch of the paragraph is encoded once
+                    first = at_byte + len(paragraph[at_char:e.start].encode("utf-8"))
+                    at_char, at_byte = e.end, first + len(paragraph[e.start:e.end].encode("utf-8"))
+                    shape.append((e.line, first, at_byte, e.text))
+            self._shapes[raw] = shape
+        return shape
+
+    def _line_of(self, hay: str | bytes, offset: int) -> int:
+        in_bytes = isinstance(hay, bytes)
+        key = (in_bytes, offset)
+        if key not in self._lines:
+            known = self._known[in_bytes]  # offsets counted so far, in order
+            at = bisect_right(known, offset)
+            below = known[at - 1] if at else 0
+            source: str | bytes = self._ascii if in_bytes else self.text  # type: ignore[assignment]
+            newline = b"\n" if in_bytes else "\n"
+            self._lines[key] = self._lines.get((in_bytes, below), 1) + source.count(newline, below, offset)  # type: ignore[arg-type]
+            known.insert(at, offset)
+        return self._lines[key]
 
 
 def _quote(text: str, limit: int = 120) -> str:

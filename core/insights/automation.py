@@ -17,7 +17,7 @@ from typing import Any
 
 from croniter import croniter
 
-from core import fileio, saving
+from core import fileio, statefiles
 from core.errors import MemoryBackendError, SettingsError
 from core.insights._text import iso_timestamp, to_utc
 from core.insights.extraction import PRUNE_GUIDELINES
@@ -158,10 +158,7 @@ def read_automations(root: Path | str) -> list[dict[str, Any]]:
 
 def _save(root: Path | str, schedules: list[dict[str, Any]], loaded_text: str) -> None:
     text = json.dumps(schedules, indent=2, ensure_ascii=False) + "\n"
-    saving.replace_text(
-        root, AUTOMATIONS_PATH, text, expected_hash=fileio.content_hash(loaded_text), source="automation",
-        keep_history=False,
-    )
+    statefiles.write("automations", root, text, expected_hash=fileio.content_hash(loaded_text), source="automation")
 
 
 def sync_insight_extraction_automation(

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core import fileio
+from core import fileio, statefiles
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.insights.model import (
     MEMORY_AUDIT_PATH,
@@ -112,5 +112,5 @@ def write_generated_file(root: Path | str, logical: str, text: str, source: str)
     """
     project = _project(root)
     project.backend.require_writable()
-    return fileio.replace_text(project.root, document_path(root, logical), text, source=source,
-                               keep_history=False)
+    written = statefiles.write(statefiles.name_of(document_path(root, logical)), project.root, text, source=source)
+    return fileio.ReplaceResult(written.target, written.changed, None, written.size, text.encode("utf-8"))

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
-from core import fileio, saving
+from core import fileio, statefiles
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.insights import (
     MemoryInsight,
@@ -98,8 +98,8 @@ def _read(root: Path | str, proposal_id: str) -> tuple[Proposal, str]:
 def _write(root: Path | str, proposal: Proposal, loaded_text: str | None) -> Proposal:
     text = json.dumps(proposal.to_json(), indent=2, ensure_ascii=False) + "\n"
     expected = fileio.content_hash(loaded_text or "")
-    saving.replace_text(root, proposal_relpath(proposal.id), text, expected_hash=expected, source="proposal",
-                        max_size=PROPOSAL_MAX_SIZE, size_hint="the proposal is too big to keep")
+    statefiles.write("proposal", root, text, key=proposal.id, expected_hash=expected, source="proposal",
+                     max_size=PROPOSAL_MAX_SIZE)
     return proposal
 
 
@@ -131,7 +131,7 @@ def update_proposal(root: Path | str, proposal_id: str,
                     change: Callable[[Proposal], tuple[Proposal, T]]) -> T:
     """Load, change and save a proposal under its file lock; ``change`` returns (proposal, result)."""
     pid = _resolve_id(root, proposal_id)
-    with fileio.file_lock(root, proposal_relpath(pid)):
+    with statefiles.lock("proposal", root, key=pid):
         proposal, text = _read(root, pid)
         _preflight(root, pid, text)
         updated, result = change(proposal)

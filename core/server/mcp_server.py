@@ -23,6 +23,7 @@ from mcp_types import (
     CallToolResult,
     EmptyResult,
     SubscribeRequestParams,
+    SubscriptionsListenRequestParams,
     TextContent,
     ToolAnnotations,
     UnsubscribeRequestParams,
@@ -48,7 +49,7 @@ from core.server.mcp_models import (
     ProjectsResult,
     RecentResult,
 )
-from core.server.notify import ResourceHub
+from core.server.notify import ListenHook, ResourceHub
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
@@ -93,12 +94,17 @@ class McpServer(MCPServer):
     a tool error with a code and the next tool, and keeps documents' subscriptions."""
 
     def __init__(self, served: ServedProjects, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+
+        bus = InMemorySubscriptionBus()  # subscriptions/listen streams hear the hub's changes through it
+        super().__init__(subscriptions=bus, **kwargs)
         self.served = served
-        self.hub = ResourceHub(self._locate)
+        self.hub = ResourceHub(self._locate, publish=lambda uri: bus.publish(ResourceUpdated(uri=uri)))
         low = self._lowlevel_server
         low.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
         low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)
+        low.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams,
+                                ListenHook(ListenHandler(bus), self.hub))
 
     # -- refusals --------------------------------------------------------------------------------
     def roots(self) -> list[tuple[str, Any]]:
@@ -232,14 +238,9 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
             raise Refusal("INVALID_PATH", for_agents(exc.message)) from exc
 
     async def changed(ctx: Context | None = None, p: Project | None = None, rel: str | None = None) -> None:
-        """Tell subscribers: those of ``resources/subscribe`` (the hub) and, for the document this tool wrote,
-        clients listening on the newer protocol's ``subscriptions/listen`` (the SDK's bus)."""
+        """Tell subscribers at once: those of ``resources/subscribe`` and the ``subscriptions/listen`` streams
+        that follow the document (both through the hub, which sees the file changed)."""
         await mcp.hub.check_now()
-        if ctx is not None and p is not None and rel:
-            try:
-                await ctx.notify_resource_updated(f"memdesk://{served.key_of(p)}/{rel}")
-            except Exception:  # noqa: BLE001 - no bus outside a request: nobody listens
-                pass
 
     from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
 

@@ -4,18 +4,23 @@ A client subscribes to a document's resource (``resources/subscribe`` with ``mem
 memdesk then watches that file and tells the client when it changes, whoever changed it (an MCP tool,
 the HTTP API, the operator's editor, Fusion itself). Watching is a ``stat`` of each subscribed
 document every :data:`POLL_SECONDS` on the server's event loop, started with the first subscription;
-a write through memdesk's own tools notifies at once (:meth:`ResourceHub.check_now`). Clients on the
-newer protocol (``subscriptions/listen``) get the same events through the SDK's subscription bus.
+a write through memdesk's own tools notifies at once (:meth:`ResourceHub.check_now`).
+
+Clients on the newer protocol (2026-07-28) do not subscribe: they open a ``subscriptions/listen`` stream
+naming the URIs they follow. :class:`ListenHook` wraps the SDK's listen handler so the hub watches those
+URIs for as long as the stream is open, and the hub publishes each change on the SDK's subscription bus,
+which delivers it to the streams that asked for it. So an outside change (an agent's ``>>``, an editor's
+save) reaches listeners as it reaches subscribers, over stdio and over HTTP, and a change through a tool
+or the HTTP API reaches each of them once.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
 import weakref
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -33,6 +38,7 @@ class ResourceHub:
         self._locate = locate
         self._publish = publish
         self._subs: dict[str, weakref.WeakSet[Any]] = {}
+        self._listens: dict[str, set[object]] = {}  # URI -> the open listen streams that follow it
         self._stamps: dict[str, Stamp] = {}
         self._files: dict[str, str] = {}
         self._task: asyncio.Task[None] | None = None
@@ -63,6 +69,31 @@ class ResourceHub:
         """How many live sessions subscribed to ``uri``."""
         return len(self._subs.get(uri, ()))
 
+    def listen(self, stream: object, uri: str) -> bool:
+        """Watch ``uri`` for an open ``subscriptions/listen`` stream; ``False`` when it names no served document
+        (the SDK still honours it, as the spec asks: it never fires)."""
+        try:
+            path = self._locate(uri)
+        except Exception:  # noqa: BLE001 - not a served document: nothing to watch
+            return False
+        self._files[uri] = path
+        self._stamps.setdefault(uri, self._stamp(path))
+        self._listens.setdefault(uri, set()).add(stream)
+        self._ensure_watcher()
+        return True
+
+    def unlisten(self, stream: object, uri: str) -> None:
+        """The stream closed: stop watching ``uri`` for it."""
+        streams = self._listens.get(uri)
+        if streams is not None:
+            streams.discard(stream)
+            if not streams:
+                del self._listens[uri]
+
+    def listeners(self, uri: str) -> int:
+        """How many open listen streams follow ``uri``."""
+        return len(self._listens.get(uri, ()))
+
     def _ensure_watcher(self) -> None:
         if self._task is not None and not self._task.done():
             return
@@ -73,21 +104,21 @@ class ResourceHub:
         self._task = loop.create_task(self._watch(), name="memdesk-resource-watch")
 
     async def _watch(self) -> None:
-        while any(len(s) for s in self._subs.values()):
+        while any(len(s) for s in self._subs.values()) or self._listens:
             await asyncio.sleep(POLL_SECONDS)
             await self.check_now()
 
     async def check_now(self) -> None:
         """Notify the subscribers of every subscribed document whose file changed since last seen."""
-        for uri in list(self._subs):
+        for uri in list(dict.fromkeys([*self._subs, *self._listens])):
             subs = self._subs.get(uri)
-            if not subs:
+            if not subs and not self._listens.get(uri):
                 continue
             stamp = self._stamp(self._files[uri])
             if stamp == self._stamps.get(uri):
                 continue
             self._stamps[uri] = stamp
-            await self._notify(uri, list(subs))
+            await self._notify(uri, list(subs or ()))
 
     async def _notify(self, uri: str, sessions: list[Any]) -> None:
         for session in sessions:
@@ -96,6 +127,26 @@ class ResourceHub:
             except Exception as exc:  # noqa: BLE001 - a closed session stops listening, the others go on
                 log.debug("resource update to a closed session dropped: %s", exc)
                 self._subs[uri].discard(session)
-        if self._publish is not None:
-            with contextlib.suppress(Exception):
+        if self._publish is not None and self._listens.get(uri):
+            try:
                 await self._publish(uri)
+            except Exception as exc:  # noqa: BLE001 - a listener's trouble never stops the others
+                log.debug("resource update to listeners dropped: %s", exc)
+
+
+class ListenHook:
+    """``subscriptions/listen``: the SDK's handler (``inner``), with the stream's resource URIs watched by the hub
+    while it is open."""
+
+    def __init__(self, inner: Callable[[Any, Any], Awaitable[Any]], hub: ResourceHub) -> None:
+        self.inner, self.hub = inner, hub
+
+    async def __call__(self, ctx: Any, params: Any) -> Any:
+        stream = object()
+        uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        watched = [u for u in uris if self.hub.listen(stream, u)]
+        try:
+            return await self.inner(ctx, params)
+        finally:
+            for uri in watched:
+                self.hub.unlisten(stream, uri)

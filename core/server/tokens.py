@@ -15,13 +15,12 @@ import hmac
 import json
 import re
 import secrets
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from filelock import FileLock
-
-from core import fileio
+from core import fileio, statefiles
 from core.errors import MemoryBackendError, SettingsError
 from core.server.access import LEVELS, Access, check_glob
 from core.user_config import user_config_dir
@@ -127,15 +126,14 @@ class TokenStore:
         return found
 
     # -- changing --------------------------------------------------------------------------------
-    def _lock(self) -> FileLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(self.path) + ".lock", timeout=10)
+    def _lock(self) -> AbstractContextManager[None]:
+        return statefiles.lock("tokens", directory=self.path.parent)
 
     def _save(self, tokens: builtins.list[TokenInfo]) -> None:
         rows = [_to_row(t) for t in tokens]
         text = json.dumps({"tokens": rows}, indent=2) + "\n"
         # A new file is created 0600 (mkstemp); an existing one keeps the mode the user gave it.
-        fileio.atomic_write_bytes(self.path, text.encode("utf-8"))
+        statefiles.write("tokens", None, text, source="tokens", directory=self.path.parent)
         self._cache = None
 
     def create(self, name: str, *, now: datetime | None = None, scope: str = "write",

@@ -14,13 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core import fileio
+from core import fileio, statefiles
 from core.errors import MemoryBackendError, SettingsError
 from core.settings_store.base import SettingsStore, StoreInfo, apply_patch
 
 CONFIG_PATH = ".fusion/config.json"
-#: Mode of a config.json memdesk creates (less the umask), as Node's ``writeFile`` creates Fusion's.
-NEW_CONFIG_MODE = 0o666
+#: A config.json memdesk creates gets 0666 less the umask, as Node's ``writeFile`` creates Fusion's
+#: (``core.statefiles.REGISTRY["fusion-config"]``).
 
 
 class ConfigFile:
@@ -81,10 +81,8 @@ class ConfigFile:
             doc = settings
         text = json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
         try:
-            from core import saving  # here: history is not needed to read settings
-
-            saving.replace_text(self.root, CONFIG_PATH, text, expected_hash=fileio.content_hash(self.text),
-                                source=source, new_file_mode=NEW_CONFIG_MODE)
+            statefiles.write("fusion-config", self.root, text, expected_hash=fileio.content_hash(self.text),
+                             source=source)
         except MemoryBackendError as exc:
             raise SettingsError(f"cannot save {CONFIG_PATH}: {exc}") from exc
         self.text = text

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from core import fileio, userdirs
+from core import fileio, statefiles, userdirs
 from core.errors import MemoryBackendError, SettingsError
 
 CONNECTIONS_FILE = "fusion.json"
@@ -100,7 +100,8 @@ def save_connection(root: Path | None, url: str, token: str | None, project_id: 
         projects: dict[str, Any] = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
         projects[str(Path(root).resolve())] = entry
         doc["projects"] = projects
-    fileio.atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))  # new file: 0600
+    statefiles.write("fusion-connections", None, json.dumps(doc, indent=2) + "\n", source="fusion-connect",
+                     directory=path.parent)  # a new file: 0600
     return path
 
 
@@ -114,7 +115,8 @@ def forget_connection(root: Path | None) -> bool:
         projects = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
         found = projects.pop(str(Path(root).resolve()), None) is not None
     if found:
-        fileio.atomic_write_bytes(path, (json.dumps(doc, indent=2) + "\n").encode("utf-8"))
+        statefiles.write("fusion-connections", None, json.dumps(doc, indent=2) + "\n", source="fusion-forget",
+                         directory=path.parent)
     return found
 
 

@@ -22,16 +22,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from core import fileio, userdirs
-from core.errors import SettingsError
+from core import statefiles, userdirs
+from core.errors import MemoryBackendError, SettingsError
 from core.settings_store.base import SettingsStore, StoreInfo, StoreReadOnlyError
 from core.settings_store.connections import FusionConnection
+
+log = logging.getLogger(__name__)
 
 #: Keys Fusion's GET adds that are not settings (stripped before a PUT, as Fusion's route does).
 SERVER_KEYS = ("githubTokenConfigured", "prAuthAvailable", "trackingAuthAvailable", "trackingAuthReason")
@@ -199,21 +202,17 @@ def remember(root: Path, url: str, values: Mapping[str, Any]) -> None:
     doc = {"root": str(root.resolve()), "url": url, "settings": dict(values)}
     data = json.dumps(doc).encode("utf-8")
     path = _cache_path(root)
-    try:
-        if path.read_bytes() == data:
-            return
-    except OSError:
-        pass
-    try:
-        fileio.atomic_write_bytes(path, data)
-    except OSError:
-        pass  # a cache: never worth failing a read for
+    try:  # written only when it changed (the door compares under its lock, and changes nothing then)
+        statefiles.write("fusion-cache", None, data, key=path.stem, source="fusion-read", directory=path.parent.parent)
+    except (OSError, MemoryBackendError) as exc:
+        log.debug("Fusion's settings were not cached: %s", exc)  # a cache: never worth failing a read for
 
 
 def recall(root: Path) -> tuple[str | None, dict[str, Any]] | None:
-    try:
-        doc = json.loads(_cache_path(root).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    path = _cache_path(root)
+    try:  # untrusted: capped, a regular file in the user's folder, valid UTF-8
+        doc = json.loads(statefiles.read("fusion-cache", key=path.stem, directory=path.parent.parent) or "null")
+    except (OSError, ValueError, RecursionError, MemoryBackendError):
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("settings"), dict):
         return None

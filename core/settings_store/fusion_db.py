@@ -35,10 +35,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core import fileio
+from core import fileio, statefiles
 from core.errors import MemoryBackendError, SettingsError
 from core.settings_store.base import SettingsStore, StoreInfo, StoreReadOnlyError, apply_patch
-from core.settings_store.config_json import CONFIG_PATH, NEW_CONFIG_MODE
+from core.settings_store.config_json import CONFIG_PATH
 
 DB_PATH = ".fusion/fusion.db"
 #: Fusion opens its database with ``busy_timeout`` 5000; memdesk waits no longer than that in all.
@@ -207,10 +207,7 @@ class FusionDbStore(SettingsStore):
         if settings is not None:
             doc["settings"] = settings
         try:
-            from core import saving  # here: history is not needed to read settings
-
-            saving.replace_text(self.root, CONFIG_PATH, js_stringify(doc, indent=2), source="settings",
-                                backend_id="settings", new_file_mode=NEW_CONFIG_MODE)
+            statefiles.write("fusion-config", self.root, js_stringify(doc, indent=2), source="settings")
         except (MemoryBackendError, OSError) as exc:
             # Fusion treats the copy as best effort too: its database is what it reads.
             raise SettingsError(f"the change is saved in {DB_PATH}, but its copy {CONFIG_PATH} could not be "

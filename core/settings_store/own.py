@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from core import fileio
+from core import fileio, statefiles
 from core.errors import MemoryBackendError, SettingsError
 from core.settings_store.base import apply_patch
 from core.settings_store.config_json import ConfigFile
@@ -54,8 +54,7 @@ def patch_own(root: Path | str, changes: Mapping[str, Any]) -> dict[str, Any]:
         return new
     text = json.dumps(new, indent=2, ensure_ascii=False) + "\n"
     try:
-        fileio.replace_text(root_p, OWN_PATH, text, expected_hash=fileio.content_hash(before_text),
-                            source="settings", keep_history=False)
+        statefiles.write("settings", root_p, text, source="settings", expected_hash=fileio.content_hash(before_text))
     except MemoryBackendError as exc:
         raise SettingsError(f"cannot save {OWN_PATH}: {exc}") from exc
     return new

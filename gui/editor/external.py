@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from PySide6.QtCore import QObject
+from PySide6.QtCore import QObject, QTimer
 
 from core.textmerge import classify_change, describe_append, merge3, to_editor_text
 
@@ -54,6 +54,19 @@ class ExternalChanges(QObject):
         self._merge_base: str | None = None  # "Merge by hand" merges from here (a dropped change shown again)
         #: A change arrived while a save ran on the worker: looked at once the save is done.
         self.deferred = False
+        self._deferred_loud = False  # one of the changes looked at later would have said so (not quiet)
+        editor.session.worker.busyChanged.connect(self._worker_busy)
+
+    def _worker_busy(self, busy: bool, _what: str) -> None:
+        """The worker is done (a read, a restore, a switch): look at a change that arrived meanwhile."""
+        if not busy and self.deferred and not self._editor.session.worker.busy:
+            QTimer.singleShot(0, self.catch_up)
+
+    def catch_up(self) -> None:
+        """Look at the changes that arrived while the worker was busy (once; quietly unless one was not)."""
+        if self.deferred and not self._editor.session.worker.busy:
+            loud, self.deferred, self._deferred_loud = self._deferred_loud, False, False
+            self.on_disk_changed(quiet=not loud)
 
     @property
     def merged_with_markers(self) -> bool:
@@ -77,8 +90,9 @@ class ExternalChanges(QObject):
         ed = self._editor
         if ed.buffer.loading:
             return  # the editor checks again once the document is full
-        if ed.session.worker.busy:  # our own save is under way: look once it is done (the editor asks)
+        if ed.session.worker.busy:  # a save or read is under way: look once it is done (_worker_busy)
             self.deferred = True
+            self._deferred_loud = self._deferred_loud or not quiet
             return
         disk, digest = ed.session.read_memory()
         error = ed.session.adapter.last_read_error

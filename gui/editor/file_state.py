@@ -59,7 +59,7 @@ def write_block_reason(root: Path, path: Path | None) -> str | None:
     try:
         real = path.resolve()
         info = real.stat() if real.exists() else None
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: Python 3.11's resolve() on a symbolic link loop
         return None  # unreadable: the read reports it
     name = _rel(root, path)
     folder = real.parent if info is not None else next((p for p in real.parents if p.exists()), root)

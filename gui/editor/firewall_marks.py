@@ -29,6 +29,9 @@ COLOURS = {"secret": QColor(214, 40, 40), "injection": QColor(230, 126, 0), "nea
 #: on the bench's 1 MiB memory a scan started at each short pause (120 ms) ran while the next keys were
 #: typed, and its worker held the GIL their Python slots need (keystroke p95 ~70 ms beside a floor of 6).
 MAX_SCAN_DELAY_MS = 1_000
+#: Up to this many findings are all underlined at once; above it only those in and around the view are,
+#: again as it scrolls (underlining the 1 MiB bench memory's thousands held the GUI thread for 45-100 ms).
+PAINT_ALL_UP_TO = 200
 #: Characters either side of the view whose marks are underlined too (a scroll of a page or two shows them).
 VIEW_MARGIN = 8_000
 
@@ -41,7 +44,8 @@ class FirewallMarks(QObject):
     objects slowed the keystrokes typed meanwhile; the scan is now incremental
     (:class:`~core.firewall.incremental.IncrementalScanner`: 40-200 ms). Underlining every finding cost
     ~45 ms of ``setExtraSelections`` on the GUI thread, and Qt then walks every selection for each line
-    it paints; only the findings in and near the view are underlined, again as it scrolls.
+    it paints; past :data:`PAINT_ALL_UP_TO` only the findings in and near the view are underlined, again
+    as it scrolls. A scan asked for a text already scanned (a save, a pause without edits) only repaints.
     """
 
     marksChanged = Signal(int)  # how many findings are shown
@@ -56,6 +60,7 @@ class FirewallMarks(QObject):
         self._again = False
         self._scanner = IncrementalScanner()
         self._generation = 0  # bumped on every change: a scan of an older text is stale
+        self._shown_generation = -1  # the generation the marks shown were found in
         self._starts: list[int] = []
         self._longest = 0
         self._painted: tuple[int, int] | None = None  # the range of marks underlined (indexes into marks)
@@ -64,7 +69,11 @@ class FirewallMarks(QObject):
         self._delay.timeout.connect(self.refresh)
         edit.installEventFilter(self)
         edit.textChanged.connect(self._text_changed)
-        edit.verticalScrollBar().valueChanged.connect(self._follow_view)
+        self._follow = QTimer(self)  # scrolling repaints the marks in view, once per burst of scroll steps
+        self._follow.setSingleShot(True)
+        self._follow.setInterval(0)
+        self._follow.timeout.connect(self._follow_view)
+        edit.verticalScrollBar().valueChanged.connect(self._follow.start)
 
     # -- scanning -----------------------------------------------------------------------------------
     def schedule(self, waited_ms: int = 0) -> None:
@@ -77,6 +86,9 @@ class FirewallMarks(QObject):
         """Scan the text as it is now (on a worker thread); at most one scan runs at a time."""
         if self._operation is not None and self._operation.running:
             self._again = True
+            return
+        if self._generation == self._shown_generation:  # the marks shown are this text's already
+            self._show(self.marks, self._starts, self._longest)
             return
         text, generation, scanner, ignored = self._text(), self._generation, self._scanner, frozenset(self.ignored)
         # The worker also drops the ignored findings and indexes the rest by start: on the GUI thread that
@@ -92,6 +104,7 @@ class FirewallMarks(QObject):
         if generation != self._generation:  # typed meanwhile: scan again once it is still
             self.schedule()
             return
+        self._shown_generation = generation
         self._show(marks, starts, longest)
 
     def _text_changed(self) -> None:
@@ -105,6 +118,7 @@ class FirewallMarks(QObject):
         """Another document is shown: drop its marks and ignored findings."""
         self.marks, self.ignored = [], set()
         self._generation += 1
+        self._shown_generation = -1
         self._scanner = IncrementalScanner()  # a running scan keeps the old one to itself
         self._paint()
 
@@ -132,9 +146,12 @@ class FirewallMarks(QObject):
 
     def _underline(self) -> None:
         """Underline the marks that reach into the view (and its margin)."""
-        low, high = self._view_range() if self.marks else (0, 0)
-        lo = bisect_left(self._starts, low - self._longest)
-        hi = bisect_right(self._starts, high)
+        if len(self.marks) <= PAINT_ALL_UP_TO:
+            low, lo, hi = 0, 0, len(self.marks)
+        else:
+            low, high = self._view_range()
+            lo = bisect_left(self._starts, low - self._longest)
+            hi = bisect_right(self._starts, high)
         if (lo, hi) == self._painted:
             return
         self._painted = (lo, hi)
@@ -156,8 +173,8 @@ class FirewallMarks(QObject):
             selections.append(selection)
         self.edit.setExtraSelections(selections)
 
-    def _follow_view(self, *_args: object) -> None:
-        if self.marks:
+    def _follow_view(self) -> None:
+        if len(self.marks) > PAINT_ALL_UP_TO:
             self._underline()
 
     # -- quick actions ------------------------------------------------------------------------------

@@ -195,9 +195,12 @@ class MemoryEditor(QWidget):
         self.session.memoryReplaced.connect(self.on_disk_changed)
 
     # -- loading and state ---------------------------------------------------------------------
-    def load(self) -> None:
-        """(Re)load memory from the session, dropping unsaved edits and any open conflict."""
-        text, digest = self.session.read_memory()
+    def load(self, read: tuple[str, str] | None = None) -> None:
+        """(Re)load memory from the session, dropping unsaved edits and any open conflict.
+
+        ``read``: what ``session.read_memory()`` just returned (its error still in the adapter), not read again.
+        """
+        text, digest = read if read is not None else self.session.read_memory()
         error = self.session.adapter.last_read_error
         self._read_error = error.message if error is not None and error.code == "READ_FAILED" else None
         self.undecodable = undecodable(error) if self._read_error else None
@@ -417,9 +420,7 @@ class MemoryEditor(QWidget):
             self.external.dropped_on_save(dropped)
             return False
         outcome = self.session.write_memory(text, self.buffer.base_hash)  # on the project's worker
-        if self.external.deferred:  # something changed on disk while it ran: look after this save settles
-            self.external.deferred = False
-            QTimer.singleShot(0, lambda: self.external.on_disk_changed(quiet=True))
+        # Something that changed on disk while it ran is looked at after this save settles (external.catch_up).
         if outcome.success:
             self.buffer.mark_saved(text)
             self.external.merged_with_markers = False
@@ -450,8 +451,17 @@ class MemoryEditor(QWidget):
             self.on_disk_changed()
             self.show_backend_state()
             self.apply_read_only()
-        else:
-            self.load()
+            return
+        read = self.session.read_memory()
+        if (read[0] == self.buffer.base_text and self.session.adapter.last_read_error is None
+                and not self.buffer.loading and not self.external.in_conflict and self.undecodable is None
+                and self._read_error is None):
+            # The new backend holds the same text (a switch file -> sqlite mirrors the file): the document,
+            # its undo and its view stay; re-filling 1 MiB would hold the GUI thread for nothing.
+            self.buffer.set_base(*read)
+            self._show_state()
+            return
+        self.load(read)
 
     def show_conflict(self, headline: str, mine: str, disk: str) -> None:
         """Replace the text with the conflict view (``mine`` beside ``disk``)."""
@@ -549,6 +559,9 @@ class MemoryEditor(QWidget):
         self.preview.follow_line(self.text_edit.first_visible_line())
 
     def _on_settled(self) -> None:
+        if self.session.worker.busy:  # a save or read runs: the firewall scan and outline wait for its end
+            self._settle.start()
+            return
         self._clear_stale_notice()
         self._measure()
         self.navigator.schedule(SETTLE_MS)  # a big text a little later (gui.editor.navigation)

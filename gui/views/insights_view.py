@@ -103,8 +103,10 @@ class InsightsView(QWidget):
     def save_raw(self, text: str) -> bool:
         """Save the raw text, unless the file changed since it was loaded (then nothing is written)."""
         try:
-            result = self.session.project.write_insights(text, expected_hash=self.raw_base_hash,
-                                                         source="insights-edit")
+            base = self.raw_base_hash
+            result = self.session.worker.call(
+                lambda: self.session.project.write_insights(text, expected_hash=base, source="insights-edit"),
+                f"Saving {self.insights_path}…")
         except MemoryBackendError as exc:
             if exc.code == "CONFLICT":
                 self.banner.show_message(
@@ -205,12 +207,19 @@ class InsightsView(QWidget):
         if proposal is None or not (accepted or rejected):
             return None
         added = present = 0
-        try:
+        root, pid = self.session.root, proposal.id
+
+        def decide() -> tuple[int, int, Proposal]:  # on the project's worker: merges into the insights file
+            added, present, result = 0, 0, proposal
             if accepted:
-                review = accept_insights(self.session.root, proposal.id, accepted)
-                added, present, proposal = review.added, review.already_present, review.proposal
+                review = accept_insights(root, pid, accepted)
+                added, present, result = review.added, review.already_present, review.proposal
             if rejected:
-                proposal = reject_insights(self.session.root, proposal.id, rejected).proposal
+                result = reject_insights(root, pid, rejected).proposal
+            return added, present, result
+
+        try:
+            added, present, proposal = self.session.worker.call(decide, "Saving the insight decisions…")
         except (ProposalError, MemoryBackendError) as exc:
             self.banner.show_message(f"Not saved: {exc}", "error")
             self._show_stored(proposal.id)  # what did get saved
@@ -238,10 +247,15 @@ class InsightsView(QWidget):
         """Store a saved AI extraction reply as a proposal and review it; a bad file changes nothing."""
         path = Path(path)
         try:
-            text = fileio.read_text(path)
-            if text is None:
-                raise ProposalError(f"{path} does not exist", "NOT_FOUND")
-            run = store_imported_reply(self.session.root, text, path.name)
+            root = self.session.root
+
+            def store() -> object:  # on the project's worker: reads the reply, writes the proposal
+                text = fileio.read_text(path)
+                if text is None:
+                    raise ProposalError(f"{path} does not exist", "NOT_FOUND")
+                return store_imported_reply(root, text, path.name)
+
+            run = self.session.worker.call(store, f"Importing {path.name}…")
         except (MemoryBackendError, ProposalError) as exc:
             self.banner.show_message(f"Could not import {path.name}: {exc}. Nothing was changed.", "error")
             return False

@@ -290,19 +290,22 @@ class PruneView(QWidget):
     def load_candidate_file(self, path: str | Path) -> bool:
         """Store a candidate from a file as a proposal and review it: an extraction reply or plain markdown."""
         path = Path(path)
+        root = self.session.root
         try:
-            text = fileio.read_text(path)
+            text = self.session.worker.call(lambda: fileio.read_text(path), "")
             if text is None:
                 raise ProposalError(f"{path} does not exist", "NOT_FOUND")
             if path.suffix.lower() == ".json" or text.lstrip().startswith(("{", "```")):
-                run = store_imported_reply(self.session.root, text, path.name)
+                run = self.session.worker.call(lambda: store_imported_reply(root, text, path.name),
+                                               f"Importing {path.name}…")
                 if run.ok and run.proposal_id is None:
                     raise ProposalError("the reply offers no prune and nothing new", "NOTHING")
                 proposal = self.session.extraction_finished(run)
                 if not run.ok:
                     raise ProposalError(run.message, run.error_kind or "failed")
             else:
-                proposal = store_prune_candidate(self.session.root, text, path.name)
+                proposal = self.session.worker.call(lambda: store_prune_candidate(root, text, path.name),
+                                                    f"Importing {path.name}…")
                 self.session.set_proposal(proposal)
         except (ProposalError, MemoryBackendError) as exc:
             self.banner.show_message(f"Cannot review {path.name}: {exc}. Nothing was changed.", "error")
@@ -388,7 +391,10 @@ class PruneView(QWidget):
             self.banner.show_message(f"Not applied: {self.apply_refusal()}", "error")
             return None
         try:
-            review = apply_prune(self.session.root, proposal.id, candidate=selection[0] if partial else None)
+            candidate = selection[0] if partial else None
+            review = self.session.worker.call(  # off the GUI thread: validates, writes 1 MiB, records history
+                lambda: apply_prune(self.session.root, proposal.id, candidate=candidate), "Applying the prune…",
+                disable=(self.apply_button, self.reject_button))
         except (ProposalError, MemoryBackendError) as exc:
             self.banner.show_message(f"Not applied: {exc}", "error")
             return None
@@ -418,7 +424,9 @@ class PruneView(QWidget):
         if proposal is None or not self.reject_button.isEnabled():
             return None
         try:
-            review = reject_prune(self.session.root, proposal.id, reason=self.reason_edit.text())
+            reason = self.reason_edit.text()
+            review = self.session.worker.call(lambda: reject_prune(self.session.root, proposal.id, reason=reason),
+                                              "Rejecting the prune…", disable=(self.apply_button, self.reject_button))
         except (ProposalError, MemoryBackendError) as exc:
             self.banner.show_message(f"Not rejected: {exc}", "error")
             return None

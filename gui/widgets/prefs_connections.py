@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 )
 
 from core import connections
+from gui.serial_worker import SerialWorker
 
 NO_PSYCOPG = ("PostgreSQL connections need the 'postgres' extra (psycopg); install it with "
               "pip install 'memdesk[postgres]' (./run.sh installs it).")
@@ -63,6 +64,7 @@ class ConnectionsPage(QWidget):
         self.dsn = QLineEdit(self)
         self.dsn.setObjectName("connectionDsn")
         self.dsn.setPlaceholderText("postgresql://user:password@host:5432/dbname")
+        self._worker = SerialWorker(self)  # connection tests run here, one at a time, off the GUI thread
         self.save_button = QPushButton("&Save connection", self)
         self.test_button = QPushButton("&Test", self)
         self.remove_button = QPushButton("&Remove…", self)
@@ -130,7 +132,7 @@ class ConnectionsPage(QWidget):
         """Add or replace the connection in the form; nothing is written when it is bad."""
         name, dsn = self.name.text().strip(), self.dsn.text().strip()
         try:
-            conn = connections.set_connection(name, dsn)
+            conn = self._worker.call(lambda: connections.set_connection(name, dsn), "")  # the user config file
         except ModuleNotFoundError:
             _status(self.status, NO_PSYCOPG, "error")
             return False
@@ -148,8 +150,10 @@ class ConnectionsPage(QWidget):
         if not name:
             _status(self.status, "Choose a connection to test.", "warning")
             return False
-        try:
-            result = connections.test_connection(name)
+        _status(self.status, f"Testing {name}…", "info")
+        try:  # a connect waits for the network (up to its timeout): on a worker, the window painting meanwhile
+            result = self._worker.call(lambda: connections.test_connection(name), "",
+                                       disable=(self.test_button, self.save_button, self.remove_button))
         except ModuleNotFoundError:
             _status(self.status, NO_PSYCOPG, "error")
             return False
@@ -169,7 +173,7 @@ class ConnectionsPage(QWidget):
                              "database until it is added again."):
             return False
         try:
-            connections.remove_connection(name)
+            self._worker.call(lambda: connections.remove_connection(name), "")
         except Exception as exc:
             _status(self.status, f"Not removed: {exc}", "error")
             return False

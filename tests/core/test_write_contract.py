@@ -7,6 +7,12 @@ writing mode, ``os.open``/``os.fdopen`` with writing flags or modes, ``Path.writ
 ``shutil`` copies and moves, ``os.replace``/``rename``/``truncate``, deletes, temporary files, or a
 SQLite connection. The few modules allowed are listed below, each with what it writes and why it
 may; a new one must go through the pipeline, or be added here with its reason in review.
+
+A second list keeps the file layer's own writers (``fileio.atomic_write_bytes``, ``fileio.replace_text``,
+``saving.replace_text``, ``docio.replace_document``…) to the two doors and what they call: a memory
+document goes through :mod:`core.pipeline`, one of memdesk's named state files (settings, proposals,
+tokens, the firewall's policy and inbox…) through :mod:`core.statefiles`. A module that calls the file
+layer's writers around them fails the test.
 """
 
 from __future__ import annotations
@@ -50,10 +56,10 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                                        "the database backends' mirror files: memdesk's O_APPEND (the offset it "
                                        "landed at) and the ledger notes under .fusion/memdesk/mirror (confined, "
                                        "O_NOFOLLOW; replacements go through fileio.atomic_write_bytes)"),
-    "core/firewall/inbox.py": (frozenset({"write-flags"}),
-                               "the firewall's inbox under .fusion/memdesk (created O_EXCL, mode 0600)"),
     "core/firewall/ds_patterns.py": (frozenset({"write_text"}),
                                      "regenerates its bundled data file, only when run as a script by a developer"),
+    "core/firewall/prefilter_build.py": (frozenset({"write_text"}),
+                                         "regenerates data/prefilter.json, only when run as a script by a developer"),
     "core/migrate.py": (frozenset({"unlink"}),
                         "removes the legacy .fusion/memory.md after its text is kept in history and moved"),
     "core/providers/session.py": (frozenset({"write-flags"}),
@@ -63,6 +69,27 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                                   "removes its own temporary working folder (outside any project) after a run"),
     "gui/resources.py": (frozenset({"shutil.copytree"}),
                          "copies the bundled sample project to the user's data folder on first start"),
+}
+
+
+#: The file layer's writing functions: a call to one writes a file.
+LAYER_WRITERS = frozenset({"atomic_write_bytes", "replace_text", "append_bytes", "open_regular_for_append",
+                           "write_all", "rollback_append", "replace_document", "append_document"})
+LAYER_MODULES = frozenset({"fileio", "saving", "docio"})
+#: module -> why it may call the file layer's writers (everything else goes through one of the two doors).
+DOORS: dict[str, str] = {
+    "core/pipeline.py": "the door for memory documents (what, where, lock, read, screen, write, record, report)",
+    "core/statefiles.py": "the door for memdesk's named state files (core.statefiles.REGISTRY)",
+    "core/saving.py": "the pipeline's versioned replace: fileio.replace_text with the previous version kept",
+    "core/docio.py": "the backends' document replace and append, called by the pipeline's write stage",
+    "core/plain_append.py": "the pipeline's O(entry) append on the target it resolved, under its lock",
+    "core/backends/base.py": "a backend's write_document/append_document, called by the pipeline's write stage",
+    "core/backends/file.py": "the file backend's write of the working memory, called through the pipeline",
+    "core/backends/mirror_ledger.py": "the database backends' mirror files and ledger notes (issue 19 item 2: "
+                                      "exactly once; confined, O_NOFOLLOW)",
+    "core/backends/pg/mirror.py": "the postgres mirror's files (confined, O_NOFOLLOW; issue 19 item 2)",
+    "core/backends/postgres_move.py": "backend move writes memory documents only: each path passes stage what "
+                                      "(check_memory_path) and where (check_writable) before any is written",
 }
 
 
@@ -136,6 +163,40 @@ def writes(path: Path) -> list[Write]:
     return found
 
 
+def _layer_names(tree: ast.AST) -> set[str]:
+    """Names bound to the file layer's writers by ``from core.fileio import replace_text [as x]`` and the like."""
+    return {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+            and (node.module or "").rsplit(".", 1)[-1] in LAYER_MODULES for alias in node.names
+            if alias.name in LAYER_WRITERS}
+
+
+def layer_calls(path: Path) -> list[Write]:
+    """Every call in ``path`` to one of the file layer's writers (``fileio.replace_text(...)`` and the like)."""
+    rel = path.relative_to(REPO).as_posix()
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    bare = _layer_names(tree)
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        fn = node.func
+        if isinstance(fn, ast.Attribute) and fn.attr in LAYER_WRITERS and \
+                ast.unparse(fn.value).rsplit(".", 1)[-1] in LAYER_MODULES:
+            found.append(Write(rel, node.lineno, f"{ast.unparse(fn.value).rsplit('.', 1)[-1]}.{fn.attr}"))
+        elif isinstance(fn, ast.Name) and fn.id in bare:
+            found.append(Write(rel, node.lineno, fn.id))
+    return found
+
+
+def all_layer_calls() -> list[Write]:
+    out: list[Write] = []
+    for package in ("core", "gui"):
+        for path in sorted((REPO / package).rglob("*.py")):
+            if path.relative_to(REPO).as_posix() not in ("core/fileio.py",):
+                out += layer_calls(path)
+    return out
+
+
 def all_writes() -> list[Write]:
     out: list[Write] = []
     for package in ("core", "gui"):
@@ -149,6 +210,41 @@ def test_no_module_outside_the_file_layer_writes_files():
     assert not stray, "files written outside core.pipeline's file layer (route them through core.pipeline / " \
         "core.fileio, or add the module to ALLOWED with its reason):\n" + \
         "\n".join(f"  {w.module}:{w.line}: {w.kind}" for w in stray)
+
+
+def test_only_the_doors_call_the_file_layers_writers():
+    """A state file (settings, proposals, tokens…) written with fileio around core.statefiles fails here."""
+    stray = [w for w in all_layer_calls() if w.module not in DOORS]
+    assert not stray, "the file layer's writers called around the doors (write memory documents through " \
+        "core.pipeline and memdesk's state files through core.statefiles.write):\n" + \
+        "\n".join(f"  {w.module}:{w.line}: {w.kind}" for w in stray)
+
+
+def test_the_doors_list_names_only_callers():
+    callers = {w.module for w in all_layer_calls()}
+    assert not sorted(set(DOORS) - callers), f"in DOORS but calling no writer: {sorted(set(DOORS) - callers)}"
+
+
+def test_a_state_write_around_the_door_fails_the_contract():
+    """Proven by trying: a module writing memdesk's settings with fileio directly is caught, in every spelling."""
+    probe = REPO / "core" / "_door_probe.py"
+    probe.write_text(
+        "from core import fileio, saving\nfrom core.fileio import atomic_write_bytes as awb\n"
+        "import core.fileio\n"
+        "def f(root, path):\n"
+        "    fileio.atomic_write_bytes(path, b'{}')\n"
+        "    fileio.replace_text(root, '.fusion/memdesk/settings.json', '{}', keep_history=False)\n"
+        "    saving.replace_text(root, '.fusion/memdesk/proposals/x.json', '{}')\n"
+        "    core.fileio.append_bytes(root, '.fusion/memdesk/inbox.json', b'x')\n"
+        "    awb(path, b'{}')\n", encoding="utf-8")
+    try:
+        calls = [w for w in all_layer_calls() if w.module == "core/_door_probe.py"]
+        stray = [w for w in calls if w.module not in DOORS]
+    finally:
+        probe.unlink()
+    assert [w.line for w in stray] == [5, 6, 7, 8, 9]
+    assert {w.kind for w in stray} == {"fileio.atomic_write_bytes", "fileio.replace_text", "saving.replace_text",
+                                       "fileio.append_bytes", "awb"}
 
 
 def test_the_allow_list_names_only_what_is_there():

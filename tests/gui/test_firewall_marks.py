@@ -83,7 +83,33 @@ def test_a_long_document_underlines_what_is_in_view_and_follows_the_scroll(qtbot
     shown = {s.cursor.selectedText() for s in edit.extraSelections()}
     assert "AKIAIOSFODNN7EXAMPLE" not in shown and len(edit.extraSelections()) < len(marks.marks) // 2
     edit.verticalScrollBar().setValue(edit.verticalScrollBar().maximum())  # the operator scrolls to the end
+    qtbot.waitUntil(lambda: "AKIAIOSFODNN7EXAMPLE" in {s.cursor.selectedText() for s in edit.extraSelections()})
     underlined = {s.cursor.selectedText(): s.format.underlineStyle() for s in edit.extraSelections()}
     assert underlined["AKIAIOSFODNN7EXAMPLE"] == QTextCharFormat.UnderlineStyle.WaveUnderline
     first = min(s.cursor.selectionStart() for s in edit.extraSelections())
     assert first > len(text) // 2  # the marks at the top are no longer underlined
+
+
+def test_thousands_of_findings_underline_those_in_view_and_follow_the_scroll(qtbot):
+    """A 1 MiB memory can hold thousands of findings: only those around the view are underlined (underlining
+    all of them held the GUI thread), and scrolling to the end underlines the ones there."""
+    from gui.editor import firewall_marks
+
+    lines = [f"- Deploy key {i:04d} AKIAIOSFODNN7EXAMPL{chr(65 + i % 26)}" for i in range(1500)]
+    edit = MemoryTextEdit()
+    qtbot.addWidget(edit)
+    edit.resize(600, 300)
+    edit.show()
+    edit.setPlainText("# Memory\n\n" + "\n".join(lines) + "\n")
+    marks = FirewallMarks(edit)
+    with qtbot.waitSignal(marks.marksChanged, timeout=20_000):
+        marks.refresh()
+    assert len(marks.marks) > firewall_marks.PAINT_ALL_UP_TO
+    painted = [s.cursor.block().blockNumber() for s in edit.extraSelections()]
+    assert 0 < len(painted) < len(marks.marks)
+    assert min(painted) == 2 and edit.firstVisibleBlock().blockNumber() == 0  # the first finding, in view
+    assert max(painted) < 1000
+    edit.verticalScrollBar().setValue(edit.verticalScrollBar().maximum())
+    qtbot.waitUntil(lambda: max(s.cursor.block().blockNumber() for s in edit.extraSelections()) > 1400)
+    shown = {s.cursor.block().blockNumber() for s in edit.extraSelections()}
+    assert {edit.firstVisibleBlock().blockNumber(), 1501} <= shown and 2 not in shown  # the view's, not the top's

@@ -47,7 +47,8 @@ def test_check_collects_only_past_a_threshold(qapp):
     assert collector.check() == 0
 
 
-def test_a_due_collection_waits_while_the_operator_types_but_not_for_ever(qapp):
+def test_a_due_collection_waits_while_the_operator_types_but_not_for_ever(qapp, monkeypatch):
+    monkeypatch.setattr(gc_guard, "_last_input", [float("-inf")])
     now = [1000.0]
     collector = gc_guard.GuiThreadCollector(interval_ms=3_600_000, clock=lambda: now[0])  # driven by hand
     seen: list[object] = []
@@ -75,3 +76,20 @@ def test_a_due_collection_waits_while_the_operator_types_but_not_for_ever(qapp):
     finally:
         gc.set_threshold(*old)
         collector.deleteLater()
+
+
+def test_full_collections_are_spaced_out(qapp, monkeypatch):
+    """A full collection walks the whole heap (tens of ms with a 1 MiB document open): at most one per
+    FULL_EVERY_S; past the oldest threshold in between, the younger generations are collected."""
+    collector = gc_guard.install(qapp)
+    monkeypatch.setattr(gc_guard, "_last_input", [float("-inf")])  # no key typed just before (a test's typing)
+    calls: list[int] = []
+    monkeypatch.setattr(gc_guard.gc, "collect", lambda generation=2: calls.append(generation) or 0)
+    monkeypatch.setattr(gc_guard.gc, "get_count", lambda: (800, 20, 20))
+    monkeypatch.setattr(collector, "_last_full", gc_guard.time.monotonic() - gc_guard.FULL_EVERY_S - 1)
+    collector.check()
+    collector.check()
+    assert calls == [2, 1]
+    monkeypatch.setattr(collector, "_last_full", gc_guard.time.monotonic() - gc_guard.FULL_EVERY_S - 1)
+    collector.check()
+    assert calls == [2, 1, 2]

@@ -20,6 +20,7 @@ FUSION_AGENT_MEMORY = "# Agent Memory\n\n<!-- Per-agent memory. Keep separate fr
 def _drive(qtbot, steps):
     """An ask_new_document that shows the dialog, runs ``steps(dialog)`` with key events, and presses Enter."""
     seen: list[NewDocumentDialog] = []
+    labels: list[str] = []
 
     def ask(dialog: QDialog) -> bool:
         assert isinstance(dialog, NewDocumentDialog)
@@ -27,8 +28,10 @@ def _drive(qtbot, steps):
         dialog.show()
         steps(dialog)
         qtbot.keyClick(dialog.owner, Qt.Key.Key_Return)
+        labels.append(dialog.path_label.text())  # as shown when accepted (the dialog is deleted after use)
         return dialog.result() == QDialog.DialogCode.Accepted
 
+    ask.labels = labels  # type: ignore[attr-defined]
     return ask, seen
 
 
@@ -45,7 +48,7 @@ def test_ctrl_n_then_enter_creates_todays_daily_note_and_lists_it(qtbot, desk, l
     ask, seen = _drive(qtbot, lambda d: None)
     desk.desk.ask_new_document = ask
     qtbot.keyClick(desk.editor.text_edit, Qt.Key.Key_N, CTRL)
-    assert seen and seen[0].path_label.text().startswith(f"{path}\nNew: created with Fusion's scaffold")
+    assert seen and ask.labels[0].startswith(f"{path}\nNew: created with Fusion's scaffold")
     assert (layered_project / path).read_text(encoding="utf-8") == daily_scaffold(today)
     assert desk.session.current_path == path and path in desk.picker.paths()
     assert desk.editor.text_edit.toPlainText() == daily_scaffold(today)

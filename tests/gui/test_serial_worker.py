@@ -38,7 +38,7 @@ def test_ctrl_s_writes_on_the_worker_and_says_so(qtbot, window, sample_project, 
 
     monkeypatch.setattr(project, "write", write)
     said: list[str] = []
-    window.session.worker.busyChanged.connect(lambda busy, what: busy and said.append(what))
+    window.session.worker.busyChanged.connect(lambda busy, what: busy and what and said.append(what))
     edit = window.editor.text_edit
     edit.setFocus()
     qtbot.keyClicks(edit, "saved off the GUI thread ")

@@ -1,0 +1,158 @@
+"""The GUI keeps running while the disk or a database is slow (issue 19 item 6): each action waits on the
+project's serial worker, held here on an event the test owns; the window's timers keep firing, the view
+says what runs (status text, busy cursor), and once released the bytes on disk are the expected ones."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication
+
+from gui.main_window import MainWindow
+from gui.recent import RecentProjects
+from tests.gui.test_preferences import prefs  # noqa: F401 (the Preferences dialog, opened with Ctrl+,)
+from tests.gui.worker_gate import TICKS, run_while_held
+
+CTRL = Qt.KeyboardModifier.ControlModifier
+
+
+@pytest.fixture
+def window(qtbot, sample_project: Path, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
+    win = MainWindow(sample_project, recent=RecentProjects(persist=False))
+    win.confirm_discard = lambda: "discard"
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    QThreadPool.globalInstance().waitForDone(5000)
+
+
+def _busy_cursor() -> bool:
+    cursor = QGuiApplication.overrideCursor()
+    return cursor is not None and cursor.shape() == Qt.CursorShape.BusyCursor
+
+
+def test_ctrl_s_waits_for_the_worker_while_the_window_runs(qtbot, window, sample_project):
+    edit = window.editor.text_edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "typed while the disk was slow ")
+    memory = sample_project / ".fusion/memory.md"
+    before = memory.read_bytes()
+
+    def progress() -> bool:
+        return window.status.currentMessage() == "Saving memory.md…" and _busy_cursor() and memory.read_bytes() == before
+
+    _, ticks, saw = run_while_held(window.session.worker, lambda: qtbot.keyClick(edit, Qt.Key.Key_S, CTRL), progress)
+    assert ticks >= TICKS and saw  # the GUI thread ran its timers while the save waited, and said so
+    assert memory.read_text(encoding="utf-8").startswith("typed while the disk was slow ")
+    assert not window.editor.dirty and QApplication.overrideCursor() is None
+
+
+def test_a_reload_after_a_change_on_disk_reads_on_the_worker(qtbot, window, sample_project):
+    memory = sample_project / ".fusion/memory.md"
+    memory.write_text(memory.read_text(encoding="utf-8") + "\n- appended by an agent\n", encoding="utf-8")
+    _, ticks, saw = run_while_held(window.session.worker, window.editor.on_disk_changed,
+                                   lambda: "appended by an agent" not in window.editor.text())
+    assert ticks >= TICKS and saw
+    assert window.editor.text().endswith("- appended by an agent\n") and not window.editor.dirty
+
+
+def test_a_backend_switch_waits_for_the_worker_while_the_window_runs(qtbot, window, sample_project):
+    _, ticks, saw = run_while_held(window.session.worker, lambda: window.session.switch_backend("sqlite"),
+                                   lambda: window.status.currentMessage() == "Switching the backend…")
+    assert ticks >= TICKS and saw
+    assert window.session.backend.id == "sqlite"
+    settings = json.loads((sample_project / ".fusion/memdesk/settings.json").read_text(encoding="utf-8"))
+    assert settings["memoryBackend"] == "sqlite" and (sample_project / ".fusion/memdesk/memory.db").is_file()
+
+
+def test_a_prune_applies_on_the_worker_with_its_buttons_disabled(qtbot, sample_project):
+    from core.insights import MEMORY_WORKING_PATH
+    from core.insights import parse_insight_extraction_response as parse_reply
+    from tests.gui.test_prune_view import REPLY, load_reply, make_view
+
+    view = make_view(qtbot, sample_project)
+    load_reply(qtbot, view)
+    memory = sample_project / MEMORY_WORKING_PATH
+    before = memory.read_bytes()
+    assert view.apply_button.isEnabled()
+    _, ticks, saw = run_while_held(
+        view.session.worker, lambda: qtbot.mouseClick(view.apply_button, Qt.MouseButton.LeftButton),
+        lambda: not view.apply_button.isEnabled() and not view.reject_button.isEnabled()
+        and memory.read_bytes() == before)
+    assert ticks >= TICKS and saw
+    candidate = parse_reply((sample_project / REPLY).read_text()).pruned_memory
+    assert memory.read_text() == candidate.strip() + "\n"
+    assert "Applied</b> (all changes)." in view.outcome_label.text()
+
+
+def test_an_inbox_accept_writes_on_the_worker(qtbot, project, user_config_dir):
+    from gui.session import ProjectSession
+    from gui.views.inbox_view import InboxView
+    from tests.gui.test_inbox_view import MEMORY, _held
+
+    root, _secret_id, _attack_id = _held(project, user_config_dir)
+    view = InboxView(ProjectSession(root))
+    qtbot.addWidget(view)
+    view.show()
+    said: list[str] = []
+    view.session.worker.busyChanged.connect(lambda busy, what: busy and what and said.append(what))
+    before = (root / MEMORY).read_bytes()
+    _, ticks, saw = run_while_held(view.session.worker, lambda: view.act("redact"),
+                                   lambda: (root / MEMORY).read_bytes() == before and view.list.count() == 2)
+    assert ticks >= TICKS and saw and said and said[0].endswith(": redact…")
+    assert "Deploy key [REDACTED:secret.aws-key] for staging" in (root / MEMORY).read_text()
+    assert view.list.count() == 1
+
+
+def test_a_connection_test_connects_on_a_worker(qtbot, prefs, user_config_dir):  # noqa: F811 (the fixture)
+    from core import connections
+
+    page = prefs.connections
+    connections.set_connection("gone", "host=127.0.0.1 port=1 dbname=memdesk user=memdesk connect_timeout=2")
+    page.refresh()
+    page.table.selectRow(page.names().index("gone"))
+    _, ticks, saw = run_while_held(
+        page._worker, lambda: qtbot.mouseClick(page.test_button, Qt.MouseButton.LeftButton),
+        lambda: page.status.text() == "Testing gone…" and not page.test_button.isEnabled())
+    assert ticks >= TICKS and saw
+    assert page.status.text().startswith("gone: cannot connect to ") and page.test_button.isEnabled()
+
+
+def test_a_switch_to_a_backend_with_the_same_text_keeps_the_document(qtbot, window, sample_project):
+    """file -> sqlite mirrors the same file: the editor keeps its document, undo and view (re-filling a
+    1 MiB document after each switch held the GUI thread), and a save afterwards goes to the new backend."""
+    edit = window.editor.text_edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "kept across the switch ")
+    qtbot.keyClick(edit, Qt.Key.Key_S, CTRL)
+    document, changes = edit.document(), []
+    edit.textChanged.connect(lambda: changes.append(1))
+    window.session.switch_backend("sqlite")
+    assert window.session.backend.id == "sqlite"
+    assert edit.document() is document and changes == [] and document.isUndoAvailable()
+    assert window.editor.text().startswith("kept across the switch ") and not window.editor.dirty
+    qtbot.keyClicks(edit, "then saved ")
+    qtbot.keyClick(edit, Qt.Key.Key_S, CTRL)
+    assert not window.editor.dirty and window.editor.notice.text() == ""
+    text = (sample_project / ".fusion/memory.md").read_text(encoding="utf-8")
+    assert text.startswith("kept across the switch then saved ")  # the cursor stayed where it was
+
+
+def test_the_audit_report_is_saved_on_the_worker(qtbot, sample_project):
+    from core.insights import MEMORY_AUDIT_PATH
+    from tests.gui.test_audit_view import make_view
+
+    view = make_view(qtbot, sample_project)
+    report = sample_project / MEMORY_AUDIT_PATH
+    report.unlink(missing_ok=True)
+    _, ticks, saw = run_while_held(
+        view.session.worker, lambda: qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton),
+        lambda: not view.save_button.isEnabled() and not report.exists())
+    assert ticks >= TICKS and saw and view.save_button.isEnabled()
+    assert report.read_text(encoding="utf-8").startswith("# ") and view.status.text().startswith("Saved ")
