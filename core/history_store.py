@@ -192,6 +192,32 @@ def collect(conn: sqlite3.Connection) -> int:
     return len(dead)
 
 
+SEEN_TABLE = "CREATE TABLE IF NOT EXISTS seen (path TEXT PRIMARY KEY, hash TEXT NOT NULL)"
+
+
+def record_seen(conn: sqlite3.Connection, relpath: str, data: bytes, digest: str) -> None:
+    """Keep ``data`` as the text memdesk last wrote to ``relpath`` (:mod:`core.noticed`), in the caller's transaction.
+
+    Stored as a delta on the previous seen text (else on the newest version): a few bytes an append. The
+    previous one stays while the new one is a delta on it (a chain, cut by :func:`store` into a new snapshot
+    when it grows long) and goes, with what only it used, once nothing does (:func:`drop_unused`).
+    """
+    conn.execute(SEEN_TABLE)
+    row = conn.execute("SELECT hash FROM seen WHERE path = ?", (relpath,)).fetchone()
+    if row is not None and row[0] == digest:
+        return
+    base = row[0] if row is not None else None
+    if base is None:
+        newest = conn.execute("SELECT hash FROM versions WHERE path = ? ORDER BY created_at DESC, id DESC "
+                              "LIMIT 1", (relpath,)).fetchone()
+        base = newest[0] if newest else None
+    store(conn, data, digest, base)
+    conn.execute("INSERT INTO seen(path, hash) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET hash = "
+                 "excluded.hash", (relpath, digest))
+    if row is not None:
+        drop_unused(conn, row[0])
+
+
 def drop_unused(conn: sqlite3.Connection, digest: str | None) -> int:
     """Delete object ``digest``, then its base, and so on, while nothing uses them: no version, no seen text
     (:mod:`core.noticed`) and no other object as its base. Returns how many went.

@@ -258,7 +258,7 @@ class HistoryView(QWidget):
             self.diff_op.cancel()
         self.shown = None
         try:
-            current = self._current(version.path)
+            current = self.session.worker.call(lambda: self._current(version.path), "")  # a backend may ask its server
         except Exception as exc:
             self.diff.set_busy(f"Cannot read the current {version.path}: {exc}")
             self._update_buttons()
