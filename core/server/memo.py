@@ -89,8 +89,9 @@ class TextFacts:
         sha = self._sha.copy()
         sha.update(data)
         # JSON escapes character by character, so the literal of the whole is the two literals joined.
-        return TextFacts(text, sha, self.size + len(data), self.lines + tail.count("\n"),
-                         self.json[:-1] + to_json(tail)[1:])
+        # Joined from views: the MiB literal is copied once, not sliced and then copied again.
+        literal = b"".join((memoryview(self.json)[:-1], memoryview(to_json(tail))[1:]))
+        return TextFacts(text, sha, self.size + len(data), self.lines + tail.count("\n"), literal)
 
 
 class FactsMemo(TextMemo):
