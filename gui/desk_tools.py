@@ -268,7 +268,9 @@ class DeskTools(QObject):
 
             root = session.root
             self.side_editing = SideEditing(window)
-            self.side = SideDocument(session.project.read, lambda rel: str(root / rel), window,
+            project = session.project  # the pane's reads run on the project's worker (a backend may ask its server)
+            self.side = SideDocument(lambda rel: session.worker.call(lambda: project.read(rel), ""),
+                                     lambda rel: str(root / rel), window,
                                      editable=self.side_editing.editable, refresh=self.side_editing.refresh,
                                      read_only_reason=self.side_editing.read_only_reason)
             self.side_editing.attach_pane(self.side)

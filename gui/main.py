@@ -91,8 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in HEADLESS_COMMANDS:
         from core.cli import main as cli_main
+        from core.cli.finish import FAST_EXIT_COMMANDS, finish
 
-        return cli_main(args)
+        code = cli_main(args)
+        if argv is None and args[0] in FAST_EXIT_COMMANDS:  # the process itself: end it without teardown
+            finish(code)
+        return code
     ns = build_parser().parse_args(args)
     if ns.path is not None and not Path(ns.path).is_dir():
         what = "does not exist" if not Path(ns.path).exists() else "is not a folder"

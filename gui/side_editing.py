@@ -71,7 +71,8 @@ class SideEditing:
         try:
             if session.project.writable(path):
                 return None
-            text = session.project.read(path)  # a file that is not UTF-8, or unreadable, stays read-only
+            project = session.project  # a file that is not UTF-8, or unreadable, stays read-only
+            text = session.worker.call(lambda: project.read(path), "")
         except Exception:
             return None
         try:
@@ -87,7 +88,8 @@ class SideEditing:
         if session is None or editor is None or editor.buffer.beside != path:
             return
         try:
-            text = session.project.read(path)
+            project = session.project
+            text = session.worker.call(lambda: project.read(path), "")  # on the project's worker
         except Exception:
             return
         editor.buffer.refresh_beside(text, content_hash(text))
