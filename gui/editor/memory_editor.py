@@ -92,7 +92,7 @@ class MemoryEditor(QWidget):
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
         self.replace_bar = ReplaceBar(self.text_edit, self.find_bar, self.finder, self.buffer.text, self)
         self.navigator = Navigator(self.text_edit, self.outline, self.goto_bar, self.buffer.text, self)
-        self.firewall_marks = FirewallMarks(self.text_edit)  # the memory firewall's underlines (issue 20)
+        self.firewall_marks = FirewallMarks(self.text_edit, self.buffer.text)  # the memory firewall's underlines (issue 20)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)
         for index, (widget, stretch) in enumerate(((self.outline, 0), (self.text_edit, 3), (self.preview, 3))):
@@ -564,8 +564,8 @@ class MemoryEditor(QWidget):
             return
         self._clear_stale_notice()
         self._measure()
-        self.navigator.refresh()
-        self.firewall_marks.refresh()
+        self.navigator.schedule(SETTLE_MS)  # a big text a little later (gui.editor.navigation)
+        self.firewall_marks.schedule(SETTLE_MS)  # a longer text waits longer (gui.editor.firewall_marks)
         if self.find_bar.isVisible():
             self.finder.refresh_count()
 
