@@ -18,8 +18,6 @@ import zlib
 from collections import OrderedDict
 from typing import Any
 
-from core.history_delta import DeltaError, apply_delta, make_delta
-
 log = logging.getLogger(__name__)
 
 #: Longest chain of deltas behind a snapshot: bounds a restore to one decompression and this many copies.
@@ -119,6 +117,8 @@ def load(conn: sqlite3.Connection, digest: str) -> bytes:
             raise CorruptObject(f"object {current[:12]} is missing")
         chain.append((current, bytes(row[1])))
         current = row[0]
+    from core.history_delta import DeltaError, apply_delta  # here: an append's event needs no delta
+
     try:
         if data is None:
             snap_hash, snap = chain.pop()
@@ -156,6 +156,8 @@ def store(conn: sqlite3.Connection, data: bytes, digest: str, base: str | None) 
         except CorruptObject:
             base_data = None
         if base_data is not None:
+            from core.history_delta import make_delta
+
             delta, literal = make_delta(base_data, data)
             # A delta that carries much of the text, or a chain heavier than half a snapshot, is not worth it.
             if literal * 2 < len(data) and row[1] + len(delta) < max(4096, len(data) // 8):

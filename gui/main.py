@@ -11,7 +11,6 @@ about ``xcb-cursor0``; :func:`display_problem` finds that first and says what to
 from __future__ import annotations
 
 import argparse
-import ctypes.util
 import os
 import sys
 from pathlib import Path
@@ -44,6 +43,8 @@ def display_problem(env: dict[str, str] | os._Environ[str] | None = None, platfo
         return None
     if display.startswith(":") and not _x_socket_exists(display):
         return f"memdesk: DISPLAY is {display}, but no X server is listening there; {advice}."
+    import ctypes.util  # here: it costs a headless `memdesk append` ~10 ms (shutil, subprocess, ctypes)
+
     if ctypes.util.find_library("xcb-cursor") is None:
         return ("memdesk: Qt needs the xcb-cursor library to open a window on X11, and it is not installed; "
                 f"install libxcb-cursor0 (Debian/Ubuntu: apt install libxcb-cursor0), or {advice}.")

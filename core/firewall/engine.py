@@ -16,9 +16,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core.firewall.injection import scan_injection
-from core.firewall.rest_index import RestIndexes
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
 from core.firewall.secrets import scan_secrets
 from core.firewall.similarity import EntryIndex, TextLookup, scan_similar, split_entries
@@ -227,6 +227,10 @@ class IndexCache:
             return index
 
 
+if TYPE_CHECKING:
+    from core.firewall.rest_index import RestIndexes
+
+
 class Engine:
     """Runs the rule families on a write's new text."""
 
@@ -234,8 +238,17 @@ class Engine:
                  families: dict[str, Callable[..., list[Finding]]] | None = None) -> None:
         self.deadline_s = deadline_s
         self.indexes = IndexCache()
-        self.rest = RestIndexes()  # the saves' indexes, kept from one save to the next
+        self._rest: RestIndexes | None = None  # the saves' indexes, kept from one save to the next
         self._families = families  # tests pass a failing family here
+
+    @property
+    def rest(self) -> RestIndexes:
+        """The saves' indexes (loaded with the first save: an append never needs them)."""
+        if self._rest is None:
+            from core.firewall.rest_index import RestIndexes
+
+            self._rest = RestIndexes()
+        return self._rest
 
     def scan(self, text: str, *, current: str | None = None, op: str = "append", key: str = "",
              kinds: frozenset[str] | None = None) -> Screening:

@@ -65,3 +65,17 @@ finish(3)
     done = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=60)
     assert done.returncode == 3 and done.stdout == "printed before"
     assert (tmp_path / "thread").read_text() == "done" and (tmp_path / "atexit").read_text() == "ran"
+
+
+def test_the_memdesk_entry_runs_an_append_without_loading_ctypes_or_the_save_machinery(sample_project: Path):
+    code = f"""
+import sys
+from gui.main import main
+assert main(["append", "--project", {str(sample_project)!r}, "an entry without ctypes"]) == 0
+heavy = [m for m in ("ctypes", "ctypes.util", "re2", "core.firewall.rest_index", "core.history_delta", "PySide6")
+         if m in sys.modules]
+print(heavy)
+"""
+    done = subprocess.run([sys.executable, "-c", code], env=_env(), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
