@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, get_args
 
-from core import fileio, statefiles
 from core.errors import MemoryBackendError
+from core.storage import fileio, statefiles
 
 Action = Literal["allow", "warn", "hold", "refuse"]
 ACTIONS: tuple[str, ...] = get_args(Action)

@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from core.errors import MemoryBackendError
-from core.safepath import database_reason
+from core.storage.safepath import database_reason
 
 
 class Database:
