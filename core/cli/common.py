@@ -226,7 +226,7 @@ def _database_of(exc: BaseException) -> str:
         for value in frame.f_locals.values():
             if isinstance(value, Path | str) and str(value).endswith(".db") and len(str(value)) < 4096:
                 found = str(value)
-        if frame.f_code.co_filename.endswith(os.path.join("core", "history.py")) and not found.endswith(".db"):
+        if os.path.join("core", "storage", "history", "") in frame.f_code.co_filename and not found.endswith(".db"):
             found = ".fusion/memdesk/history.db"
         tb = tb.tb_next
     return found

@@ -85,7 +85,7 @@ def now() -> str:
 
 def log_path() -> Path:
     """``reads.db`` in the user's memdesk folder."""
-    from core.settings.user_config import user_config_dir
+    from core.storage.userdirs import user_config_dir  # the folder: user_config (settings) sits above
 
     return user_config_dir() / READS_DB
 

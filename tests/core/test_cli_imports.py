@@ -86,13 +86,13 @@ def test_show_on_the_file_backend_imports_no_settings_model(sample_project: Path
 # -- memdesk append: the project model and the budget check without pydantic ---------------------------
 # What `append` on a file backend no longer imports: the settings and load-rule models (pydantic), the
 # user config, the plugin scan (importlib.metadata), the temporary-file machinery, the filelock library
-# (core.storage.locks takes the same flock itself), platformdirs (core.storage.userdirs), OpenSSL's hashes (an append hashes
-# nothing), argparse's shutil, history's versions (core.storage.history.worker records the event), the search types
-# and the backend picker's BackendInfo.
-APPEND_FREE = ("pydantic", "core.settings", "core.documents.load_rules", "core.settings.user_config", "core.budget.rules",
-               "importlib.metadata", "tempfile", "core.search.derived", "croniter", "filelock", "platformdirs",
-               "hashlib", "shutil", "difflib", "core.storage.history.versions", "core.storage.saving", "core.search.types",
-               "core.backends.info")
+# (core.storage.locks takes the same flock itself), platformdirs (core.storage.userdirs), OpenSSL's hashes
+# (an append hashes nothing), argparse's shutil, history's versions (core.storage.history.worker records the
+# event), the search types and the backend picker's BackendInfo.
+APPEND_FREE = ("pydantic", "core.settings.model", "core.documents.load_rules", "core.settings.user_config",
+               "core.budget.rules", "importlib.metadata", "tempfile", "core.search.derived", "croniter", "filelock",
+               "platformdirs", "hashlib", "shutil", "difflib", "core.storage.history.versions", "core.storage.saving",
+               "core.search.types", "core.backends.info")
 
 
 def run_cli(root: Path, tmp_path: Path, *args: str, modules: tuple[str, ...] = APPEND_FREE) -> dict:
