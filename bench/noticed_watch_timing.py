@@ -17,8 +17,8 @@ from pathlib import Path
 
 from core.documents.layout import LONG_TERM_SCAFFOLD
 from core.project import Project
+from core.project.noticed_watch import NoticeWatch
 from core.storage.history import worker as history_worker
-from core.storage.noticed_watch import NoticeWatch
 
 MEM = ".fusion/memory"
 

@@ -109,7 +109,7 @@ class ProjectSession(QObject):
     documentChanged = Signal(str)  # the editor's current document changed; arg: its relpath
     documentsChanged = Signal()  # documents were created, removed or resized: the picker refreshes
     changedElsewhere = Signal(str)  # another host committed a change to this relpath ("": re-read everything)
-    noticedOutside = Signal(object)  # core.storage.noticed_watch.Noticed: other programs' changes kept in history
+    noticedOutside = Signal(object)  # core.project.noticed_watch.Noticed: other programs' changes kept in history
 
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
@@ -167,8 +167,9 @@ class ProjectSession(QObject):
     @property
     def document_exists(self) -> bool:
         """Whether the current document exists yet."""
-        try:
-            return self.project.exists(self.current_path)
+        path = self.current_path
+        try:  # a database backend syncs its mirror first (writes): on the worker
+            return self.worker.call(lambda: self.project.exists(path), "")
         except MemoryBackendError:
             return True  # it exists but cannot be read: the editor shows why
 
@@ -341,9 +342,9 @@ class ProjectSession(QObject):
             record()
 
     def watch_outside_changes(self) -> None:
-        """Keep the version before of every memory document another program changes (core.storage.noticed_watch),
+        """Keep the version before of every memory document another program changes (core.project.noticed_watch),
         not only the open one; what was kept is announced by ``noticedOutside`` on the GUI thread."""
-        from core.storage.noticed_watch import NoticeWatch
+        from core.project.noticed_watch import NoticeWatch
 
         if getattr(self, "_notice_watch", None) is None:
             self._notice_relay = _NoticeRelay(self)

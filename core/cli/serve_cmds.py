@@ -90,6 +90,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         known = tokens.list()
     except Exception as exc:
         raise fail_from(exc) from exc
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port {args.port} is not a port number (0-65535)", 2)
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", 1) from exc
+    # The warnings once it listens: a serve that fails says only why, in one line.
     if not is_loopback(args.host):
         print(f"memdesk: warning: listening on {args.host}, not only on this machine: anyone who can reach "
               "it and holds a token can read and write these projects' memory (clients must send a Host of "
@@ -97,12 +104,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not known:
         print("memdesk: warning: no tokens yet, so every request will be refused; create one with "
               "`memdesk tokens create NAME`", file=sys.stderr)
-    if not 0 <= args.port <= 65535:
-        raise CliError(f"--port {args.port} is not a port number (0-65535)", 2)
-    try:
-        sock = bind_socket(args.host, args.port)
-    except OSError as exc:
-        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", 1) from exc
     port = sock.getsockname()[1]
     app = create_app(served, tokens, port=port, host=args.host.strip("[]"), mcp=not args.no_mcp,
                      allow_hosts=[h.strip().strip("[]").lower() for h in args.allow_host])
@@ -127,10 +128,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _watch_outside_changes(served) -> list:
     """Every served project's documents watched: another program's change keeps the version before
-    (core.storage.noticed_watch), each document, not only those a client read."""
+    (core.project.noticed_watch), each document, not only those a client read."""
     from functools import partial
 
-    from core.storage.noticed_watch import NoticeWatch
+    from core.project.noticed_watch import NoticeWatch
 
     return [NoticeWatch(partial(served.get, s.key), interval_s=1.0).start(first_look=True) for s in served.served]
 

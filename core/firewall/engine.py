@@ -16,9 +16,9 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from core.firewall.injection import scan_injection
-from core.firewall.rest_index import RestIndexes
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
 from core.firewall.secrets import scan_secrets
 from core.firewall.similarity import EntryIndex, TextLookup, scan_similar, split_entries
@@ -66,6 +66,8 @@ def added_lines(new: str, current: str | None) -> _Excerpt:
             offset += len(line) + 1
         return _Excerpt(new, lines)
     region = _small_change(new, current)
+    if region is None:
+        region = _aligned_change(new, current)
     if region is not None:
         return region
     have, new_lines = set(current.split("\n")), new.split("\n")
@@ -166,6 +168,37 @@ def _small_change(new: str, current: str) -> _Excerpt | None:
     return _Excerpt("\n".join(kept), mapping, gone)
 
 
+def _aligned_change(new: str, current: str) -> _Excerpt | None:
+    """:func:`added_lines` for a save that changes a few places (an edited line and an added one): only the
+    lines of the stretches where the texts differ are looked at (:func:`core.firewall.align.changed_regions`).
+    ``None`` when they differ in many places or many lines (the caller splits both texts)."""
+    from core.firewall.align import changed_regions, lines_of
+
+    regions = changed_regions(new, current)
+    if regions is None:
+        return None
+    stretches = [(ns, lines_of(new, ns, ne), lines_of(current, cs, ce)) for ns, ne, cs, ce in regions]
+    if sum(len(a) + len(b) for _ns, a, b in stretches) > 2 * SMALL_CHANGE_LINES:
+        return None  # each line is looked for in the other whole text: many lines cost more than splitting
+    kept: list[str] = []
+    mapping: list[tuple[int, int]] = []
+    gone: set[str] = set()
+    number, counted = 1, 0
+    for start, added, removed in stretches:
+        number += new.count("\n", counted, start)
+        counted, line_no, offset = start, number, start
+        for line in added:
+            if not _has_line(current, line):
+                if mapping and mapping[-1][0] != line_no - 1:  # apart in the document: apart in the excerpt
+                    kept.append("")
+                    mapping.append((line_no - 1, offset - 1))
+                kept.append(line)
+                mapping.append((line_no, offset))
+            line_no, offset = line_no + 1, offset + len(line) + 1
+        gone.update(line for line in removed if not _has_line(new, line))
+    return _Excerpt("\n".join(kept), mapping, gone)
+
+
 class IndexCache:
     """Each document's entry index, kept for the last few documents and extended as they grow.
 
@@ -194,6 +227,10 @@ class IndexCache:
             return index
 
 
+if TYPE_CHECKING:
+    from core.firewall.rest_index import RestIndexes
+
+
 class Engine:
     """Runs the rule families on a write's new text."""
 
@@ -201,8 +238,17 @@ class Engine:
                  families: dict[str, Callable[..., list[Finding]]] | None = None) -> None:
         self.deadline_s = deadline_s
         self.indexes = IndexCache()
-        self.rest = RestIndexes()  # the saves' indexes, kept from one save to the next
+        self._rest: RestIndexes | None = None  # the saves' indexes, kept from one save to the next
         self._families = families  # tests pass a failing family here
+
+    @property
+    def rest(self) -> RestIndexes:
+        """The saves' indexes (loaded with the first save: an append never needs them)."""
+        if self._rest is None:
+            from core.firewall.rest_index import RestIndexes
+
+            self._rest = RestIndexes()
+        return self._rest
 
     def scan(self, text: str, *, current: str | None = None, op: str = "append", key: str = "",
              kinds: frozenset[str] | None = None) -> Screening:

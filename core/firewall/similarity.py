@@ -198,9 +198,9 @@ class EntryIndex:
         for entry in split_entries(text, first_line, base):
             self.add(entry)
 
-    def add(self, entry: Entry) -> None:
-        """Index one entry."""
-        seq = [intern(t) for t in tokens(entry.text)]  # one string per distinct word across the document
+    def add(self, entry: Entry, seq: list[str] | None = None) -> None:
+        """Index one entry (``seq``: its :func:`tokens`, when the caller has them already)."""
+        seq = [intern(t) for t in (tokens(entry.text) if seq is None else seq)]  # one string per distinct word
         item = _Indexed(entry, " ".join(seq), seq, frozenset(seq))
         ident = len(self.entries)
         self.entries.append(item)
@@ -280,9 +280,11 @@ def contradiction(a: list[str], b: list[str], code: frozenset[str] = frozenset()
 
 
 def match_entry(text: str, index: EntryIndex, deadline: Deadline, *,
-                threshold: float = NEAR_DUPLICATE_THRESHOLD) -> tuple[str, str, Entry] | None:
-    """The indexed entry ``text`` duplicates or contradicts: ``(kind, message, entry)``, or ``None``."""
-    seq = tokens(text)
+                threshold: float = NEAR_DUPLICATE_THRESHOLD,
+                seq: list[str] | None = None) -> tuple[str, str, Entry] | None:
+    """The indexed entry ``text`` duplicates or contradicts: ``(kind, message, entry)``, or ``None``
+    (``seq``: the :func:`tokens` of ``text``, when the caller has them already)."""
+    seq = tokens(text) if seq is None else seq
     bag = frozenset(seq)
     if len(bag) < MIN_TOKENS:
         return None

@@ -7,14 +7,35 @@ index update in one transaction. ``secure_delete`` is on so that deleted text is
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from core.errors import MemoryBackendError
-from core.storage.safepath import database_reason
+from core.storage.safepath import database_reason, file_kind
+
+
+def _check_own_file(path: Path, backend_id: str) -> None:
+    """Refuse a database (or its journal) that is not a regular file or has other hard links: SQLite would wait on
+    a FIFO, or write another file through a planted hard link (issue 19: stored state is untrusted)."""
+    for name in (path.name, f"{path.name}-wal", f"{path.name}-journal"):
+        try:
+            st = os.lstat(path.with_name(name))
+        except OSError:
+            continue
+        if stat.S_ISLNK(st.st_mode) and name == path.name:
+            continue  # the path was resolved inside the project by the caller; a link there is written through
+        if not stat.S_ISREG(st.st_mode):
+            raise MemoryBackendError(f"cannot open the database: {path.with_name(name)} is {file_kind(st.st_mode)}, "
+                                     "not a regular file (move it aside)", "BACKEND_UNAVAILABLE", backend_id)
+        if st.st_nlink > 1:
+            raise MemoryBackendError(f"cannot open the database: {path.with_name(name)} has {st.st_nlink - 1} other "
+                                     "hard link(s), so writing it would change another file too (give it its own "
+                                     "copy first)", "BACKEND_UNAVAILABLE", backend_id)
 
 
 class Database:
@@ -26,6 +47,7 @@ class Database:
         self.lock = threading.RLock()
         self._depth = 0
         self._after_commit: list[Callable[[], None]] = []
+        _check_own_file(path, backend_id)
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
             self.conn = sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)

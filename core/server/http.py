@@ -67,7 +67,8 @@ def _document_json(project: Project, doc: models.FileResponse, model: BaseModel)
         # Serialised with an empty content: ``"content":""`` can only be that field (in a string value
         # every quote is escaped), and it is replaced by the whole literal.
         shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
-        body = facts.bodies[shape] = shell.replace(b'"content":""', b'"content":' + facts.json, 1)
+        head, _, tail = shell.partition(b'"content":""')
+        body = facts.bodies[shape] = b"".join((head, b'"content":', facts.json, tail))  # the MiB copied once
     return Response(body, media_type="application/json")
 
 

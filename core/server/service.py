@@ -149,13 +149,13 @@ _facts_memo = FactsMemo()
 def text_facts(project: Project, rel: str, text: str) -> TextFacts:
     """Hash, UTF-8 size, line count and JSON literal of a document's text (remembered per document,
     grown by the tail when the text only grew)."""
-    key = (str(project.root), rel)
-    before = _facts_memo.last_text(key)
-    if before is None:
-        _check_seen(project, rel, text)  # first serve in this process: a change made while memdesk was not running
-    elif before is not text and before != text:
-        _notice(project, rel, before, text)
-    return _facts_memo.facts(key, text)
+    def changed(before: str | None) -> None:
+        if before is None:
+            _check_seen(project, rel, text)  # first serve in this process: a change made while memdesk was not running
+        else:
+            _notice(project, rel, before, text)
+
+    return _facts_memo.facts((str(project.root), rel), text, changed)
 
 
 def _check_seen(project: Project, rel: str, text: str) -> None:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.storage.decoded import DecodedCache
 from core.storage.locks import LOCK_TIMEOUT_S, MEMDESK_DIR, ensure_state_dir, file_lock, lock_path_for
 from core.storage.safepath import (
     O_CLOEXEC,
@@ -125,8 +126,14 @@ def read_bytes(path: Path, backend_id: str = "file", *, max_size: int | None = N
 def read_text(path: Path, backend_id: str = "file", *, max_size: int | None = None) -> str | None:
     """Read a regular UTF-8 file whole (see :func:`read_bytes`); ``None`` when it does not exist."""
     data = read_bytes(path, backend_id, max_size=max_size)
-    # Newlines are kept as they are on disk so that a save without an edit changes no byte.
-    return None if data is None else decode_utf8(data, path, backend_id)
+    if data is None:
+        return None
+    # Newlines are kept as they are on disk so that a save without an edit changes no byte. The same bytes
+    # as at the last read are not decoded again (a large file's text is kept with its bytes: core.storage.decoded).
+    return _decoded.text(str(path), data, lambda b: decode_utf8(b, path, backend_id))
+
+
+_decoded = DecodedCache()
 
 
 class _Written:

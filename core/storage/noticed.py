@@ -44,7 +44,7 @@ def record_noticed(project: Project, relpath: str, before: str | None, after: st
     """Record a change of ``relpath`` from ``before`` to ``after`` that memdesk did not make; the pending record.
 
     ``as_version``: keep ``before`` as a version even when the change only appended (one run of a program
-    that also rewrote other documents: :mod:`core.storage.noticed_watch`).
+    that also rewrote other documents: :mod:`core.project.noticed_watch`).
 
     Returns ``None`` when there is nothing to keep (no change, nothing before, not a memory document,
     a backend with its own history).
@@ -111,9 +111,6 @@ def _record_append(root: Any, relpath: str, added: str, author: str) -> int | No
         return int(cur.lastrowid or 0)
 
 
-_SEEN_TABLE = "CREATE TABLE IF NOT EXISTS seen (path TEXT PRIMARY KEY, hash TEXT NOT NULL)"
-
-
 _pending: dict[tuple[str, str], str] = {}
 _pending_lock = threading.Lock()
 
@@ -149,23 +146,9 @@ def _note(root: Any, relpath: str, text: str) -> None:
     from core.storage.history.worker import using
 
     data = text.encode("utf-8")
-    digest = history_store.sha256_hex(data)
     with using(root, create=True, write=True) as conn:
         assert conn is not None
-        conn.execute(_SEEN_TABLE)
-        row = conn.execute("SELECT hash FROM seen WHERE path = ?", (relpath,)).fetchone()
-        if row is not None and row[0] == digest:
-            return
-        base = row[0] if row is not None else None
-        if base is None:
-            newest = conn.execute("SELECT hash FROM versions WHERE path = ? ORDER BY created_at DESC, id DESC "
-                                  "LIMIT 1", (relpath,)).fetchone()
-            base = newest[0] if newest else None
-        history_store.store(conn, data, digest, base)  # a delta against what it grew from: a few bytes an append
-        conn.execute("INSERT INTO seen(path, hash) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET hash = "
-                      "excluded.hash", (relpath, digest))
-        if row is not None:
-            history_store.collect(conn)  # the previous seen text goes unless a version keeps it
+        history_store.record_seen(conn, relpath, data, history_store.sha256_hex(data))
 
 
 def check_seen(project: Project, relpath: str, text: str | None) -> Future[Any] | None:

@@ -322,11 +322,14 @@ def replace(project: Project, rel: str, content: str, *, writer: Writer, source:
         if plain:  # resolved, checked, locked and read once: the file layer writes what was read
             from core.storage import saving
 
+            noted = bool(content) and bool(raw) and not project.backend_history  # raw: a version is kept
             saving.replace_text(project.root, rel, content, source=source, backend_id=backend.id, author=who,
-                                held=(target, raw))
+                                held=(target, raw), note_seen=noted)  # noted in the commit keeping the old
         else:
+            noted = False
             backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=who)
-    _note_written(project, rel, content)
+    if not noted:
+        _note_written(project, rel, content)
     return Outcome("written", rel, True, before=current, data=data, flags=verdict.flags, warnings=_warning(verdict))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import atexit
 import collections
 import logging
+import os
 import sqlite3
 import threading
 from dataclasses import asdict, dataclass
@@ -88,6 +89,18 @@ def log_path() -> Path:
     from core.storage.userdirs import user_config_dir  # the folder: user_config (settings) sits above
 
     return user_config_dir() / READS_DB
+
+
+_log_paths: dict[tuple[str | None, ...], Path] = {}
+
+
+def _current_log_path() -> Path:
+    """:func:`log_path`, remembered for the variables that decide it (a read does not build paths each time)."""
+    key = tuple(os.environ.get(v) for v in ("MEMDESK_CONFIG_DIR", "XDG_CONFIG_HOME", "HOME"))
+    found = _log_paths.get(key)
+    if found is None:
+        found = _log_paths[key] = log_path()
+    return found
 
 
 def _located(path: Path) -> None:
@@ -205,7 +218,7 @@ def record(event: ReadEvent, db: Path | None = None) -> None:
             if _writer is None:
                 _writer = _Writer()
                 atexit.register(flush, 5.0)  # a short-lived ``memdesk mcp`` still records its last reads
-    _writer.add(db or log_path(), event)
+    _writer.add(db or _current_log_path(), event)
 
 
 def flush(timeout: float = 10.0) -> None:

@@ -9,6 +9,7 @@ old version cannot be kept (a damaged or read-only history database) nothing is 
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,14 @@ from core.storage.statefiles import keep_previous
 __all__ = ["keep_previous", "replace_text", "restore_version"]
 
 
-def replace_text(root: Path | str, relpath: str, content: str, **options: Any) -> fileio.ReplaceResult:
-    """:func:`core.storage.fileio.replace_text`, keeping the previous version in history (unless ``keep_history=False``)."""
-    options.setdefault("keep_previous", keep_previous)
+def replace_text(root: Path | str, relpath: str, content: str, *, note_seen: bool = False,
+                 **options: Any) -> fileio.ReplaceResult:
+    """:func:`core.storage.fileio.replace_text`, keeping the previous version in history (unless ``keep_history=False``).
+
+    ``note_seen``: also note ``content`` as what memdesk last wrote (:mod:`core.storage.noticed`) in the commit that
+    keeps the previous version (the write pipeline's saves: one history commit a save instead of two).
+    """
+    options.setdefault("keep_previous", partial(keep_previous, seen=content) if note_seen else keep_previous)
     return fileio.replace_text(root, relpath, content, **options)
 
 

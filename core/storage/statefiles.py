@@ -337,14 +337,16 @@ def write(name: str, root: Path | str | None, text: str | bytes, *, source: str,
 
 
 def keep_previous(root: Path, relpath: str, raw: bytes, source: str, author: str | None, digest: str | None,
-                  backend_id: str) -> Callable[[], object]:
-    """Start recording ``raw`` as the previous version of ``relpath``; return the wait the rename does first."""
+                  backend_id: str, seen: str | None = None) -> Callable[[], object]:
+    """Start recording ``raw`` as the previous version of ``relpath``; return the wait the rename does first.
+
+    ``seen``: the new text, noted as what memdesk last wrote in the same commit (core.storage.history.versions.record_version)."""
     import sqlite3
 
     from core.storage.history import versions as history
     from core.storage.safepath import database_reason
 
-    pending = history.record_version_soon(root, relpath, raw, source, author=author, digest=digest)
+    pending = history.record_version_soon(root, relpath, raw, source, author=author, digest=digest, seen=seen)
 
     def wait() -> object:
         try:

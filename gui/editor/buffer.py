@@ -18,6 +18,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtGui import QTextCursor, QTextDocument
 
 from core.documents.textmerge import TextStyle, from_editor_text, to_editor_text
+from core.storage.fileio import content_hash
 from gui.editor.documents import CHUNKED_ABOVE, ChunkLoader, DocumentSlot, ViewState, new_slot
 from gui.editor.highlighter import MarkdownHighlighter
 from gui.editor.text_edit import MemoryTextEdit
@@ -35,6 +36,10 @@ class EditorBuffer(QObject):
         self.edit = edit
         self.dark = dark
         self.slots: dict[str, DocumentSlot] = {}  # in order of last shown, the shown one last
+        #: The document edited in the pane beside the editor (View ▸ Open beside): kept open while there.
+        self.beside: str | None = None
+        #: Called before the document beside is closed (Discard All): the pane lets go of it first.
+        self.on_forget_beside: Callable[[str], None] = lambda relpath: None
         #: Called when a chunked load has filled the shown document (the editor refreshes then).
         self.on_loaded: Callable[[DocumentSlot], None] = lambda slot: None
         self.slot = self._slot_for(relpath)
@@ -111,8 +116,43 @@ class EditorBuffer(QObject):
         self.slots[relpath] = slot  # last: most recently shown
         return slot
 
+    def open_beside(self, relpath: str, disk_text: str, digest: str | None = None) -> DocumentSlot:
+        """``relpath``'s document for the pane beside the editor (never the one shown here): the open one,
+        unsaved edits and undo included, or a new one read from ``disk_text``. A clean one whose disk moved
+        is read again; one with edits is left for its save, which merges or shows the conflict."""
+        if relpath == self.slot.relpath:
+            raise ValueError(f"{relpath} is shown in the editor")
+        slot = self.slots.get(relpath)
+        if slot is None:
+            slot = new_slot(relpath, self.edit, self.dark, self)
+            self.slots = {relpath: slot, **self.slots}  # not shown: not the last
+        self.beside = relpath
+        if slot.loader is None and not slot.document.isModified() and (
+                slot.document.isEmpty() or slot.base_hash != (digest or content_hash(disk_text))):
+            self._fill(slot, disk_text, digest)
+        return slot
+
+    def refresh_beside(self, disk_text: str, digest: str | None = None) -> bool:
+        """The file beside changed on disk: read it again if its document has no unsaved edits (True)."""
+        slot = self.slots.get(self.beside or "")
+        if slot is None or slot is self.slot or slot.loader is not None or slot.document.isModified():
+            return False
+        if slot.base_hash != (digest or content_hash(disk_text)):
+            self._fill(slot, disk_text, digest)
+        return True
+
+    def _fill(self, slot: DocumentSlot, disk_text: str, digest: str | None) -> None:
+        slot.set_base(disk_text, digest)
+        slot.merged_with_markers = False
+        slot.seen_disk.clear()
+        slot.document.setUndoRedoEnabled(False)  # a fresh read is not an edit to undo
+        slot.document.setPlainText(to_editor_text(disk_text))
+        slot.document.setUndoRedoEnabled(True)
+        slot.document.setModified(False)
+
     def _evict(self) -> None:
-        clean = [p for p, s in self.slots.items() if s is not self.slot and not s.document.isModified()]
+        clean = [p for p, s in self.slots.items()
+                 if s is not self.slot and p != self.beside and not s.document.isModified()]
         for path in clean[:max(len(clean) - KEEP_CLEAN, 0)]:
             self.slots.pop(path).dispose()
 
@@ -121,6 +161,11 @@ class EditorBuffer(QObject):
         ``include_dirty``: those with unsaved edits too (the operator chose Discard All)."""
         for path in [p for p, s in self.slots.items()
                      if s is not self.slot and (include_dirty or not s.document.isModified())]:
+            if path == self.beside:
+                if not include_dirty:
+                    continue  # read again by the pane when its file moves
+                self.on_forget_beside(path)  # the pane lets go of it before it goes
+                self.beside = None
             self.slots.pop(path).dispose()
 
     def set_dark(self, dark: bool) -> None:

@@ -92,7 +92,7 @@ class MemoryEditor(QWidget):
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
         self.replace_bar = ReplaceBar(self.text_edit, self.find_bar, self.finder, self.buffer.text, self)
         self.navigator = Navigator(self.text_edit, self.outline, self.goto_bar, self.buffer.text, self)
-        self.firewall_marks = FirewallMarks(self.text_edit)  # the memory firewall's underlines (issue 20)
+        self.firewall_marks = FirewallMarks(self.text_edit, self.buffer.text)  # the memory firewall's underlines (issue 20)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)
         for index, (widget, stretch) in enumerate(((self.outline, 0), (self.text_edit, 3), (self.preview, 3))):
@@ -195,9 +195,12 @@ class MemoryEditor(QWidget):
         self.session.memoryReplaced.connect(self.on_disk_changed)
 
     # -- loading and state ---------------------------------------------------------------------
-    def load(self) -> None:
-        """(Re)load memory from the session, dropping unsaved edits and any open conflict."""
-        text, digest = self.session.read_memory()
+    def load(self, read: tuple[str, str] | None = None) -> None:
+        """(Re)load memory from the session, dropping unsaved edits and any open conflict.
+
+        ``read``: what ``session.read_memory()`` just returned (its error still in the adapter), not read again.
+        """
+        text, digest = read if read is not None else self.session.read_memory()
         error = self.session.adapter.last_read_error
         self._read_error = error.message if error is not None and error.code == "READ_FAILED" else None
         self.undecodable = undecodable(error) if self._read_error else None
@@ -448,8 +451,17 @@ class MemoryEditor(QWidget):
             self.on_disk_changed()
             self.show_backend_state()
             self.apply_read_only()
-        else:
-            self.load()
+            return
+        read = self.session.read_memory()
+        if (read[0] == self.buffer.base_text and self.session.adapter.last_read_error is None
+                and not self.buffer.loading and not self.external.in_conflict and self.undecodable is None
+                and self._read_error is None):
+            # The new backend holds the same text (a switch file -> sqlite mirrors the file): the document,
+            # its undo and its view stay; re-filling 1 MiB would hold the GUI thread for nothing.
+            self.buffer.set_base(*read)
+            self._show_state()
+            return
+        self.load(read)
 
     def show_conflict(self, headline: str, mine: str, disk: str) -> None:
         """Replace the text with the conflict view (``mine`` beside ``disk``)."""
@@ -552,8 +564,8 @@ class MemoryEditor(QWidget):
             return
         self._clear_stale_notice()
         self._measure()
-        self.navigator.refresh()
-        self.firewall_marks.refresh()
+        self.navigator.schedule(SETTLE_MS)  # a big text a little later (gui.editor.navigation)
+        self.firewall_marks.schedule(SETTLE_MS)  # a longer text waits longer (gui.editor.firewall_marks)
         if self.find_bar.isVisible():
             self.finder.refresh_count()
 

@@ -296,7 +296,8 @@ class ActivityView(QWidget):
         line = entry.line or 1
         if entry.kind == "append":
             try:
-                found = entry_line(self.session.project.read(entry.path), entry)
+                project = self.session.project
+                found = entry_line(self.session.worker.call(lambda: project.read(entry.path), ""), entry)
             except Exception:
                 found = None
             if found is None:

@@ -201,7 +201,8 @@ class HistoryView(QWidget):
     def _versions(self, path: str | None) -> list[history.Version]:
         """The project's versions (from the backend's own history when it keeps one); [] with the reason shown."""
         try:
-            versions = self.session.project.list_versions(path)
+            project = self.session.project  # history.db (or the backend's history): on the project's worker
+            versions = self.session.worker.call(lambda: project.list_versions(path), "")
         except Exception as exc:  # a damaged history.db, an unreachable server: say so, keep the view usable
             self.status.setText(f"The history cannot be read: {exc}")
             return []
@@ -258,7 +259,7 @@ class HistoryView(QWidget):
             self.diff_op.cancel()
         self.shown = None
         try:
-            current = self._current(version.path)
+            current = self.session.worker.call(lambda: self._current(version.path), "")  # a backend may ask its server
         except Exception as exc:
             self.diff.set_busy(f"Cannot read the current {version.path}: {exc}")
             self._update_buttons()

@@ -141,7 +141,9 @@ class BackupsStrip(QWidget):
         if not isinstance(name, str) or not self.review_button.isEnabled():
             return
         try:
-            proposal = stage_restore(self.session.project, name)
+            project = self.session.project  # the staged proposal is written: on the project's worker
+            proposal = self.session.worker.call(lambda: stage_restore(project, name), "Staging the restore…",
+                                                disable=(self.review_button,))
         except Exception as exc:
             self.summary.setText(f"Cannot stage the restore: {exc}")
             return

@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui import gc_guard
 from gui.fuzzy import FuzzyIndex, FuzzyMatch, match_positions
 from gui.widgets.raise_window import bring_forward
 
@@ -256,6 +257,7 @@ class FuzzyPicker(QDialog):
         """Keys in the field: Up/Down/Page move the selection, Enter chooses, Esc closes."""
         if watched is self.field and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
+            gc_guard.note_input()  # the list filters on each key: no collection in between
             key = event.key()
             rows = self.model.rowCount()
             row = self.list.currentIndex().row()

@@ -132,7 +132,7 @@ class ConnectionsPage(QWidget):
         """Add or replace the connection in the form; nothing is written when it is bad."""
         name, dsn = self.name.text().strip(), self.dsn.text().strip()
         try:
-            conn = connections.set_connection(name, dsn)
+            conn = self._worker.call(lambda: connections.set_connection(name, dsn), "")  # the user config file
         except ModuleNotFoundError:
             _status(self.status, NO_PSYCOPG, "error")
             return False
@@ -173,7 +173,7 @@ class ConnectionsPage(QWidget):
                              "database until it is added again."):
             return False
         try:
-            connections.remove_connection(name)
+            self._worker.call(lambda: connections.remove_connection(name), "")
         except Exception as exc:
             _status(self.status, f"Not removed: {exc}", "error")
             return False

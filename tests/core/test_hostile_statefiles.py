@@ -226,3 +226,26 @@ def test_memdesk_activity_state_lists_state_changes_with_their_writer(world):
     assert [(r["kind"], r["path"], r["source"]) for r in rows] == [
         ("state", ".fusion/memdesk/firewall-policy.json", "firewall-policy")]
     assert rows[0]["client"].startswith("cli")  # the CLI's writer, not "memdesk"
+
+
+def test_a_backend_database_hard_linked_to_another_file_is_never_written(world):
+    """The sqlite backend's database is memdesk's state in the project: a planted hard link to another database
+    (another project's, or any SQLite file) is refused before SQLite opens it, and that file keeps its bytes."""
+    import sqlite3
+
+    root, config = world["root"], world["config"]
+    assert memdesk("settings", "set", "memoryBackend", "sqlite", "--project", str(root), config=config).returncode == 0
+    victim = world["outside"] / "other.db"
+    conn = sqlite3.connect(victim)
+    conn.execute("CREATE TABLE kept(x)")
+    conn.commit()
+    conn.close()
+    db = root / ".fusion" / "memdesk" / "memory.db"
+    for old in db.parent.glob("memory.db*"):
+        old.unlink()
+    os.link(victim, db)
+    before, times = snapshot(world["outside"]), stamps(world["outside"])
+    done = memdesk("append", "a new entry", "--project", str(root), config=config)
+    assert "Traceback" not in done.stderr
+    assert "memory.db has 1 other hard link" in done.stderr
+    assert snapshot(world["outside"]) == before and stamps(world["outside"]) == times

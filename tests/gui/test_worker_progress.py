@@ -122,3 +122,37 @@ def test_a_connection_test_connects_on_a_worker(qtbot, prefs, user_config_dir): 
         lambda: page.status.text() == "Testing gone…" and not page.test_button.isEnabled())
     assert ticks >= TICKS and saw
     assert page.status.text().startswith("gone: cannot connect to ") and page.test_button.isEnabled()
+
+
+def test_a_switch_to_a_backend_with_the_same_text_keeps_the_document(qtbot, window, sample_project):
+    """file -> sqlite mirrors the same file: the editor keeps its document, undo and view (re-filling a
+    1 MiB document after each switch held the GUI thread), and a save afterwards goes to the new backend."""
+    edit = window.editor.text_edit
+    edit.setFocus()
+    qtbot.keyClicks(edit, "kept across the switch ")
+    qtbot.keyClick(edit, Qt.Key.Key_S, CTRL)
+    document, changes = edit.document(), []
+    edit.textChanged.connect(lambda: changes.append(1))
+    window.session.switch_backend("sqlite")
+    assert window.session.backend.id == "sqlite"
+    assert edit.document() is document and changes == [] and document.isUndoAvailable()
+    assert window.editor.text().startswith("kept across the switch ") and not window.editor.dirty
+    qtbot.keyClicks(edit, "then saved ")
+    qtbot.keyClick(edit, Qt.Key.Key_S, CTRL)
+    assert not window.editor.dirty and window.editor.notice.text() == ""
+    text = (sample_project / ".fusion/memory.md").read_text(encoding="utf-8")
+    assert text.startswith("kept across the switch then saved ")  # the cursor stayed where it was
+
+
+def test_the_audit_report_is_saved_on_the_worker(qtbot, sample_project):
+    from core.insights import MEMORY_AUDIT_PATH
+    from tests.gui.test_audit_view import make_view
+
+    view = make_view(qtbot, sample_project)
+    report = sample_project / MEMORY_AUDIT_PATH
+    report.unlink(missing_ok=True)
+    _, ticks, saw = run_while_held(
+        view.session.worker, lambda: qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton),
+        lambda: not view.save_button.isEnabled() and not report.exists())
+    assert ticks >= TICKS and saw and view.save_button.isEnabled()
+    assert report.read_text(encoding="utf-8").startswith("# ") and view.status.text().startswith("Saved ")

@@ -18,8 +18,6 @@ import zlib
 from collections import OrderedDict
 from typing import Any
 
-from core.storage.history.delta import DeltaError, apply_delta, make_delta
-
 log = logging.getLogger(__name__)
 
 #: Longest chain of deltas behind a snapshot: bounds a restore to one decompression and this many copies.
@@ -119,6 +117,8 @@ def load(conn: sqlite3.Connection, digest: str) -> bytes:
             raise CorruptObject(f"object {current[:12]} is missing")
         chain.append((current, bytes(row[1])))
         current = row[0]
+    from core.storage.history.delta import DeltaError, apply_delta  # here: an append's event needs no delta
+
     try:
         if data is None:
             snap_hash, snap = chain.pop()
@@ -156,6 +156,8 @@ def store(conn: sqlite3.Connection, data: bytes, digest: str, base: str | None) 
         except CorruptObject:
             base_data = None
         if base_data is not None:
+            from core.storage.history.delta import make_delta
+
             delta, literal = make_delta(base_data, data)
             # A delta that carries much of the text, or a chain heavier than half a snapshot, is not worth it.
             if literal * 2 < len(data) and row[1] + len(delta) < max(4096, len(data) // 8):
@@ -190,6 +192,56 @@ def collect(conn: sqlite3.Connection) -> int:
     _renumber_depths(conn)
     conn.executemany("DELETE FROM objects WHERE hash = ?", [(h,) for h in dead])
     return len(dead)
+
+
+SEEN_TABLE = "CREATE TABLE IF NOT EXISTS seen (path TEXT PRIMARY KEY, hash TEXT NOT NULL)"
+
+
+def record_seen(conn: sqlite3.Connection, relpath: str, data: bytes, digest: str) -> None:
+    """Keep ``data`` as the text memdesk last wrote to ``relpath`` (:mod:`core.storage.noticed`), in the caller's transaction.
+
+    Stored as a delta on the previous seen text (else on the newest version): a few bytes an append. The
+    previous one stays while the new one is a delta on it (a chain, cut by :func:`store` into a new snapshot
+    when it grows long) and goes, with what only it used, once nothing does (:func:`drop_unused`).
+    """
+    conn.execute(SEEN_TABLE)
+    row = conn.execute("SELECT hash FROM seen WHERE path = ?", (relpath,)).fetchone()
+    if row is not None and row[0] == digest:
+        return
+    base = row[0] if row is not None else None
+    if base is None:
+        newest = conn.execute("SELECT hash FROM versions WHERE path = ? ORDER BY created_at DESC, id DESC "
+                              "LIMIT 1", (relpath,)).fetchone()
+        base = newest[0] if newest else None
+    store(conn, data, digest, base)
+    conn.execute("INSERT INTO seen(path, hash) VALUES (?, ?) ON CONFLICT(path) DO UPDATE SET hash = "
+                 "excluded.hash", (relpath, digest))
+    if row is not None:
+        drop_unused(conn, row[0])
+
+
+def drop_unused(conn: sqlite3.Connection, digest: str | None) -> int:
+    """Delete object ``digest``, then its base, and so on, while nothing uses them: no version, no seen text
+    (:mod:`core.storage.noticed`) and no other object as its base. Returns how many went.
+
+    What a superseded seen text leaves: while the newer one is a delta on it, it stays (nothing goes);
+    once the newer one is a snapshot, the old chain goes down to what a version still keeps."""
+    dropped, visited = 0, set()
+    seen_table = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'seen'").fetchone()
+    while digest is not None and digest not in visited and dropped <= MAX_DEPTH + 1:
+        visited.add(digest)
+        if conn.execute("SELECT 1 FROM objects WHERE base = ? LIMIT 1", (digest,)).fetchone() or \
+                conn.execute("SELECT 1 FROM versions WHERE hash = ? LIMIT 1", (digest,)).fetchone() or \
+                (seen_table and conn.execute("SELECT 1 FROM seen WHERE hash = ? LIMIT 1", (digest,)).fetchone()):
+            break
+        row = conn.execute("SELECT base FROM objects WHERE hash = ?", (digest,)).fetchone()
+        if row is None:
+            break
+        conn.execute("DELETE FROM objects WHERE hash = ?", (digest,))
+        recent.forget(digest)
+        dropped += 1
+        digest = row[0]
+    return dropped
 
 
 def _renumber_depths(conn: sqlite3.Connection) -> None:

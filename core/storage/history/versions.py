@@ -115,10 +115,12 @@ def _now() -> datetime:
 
 
 def record_version(root: Path | str, relpath: str, content: str | bytes, source: str, *,
-                   author: str | None = None, digest: str | None = None) -> int | None:
+                   author: str | None = None, digest: str | None = None, seen: str | None = None) -> int | None:
     """Store ``content`` (text, or its UTF-8 bytes) as a version of ``relpath``; a content stored already is re-dated.
 
-    ``digest`` is the content's SHA-256 when the caller has it. Afterwards the versions of
+    ``digest`` is the content's SHA-256 when the caller has it. ``seen``: the text about to replace it, kept
+    in the same transaction as what memdesk last wrote (:mod:`core.storage.noticed`; one commit a save, not two).
+    Afterwards the versions of
     ``relpath`` are pruned by the project's retention policy. Raises :class:`HistoryUnavailable`
     when the database cannot be written (the caller must then not replace the file).
     """
@@ -142,17 +144,21 @@ def record_version(root: Path | str, relpath: str, content: str | bytes, source:
                                "VALUES (?,?,?,?,?,?)", (relpath, digest, len(data), stamp, source, author))
             version_id = int(cur.lastrowid or 0)
         _prune(conn, policy, now, relpath)
+        if seen:
+            after = seen.encode("utf-8")
+            history_store.record_seen(conn, relpath, after, history_store.sha256_hex(after))
     return version_id
 
 
 def record_version_soon(root: Path | str, relpath: str, content: str | bytes, source: str, *,
-                        author: str | None = None, digest: str | None = None) -> Future[int | None]:
+                        author: str | None = None, digest: str | None = None,
+                        seen: str | None = None) -> Future[int | None]:
     """:func:`record_version` on history's worker thread; the caller waits on the future before replacing the file.
 
     A save writes and syncs its new bytes meanwhile, so the two ``fsync`` calls overlap instead of
     adding up. Versions are recorded one at a time, in the order asked.
     """
-    return submit(record_version, root, relpath, content, source, author=author, digest=digest)
+    return submit(record_version, root, relpath, content, source, author=author, digest=digest, seen=seen)
 
 
 def _newest_first(root: Path | str, select: str, relpath: str | None, limit: int | None) -> list[tuple[Any, ...]]:
