@@ -14,7 +14,7 @@ from core.firewall.prefilter import DATA_FILE
 
 
 def _repeats() -> tuple[Any, ...]:
-    from re import _constants as c  # type: ignore[attr-defined]  # typeshed has no stubs for re._constants
+    from re import _constants as c  # type: ignore[attr-defined]
 
     return tuple(op for op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)) if op is not None)
 
