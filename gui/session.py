@@ -152,8 +152,8 @@ class ProjectSession(QObject):
 
     def documents(self) -> list[DocumentInfo]:
         """Every memory document of the project, in design §2a order."""
-        try:
-            return self.project.documents()
+        try:  # a database backend lists what it keeps with a query: on the worker
+            return self.worker.call(self.project.documents, "")
         except Exception as exc:
             log.warning("cannot list the documents of %s: %s", self.root, exc)
             return []

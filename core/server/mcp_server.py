@@ -49,7 +49,7 @@ from core.server.mcp_models import (
     ProjectsResult,
     RecentResult,
 )
-from core.server.notify import ListenHook, ResourceHub
+from core.server.notify import ListenHook, ResourceHub, documents_key
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
@@ -94,12 +94,19 @@ class McpServer(MCPServer):
     a tool error with a code and the next tool, and keeps documents' subscriptions."""
 
     def __init__(self, served: ServedProjects, **kwargs: Any) -> None:
-        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+        from mcp.server.subscriptions import (
+            InMemorySubscriptionBus,
+            ListenHandler,
+            ResourcesListChanged,
+            ResourceUpdated,
+        )
 
         bus = InMemorySubscriptionBus()  # subscriptions/listen streams hear the hub's changes through it
         super().__init__(subscriptions=bus, **kwargs)
         self.served = served
-        self.hub = ResourceHub(self._locate, publish=lambda uri: bus.publish(ResourceUpdated(uri=uri)))
+        self.hub = ResourceHub(self._locate, publish=lambda uri: bus.publish(ResourceUpdated(uri=uri)),
+                               listing=lambda: documents_key(s.root for s in served.served),
+                               publish_list=lambda: bus.publish(ResourcesListChanged()))
         low = self._lowlevel_server
         low.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
         low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)
