@@ -1,6 +1,6 @@
 """Model providers: the user's own list of providers, the default one, and the unattended-prune opt-in.
 
-Everything here is saved through :mod:`core.user_config` to the user's config folder
+Everything here is saved through :mod:`core.settings.user_config` to the user's config folder
 (platformdirs, or ``$MEMDESK_CONFIG_DIR``), never into a project: a project cannot choose what runs
 or where its memory is sent. Each change is saved when it is made; ``providersChanged`` says so.
 """
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import SettingsError
-from core.user_config import (
+from core.settings.user_config import (
     OFFLINE_PROVIDER,
     UserConfig,
     load_user_config,
