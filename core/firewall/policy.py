@@ -17,8 +17,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
-from core import fileio, statefiles
 from core.errors import MemoryBackendError
+from core.storage import fileio, statefiles
 
 Action = Literal["allow", "warn", "hold", "refuse"]
 ACTIONS: tuple[str, ...] = get_args(Action)

@@ -32,8 +32,7 @@ from mcp_types import Resource as MCPResource
 from pydantic import Field, ValidationError
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
-from core.fileio import content_hash
-from core.project import Project
+from core.project.model import Project
 from core.server import editing, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.changes import document_history, parse_since, recent_changes
@@ -53,6 +52,7 @@ from core.server.notify import ListenHook, ResourceHub, documents_key
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
+from core.storage.fileio import content_hash
 
 INSTRUCTIONS = (
     "Project memory of AI coding agents, managed by memdesk. Read with memory_files / memory_get (a window of "
@@ -401,7 +401,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
 
     async def rewrite(p: Project, rel: str, expected: str, new_text: str, ctx: Context, source: str,
                       removed: str | None = None) -> EditResult:
-        from core.pipeline import Writer
+        from core.storage.pipeline import Writer
 
         # "edit" and "remove-entry" name the change; the writer is the MCP client (an agent: the firewall's
         # agent policy applies, never the operator's).

@@ -111,7 +111,7 @@ def test_an_inbox_accept_writes_on_the_worker(qtbot, project, user_config_dir):
 
 
 def test_a_connection_test_connects_on_a_worker(qtbot, prefs, user_config_dir):  # noqa: F811 (the fixture)
-    from core import connections
+    from core.settings import connections
 
     page = prefs.connections
     connections.set_connection("gone", "host=127.0.0.1 port=1 dbname=memdesk user=memdesk connect_timeout=2")
