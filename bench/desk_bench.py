@@ -75,8 +75,8 @@ def record_events(root: Path, count: int = 10_000) -> None:
     import zlib
     from datetime import UTC, datetime, timedelta
 
-    from core import history
-    from core.history_worker import using
+    from core.storage.history import versions as history
+    from core.storage.history.worker import using
 
     lines = [ln.strip() for ln in REAL.read_text(encoding="utf-8").splitlines() if ln.strip().startswith("- ")]
     docs = sorted(str(p.relative_to(root)) for p in (root / ".fusion").rglob("*.md"))
@@ -176,7 +176,7 @@ def _child(root: str) -> dict[str, float]:
     out |= {"find_all_warm_median_ms": statistics.median(warm), "find_all_regex_floor_median_ms": statistics.median(floors)}
 
     # Activity: 10,000 recorded writes.
-    from core.activity import load_activity
+    from core.project.activity import load_activity
 
     t0 = time.perf_counter()
     entries = load_activity(session.root)

@@ -196,7 +196,7 @@ def main() -> None:
     """Print the server figures."""
     sys.path.insert(0, str(REPO))
     from bench.core_bench import REAL
-    from core import fileio
+    from core.storage import fileio
 
     base = Path(tempfile.mkdtemp(prefix="memdesk-bench-servers-"))
     old_config = os.environ.get("MEMDESK_CONFIG_DIR")

@@ -328,7 +328,7 @@ class MainWindow(QMainWindow):
         """Show what moving the legacy ``.fusion/memory.md`` into MEMORY.md changes; apply it if confirmed."""
         if self.session is None:
             return False
-        from core.migrate import apply_migration, plan_migration
+        from core.project.migrate import apply_migration, plan_migration
         from gui.widgets.migrate_dialog import MigrateDialog
 
         try:

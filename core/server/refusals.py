@@ -85,7 +85,7 @@ _HOME = str(Path.home())
 def scrub(text: str, roots: Iterable[tuple[str, os.PathLike[str] | str]] = ()) -> str:
     """``text`` with server paths replaced: a served project's folder by its key, the user's config folder
     by ``<memdesk config>``, the home folder by ``~``."""
-    from core.user_config import user_config_dir
+    from core.settings.user_config import user_config_dir
 
     pairs: list[tuple[str, str]] = []
     for key, root in roots:

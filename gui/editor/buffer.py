@@ -17,8 +17,8 @@ from collections.abc import Callable
 from PySide6.QtCore import QObject
 from PySide6.QtGui import QTextCursor, QTextDocument
 
-from core.fileio import content_hash
-from core.textmerge import TextStyle, from_editor_text, to_editor_text
+from core.documents.textmerge import TextStyle, from_editor_text, to_editor_text
+from core.storage.fileio import content_hash
 from gui.editor.documents import CHUNKED_ABOVE, ChunkLoader, DocumentSlot, ViewState, new_slot
 from gui.editor.highlighter import MarkdownHighlighter
 from gui.editor.text_edit import MemoryTextEdit

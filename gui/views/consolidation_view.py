@@ -36,7 +36,7 @@ from core.consolidation import (
     selected_texts,
 )
 from core.consolidation.stage import context_for, lost_for
-from core.diff import diff_texts
+from core.documents.diff import diff_texts
 from core.project import Changes, Project
 from core.proposals import ProposalError
 from gui.session import ProjectSession

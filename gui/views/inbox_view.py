@@ -27,7 +27,7 @@ from core.firewall import review
 from core.firewall.inbox import Inbox, InboxError, Item
 from core.firewall.policy import Policy, PolicyError, load_policy, set_rule
 from core.project import Changes
-from core.userdirs import user_config_dir
+from core.storage.userdirs import user_config_dir
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.firewall_policy import FirewallPolicyTable

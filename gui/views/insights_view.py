@@ -16,12 +16,12 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QSplitter, QVBoxLayout, QWidget
 
-from core import fileio
+from core.automation.extraction import ExtractionRun, store_imported_reply
 from core.errors import MemoryBackendError
-from core.extraction import ExtractionRun, store_imported_reply
 from core.insights import is_duplicate_insight
 from core.project import Changes
 from core.proposals import Proposal, ProposalError, accept_insights, reject_insights
+from core.storage import fileio
 from gui.models import ReviewItem
 from gui.proposal_text import (
     find_source_lines,

@@ -27,10 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import fileio
-from core.diff import DiffResult, apply_hunks, diff_texts
+from core.automation.extraction import store_imported_reply
+from core.documents.diff import DiffResult, apply_hunks, diff_texts
 from core.errors import MemoryBackendError
-from core.extraction import store_imported_reply
 from core.insights import (
     PruneValidationResult,
     read_working_memory,
@@ -45,6 +44,7 @@ from core.proposals import (
     reject_prune,
     store_prune_candidate,
 )
+from core.storage import fileio
 from gui.proposal_text import STALE_BANNER, proposal_origin
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background

@@ -16,8 +16,8 @@ import logging
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from core import fileio
 from core.consolidation.backups import BACKUPS_DIR, list_backups, stage_restore
+from core.storage import fileio
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 

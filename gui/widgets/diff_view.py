@@ -1,7 +1,7 @@
 """Side-by-side diff: two read-only panes that scroll together, a change summary and change navigation.
 
 ``set_busy(message)`` shows a message instead of the panes (``Computing diff…``); ``set_diff(result)``
-shows a :class:`core.diff.DiffResult`. F7 and Shift+F7 go to the next and previous change; the change
+shows a :class:`core.documents.diff.DiffResult`. F7 and Shift+F7 go to the next and previous change; the change
 holding the row last shown is the current hunk (``currentHunkChanged(index)``, -1 for none). Notes
 (a reason per removed row) show in the other side's filler rows and under the panes; the rows of
 hunks left out are painted neutral.
@@ -21,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.diff import DiffResult, Hunk
+from core.documents.diff import DiffResult, Hunk
 from gui.widgets.colors import css, help_colour
 from gui.widgets.diff_pane import LEFT, RIGHT, DiffPane
 from gui.widgets.line_detail import LineDetail

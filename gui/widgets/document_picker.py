@@ -12,8 +12,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
-from core.fileio import format_size
-from core.layout import DocumentInfo
+from core.documents.layout import DocumentInfo
+from core.storage.fileio import format_size
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Widths (px) from which the Layer and Changed columns show (the default window's picker is 300 wide).

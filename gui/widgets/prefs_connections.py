@@ -1,4 +1,4 @@
-"""Preferences ▸ Connections: the user's named PostgreSQL connections (:mod:`core.connections`).
+"""Preferences ▸ Connections: the user's named PostgreSQL connections (:mod:`core.settings.connections`).
 
 A list (name and DSN with the password masked), and a form to add or replace one: name and DSN. Save
 validates first (a bad name or DSN is said in one line and nothing is written); Test connects and
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import connections
+from core.settings import connections
 from gui.serial_worker import SerialWorker
 
 NO_PSYCOPG = ("PostgreSQL connections need the 'postgres' extra (psycopg); install it with "

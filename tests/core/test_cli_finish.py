@@ -72,7 +72,7 @@ def test_the_memdesk_entry_runs_an_append_without_loading_ctypes_or_the_save_mac
 import sys
 from gui.main import main
 assert main(["append", "--project", {str(sample_project)!r}, "an entry without ctypes"]) == 0
-heavy = [m for m in ("ctypes", "ctypes.util", "re2", "core.firewall.rest_index", "core.history_delta", "PySide6")
+heavy = [m for m in ("ctypes", "ctypes.util", "re2", "core.firewall.rest_index", "core.storage.history.delta", "PySide6")
          if m in sys.modules]
 print(heavy)
 """

@@ -1,4 +1,4 @@
-"""A large file's text is kept with its bytes (core.decoded): the same bytes are not decoded again, an append
+"""A large file's text is kept with its bytes (core.storage.decoded): the same bytes are not decoded again, an append
 decodes only its tail, and the answer is always exactly what the file holds now. Real files on disk; the
 second writer is a real process appending with ``>>``."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
-from core.decoded import DecodedCache
 from core.errors import MemoryBackendError
+from core.storage import fileio
+from core.storage.decoded import DecodedCache
 
 FIXTURE = Path(__file__).resolve().parents[2] / "resources" / "sample" / ".fusion" / "memory.md"
 

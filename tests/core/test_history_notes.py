@@ -1,7 +1,7 @@
 """What memdesk last wrote to a small document is kept as a chain of deltas, not a snapshot per append.
 
-After each append to a document under ``core.pipeline.NOTE_APPENDS_UP_TO`` the pipeline notes the text it
-wrote (``core.noticed``), so a change made while memdesk is closed is found on the next open. The note of
+After each append to a document under ``core.storage.pipeline.NOTE_APPENDS_UP_TO`` the pipeline notes the text it
+wrote (``core.storage.noticed``), so a change made while memdesk is closed is found on the next open. The note of
 an append is a delta on the previous note; before, the previous note was collected at once, which turned
 the new one into a compressed snapshot of the whole document on every append (a 100 KB memory: ~45 KB
 written to history.db per append). Real ``memdesk append`` processes and the in-process path.
@@ -15,9 +15,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core import history, history_store, history_worker
 from core.entries import append_memory_entry
-from core.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
+from core.storage.history import store as history_store
+from core.storage.history import versions as history
+from core.storage.history import worker as history_worker
+from core.storage.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
 
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
@@ -60,8 +62,8 @@ def test_appends_by_separate_processes_store_deltas_and_the_next_open_still_find
     written = (root / REL).read_text(encoding="utf-8")
     assert "entry 11:" in written
     (root / REL).write_text("# Project Memory\n\n- rewritten by another program\n", encoding="utf-8")
-    from core.noticed import check_seen
     from core.project import Project
+    from core.storage.noticed import check_seen
 
     project = Project(root)
     try:
@@ -91,8 +93,8 @@ def test_two_hundred_appends_in_process_keep_history_small_and_the_last_note_exa
         assert history_store.load(conn, seen) == (root / REL).read_bytes()  # rebuilt through the chain
     with (root / REL).open("a", encoding="utf-8") as fh:
         fh.write("\n- an agent's >> while memdesk was closed\n")
-    from core.noticed import check_seen
     from core.project import Project
+    from core.storage.noticed import check_seen
 
     project = Project(root)
     try:

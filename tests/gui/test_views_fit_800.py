@@ -85,3 +85,19 @@ def test_the_consolidation_diff_buttons_are_whole_when_narrow(qtbot, desk):
     wide = desk.tabs.currentWidget().findChild(SideBySideDiff)
     if wide is not None and wide.width() > 500:
         assert wide.previous_button.text() == "↑ Previous change"
+
+
+def test_the_backend_details_wrap_instead_of_being_cut_at_800(qtbot, desk):
+    at_800(qtbot, desk)
+    view = desk.show_view("backends")
+    qtbot.wait(100)
+    list_width, details_width = view.splitter.sizes()
+    assert 200 <= list_width <= 340 and details_width >= 250
+    # was: the name in one line wider than the column, cut, and a sideways scroll bar under it
+    assert view.title.wordWrap() and view.title.width() <= details_width
+    assert view.title.heightForWidth(view.title.width()) <= view.title.height()  # all of it shown
+    scroll = view.title.parentWidget().parentWidget().parentWidget()
+    assert not scroll.horizontalScrollBar().isVisible()
+    for badge in view.badges.findChildren(QLabel):
+        if badge.isVisible():
+            assert badge.width() >= badge.sizeHint().width()  # each badge whole

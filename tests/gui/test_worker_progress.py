@@ -111,7 +111,7 @@ def test_an_inbox_accept_writes_on_the_worker(qtbot, project, user_config_dir):
 
 
 def test_a_connection_test_connects_on_a_worker(qtbot, prefs, user_config_dir):  # noqa: F811 (the fixture)
-    from core import connections
+    from core.settings import connections
 
     page = prefs.connections
     connections.set_connection("gone", "host=127.0.0.1 port=1 dbname=memdesk user=memdesk connect_timeout=2")
@@ -156,3 +156,45 @@ def test_the_audit_report_is_saved_on_the_worker(qtbot, sample_project):
         lambda: not view.save_button.isEnabled() and not report.exists())
     assert ticks >= TICKS and saw and view.save_button.isEnabled()
     assert report.read_text(encoding="utf-8").startswith("# ") and view.status.text().startswith("Saved ")
+
+
+def test_opening_a_project_resolves_its_backend_off_the_gui_thread(qtbot, sample_project, monkeypatch):
+    """Opening a project bound to a database connects while resolving its backend: the window keeps
+    running and says so meanwhile (the open waits here on an event the GUI thread's timer sets)."""
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    import gui.session as session_module
+
+    real, gate, on_gui = session_module.open_project, threading.Event(), []
+
+    def slow_open(root, registry=None):
+        on_gui.append(threading.current_thread() is threading.main_thread())
+        gate.wait(10)  # on the GUI thread this would hold it: the timer below could never set the gate
+        return real(root, registry)
+
+    monkeypatch.setattr(session_module, "open_project", slow_open)
+    win = MainWindow(recent=RecentProjects(persist=False))
+    qtbot.addWidget(win)
+    win.show()
+    ticks, said = [0], []
+
+    def tick() -> None:
+        ticks[0] += 1
+        if ticks[0] == TICKS:
+            said.append(win.status.currentMessage())
+            gate.set()
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    timer.start()
+    try:
+        assert win.open_project(sample_project)
+    finally:
+        timer.stop()
+        gate.set()
+    assert on_gui == [False] and ticks[0] >= TICKS and said == [f"Opening {sample_project.name}…"]
+    assert win.editor.text().startswith("# Project Memory")
+    win.close()

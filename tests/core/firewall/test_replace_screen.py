@@ -15,8 +15,8 @@ import pytest
 from core.firewall.engine import LOOKUP_MAX_ENTRIES, Engine, rest_lookup
 from core.firewall.rules import Deadline
 from core.firewall.similarity import EntryIndex, TextLookup, scan_similar, split_entries
-from core.pipeline import Writer
 from core.project import Project
+from core.storage.pipeline import Writer
 
 REAL = Path(__file__).resolve().parents[2] / "data" / "fusion-real" / ".fusion" / "memory.md"
 REL = ".fusion/memory.md"

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ResourceUpdated
+from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 
 from tests.core.server.conftest import cli_env
 
@@ -106,3 +106,28 @@ def test_an_http_listener_and_an_http_subscriber_both_hear_an_outside_append(ser
 
     assert anyio.run(main) == [uri, uri]
     assert seen_by_subscriber[0] == uri
+
+
+def test_a_listener_following_the_list_hears_a_new_document_and_not_a_write(layered_project, user_config_dir):
+    """``resourcesListChanged``: an agent's new daily note, made by a second process, changes the list; a write to an
+    existing document does not."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "core.cli", "mcp", "--project",
+                                                                 str(layered_project)], env=cli_env(user_config_dir))
+    note = ".fusion/agent-memory/new-bot/2026-12-02.md"
+
+    async def main() -> tuple[Any, list[str]]:
+        async with Client(params) as c:
+            async with c.listen(resources_list_changed=True) as sub:
+                r = await c.call_tool("memory_append", {"content": "A write, not a new document.",
+                                                        "layer": "long-term"})
+                assert not r.is_error
+                assert await _quiet(sub, 1.5)
+                subprocess.run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && printf "# Agent Daily Memory\\n" > "$1"',
+                                "sh", str(layered_project / note)], check=True, timeout=60)
+                event = await _next(sub)
+                listed = [str(r.uri) for r in (await c.list_resources()).resources]
+        return event, listed
+
+    event, listed = anyio.run(main)
+    assert isinstance(event, ResourcesListChanged)
+    assert f"memdesk://layered/{note}" in listed
