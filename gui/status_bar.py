@@ -121,6 +121,9 @@ class StatusBar(QStatusBar):
         whole = self.store_label.sizeHint().width()
         self.store_label.setMinimumWidth(min(whole, 160) if narrow else 0)
         self.store_label.setMaximumWidth(max(whole, 160) if narrow else 16_777_215)
+        # ... and the backend's long name is the one that elides: the load-budget meter keeps its whole label.
+        self.budget_meter.setSizePolicy(QSizePolicy.Policy.Minimum if narrow else QSizePolicy.Policy.Preferred,
+                                        self.budget_meter.sizePolicy().verticalPolicy())
 
     def set_size(self, size: int) -> None:
         """Show the editor's size against the 1 MiB limit, marked when over it."""

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from core.cli.common import CliError, emit_json, fail_from
 
@@ -117,7 +120,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     ticker = ScheduledRuns([s.root for s in served.served]).start()
     try:
-        server.run()
+        with _sigterm_as_interrupt():
+            server.run()
     finally:
         ticker.stop()
         for watch in watches:
@@ -150,10 +154,32 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     access = Access(None, args.scope, (), paths)
     # stdout carries the protocol: everything else goes to stderr.
     try:
-        build_mcp_server(served, access=access).run("stdio")
+        with _sigterm_as_interrupt():
+            build_mcp_server(served, access=access).run("stdio")
     finally:
         _record_noticed_now()
     return 0
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill``, systemd, ``docker stop``, an MCP host closing) ends a server as Ctrl+C does: its
+    ``finally`` blocks and exit hooks run, so the reads and noticed appends still waiting to be written
+    (core.storage.readlog, core.server.noticing) are recorded. Without this, SIGTERM's default action ends
+    the process at once (uvicorn stops and then raises the signal again), and those were lost."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (a test calling the command in a thread): nothing to change
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _record_noticed_now() -> None:

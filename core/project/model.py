@@ -300,7 +300,7 @@ class Project:
         author = author if author is not None else self.default_author  # the app's or the CLI's user
         who = writer or pipeline.writer_for(source, author)
         done = pipeline.replace(self, rel, content, writer=who, source=source, expected_hash=expected_hash,
-                                author=author)
+                                author=author, data=data)
         flags = tuple(f.to_json() for f in done.flags)
         if not done.changed:
             return WriteResult(rel, False, len(data), data=data, status=done.status, flags=flags,

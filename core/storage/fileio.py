@@ -356,6 +356,7 @@ def replace_text(
     size_hint: str = "shorten or prune the memory first",
     new_file_mode: int | None = None,
     held: tuple[Path, bytes | None] | None = None,
+    data: bytes | None = None,
 ) -> ReplaceResult:
     """Replace ``relpath`` with ``content`` safely; the one write path for whole-file replacements.
 
@@ -379,8 +380,8 @@ def replace_text(
     # ``held``: the write pipeline resolved and checked the target, holds the lock and read it (core.storage.pipeline):
     # nothing is resolved, checked or read a second time.
     target = held[0] if held is not None else _confined_target(root_p, relpath, backend_id)[1]
-    try:
-        data = content.encode("utf-8")
+    try:  # ``data``: the caller's UTF-8 of ``content`` (the pipeline encoded it once already)
+        data = content.encode("utf-8") if data is None else data
     except UnicodeEncodeError as exc:
         raise MemoryBackendError(f"the new text for {relpath} holds a character that is not valid UTF-8 (position "
                                  f"{exc.start}); nothing was written", "WRITE_FAILED", backend_id, exc) from exc

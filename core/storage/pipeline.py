@@ -290,14 +290,16 @@ def _warning(verdict: ScreenVerdict) -> tuple[str, ...]:
 
 # -- the two operations -----------------------------------------------------------------------------
 def replace(project: Project, rel: str, content: str, *, writer: Writer, source: str,
-            expected_hash: str | None = None, author: str | None = None) -> Outcome:
-    """Replace ``rel`` with ``content`` through every stage; ``CONFLICT`` when ``expected_hash`` is stale."""
+            expected_hash: str | None = None, author: str | None = None, data: bytes | None = None) -> Outcome:
+    """Replace ``rel`` with ``content`` through every stage; ``CONFLICT`` when ``expected_hash`` is stale.
+
+    ``data``: ``content`` as UTF-8 when the caller has it (a MiB is encoded once a save, not three times)."""
     from core.storage import docio, fileio
 
     backend = project.backend
     check_what(project, rel)
     target = check_where(project, rel)
-    data = content.encode("utf-8")
+    data = content.encode("utf-8") if data is None else data
     if not (project.root / rel).exists():  # a refusal creates nothing, not even the lock
         project._check_creatable(rel, None)
     plain = _plain_file(backend, rel)
@@ -324,7 +326,7 @@ def replace(project: Project, rel: str, content: str, *, writer: Writer, source:
 
             noted = bool(content) and bool(raw) and not project.backend_history  # raw: a version is kept
             saving.replace_text(project.root, rel, content, source=source, backend_id=backend.id, author=who,
-                                held=(target, raw), note_seen=noted)  # noted in the commit keeping the old
+                                held=(target, raw), note_seen=noted, data=data)  # noted in the commit keeping the old
         else:
             noted = False
             backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=who)

@@ -29,7 +29,8 @@ def replace_text(root: Path | str, relpath: str, content: str, *, note_seen: boo
     ``note_seen``: also note ``content`` as what memdesk last wrote (:mod:`core.storage.noticed`) in the commit that
     keeps the previous version (the write pipeline's saves: one history commit a save instead of two).
     """
-    options.setdefault("keep_previous", partial(keep_previous, seen=content) if note_seen else keep_previous)
+    seen = options.get("data") or content  # the bytes when the caller has them: not encoded again on history's thread
+    options.setdefault("keep_previous", partial(keep_previous, seen=seen) if note_seen else keep_previous)
     return fileio.replace_text(root, relpath, content, **options)
 
 

@@ -337,7 +337,7 @@ def write(name: str, root: Path | str | None, text: str | bytes, *, source: str,
 
 
 def keep_previous(root: Path, relpath: str, raw: bytes, source: str, author: str | None, digest: str | None,
-                  backend_id: str, seen: str | None = None) -> Callable[[], object]:
+                  backend_id: str, seen: str | bytes | None = None) -> Callable[[], object]:
     """Start recording ``raw`` as the previous version of ``relpath``; return the wait the rename does first.
 
     ``seen``: the new text, noted as what memdesk last wrote in the same commit (core.storage.history.versions.record_version)."""

@@ -35,6 +35,7 @@ from core.settings.user_config import (
     set_provider,
     user_config_path,
 )
+from gui.serial_worker import SerialWorker
 from gui.widgets.banner import Banner
 from gui.widgets.colors import help_colour
 from gui.widgets.provider_form import KIND_NAMES, ProviderForm
@@ -51,6 +52,7 @@ class ProvidersDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._worker = SerialWorker(self)  # the user config is written here, one change at a time
         self.setWindowTitle("Model providers")
         self.config: UserConfig | None = None
         #: Asks before a provider is removed (tests replace it).
@@ -208,7 +210,7 @@ class ProvidersDialog(QDialog):
 
     def _change(self, action: Callable[[], UserConfig], message: str, select: str | None = None) -> bool:
         try:
-            action()
+            self._worker.call(action, "")  # the user config file is written off the GUI thread
         except SettingsError as exc:  # nothing was saved; what was typed stays in the form
             self.form.set_error(f"Not saved: {exc}")
             return False

@@ -101,3 +101,16 @@ def test_the_backend_details_wrap_instead_of_being_cut_at_800(qtbot, desk):
     for badge in view.badges.findChildren(QLabel):
         if badge.isVisible():
             assert badge.width() >= badge.sizeHint().width()  # each badge whole
+
+
+def test_the_document_list_drops_columns_before_it_cuts_names(qtbot, desk):
+    desk.resize(1280, 800)
+    qtbot.wait(100)
+    desk.resize(800, 600)  # the list keeps most of its width when the window shrinks
+    qtbot.wait(100)
+    picker = desk.picker
+    metrics = picker.fontMetrics()
+    for path, item in picker._items.items():
+        rect = picker.visualRect(picker.indexFromItem(item, 0))  # the name's cell, indentation excluded
+        # was: Layer and Changed kept at 285 px, and "MEM…", "2026-…" left of them
+        assert rect.width() >= metrics.horizontalAdvance(item.text(0)) + 4, (path, picker.width())

@@ -198,3 +198,33 @@ def test_opening_a_project_resolves_its_backend_off_the_gui_thread(qtbot, sample
     assert on_gui == [False] and ticks[0] >= TICKS and said == [f"Opening {sample_project.name}…"]
     assert win.editor.text().startswith("# Project Memory")
     win.close()
+
+
+def test_the_change_feed_connects_and_stops_off_the_gui_thread(qtbot):
+    """Subscribing to a backend's changes connects (postgres LISTEN) and stopping joins the feed's thread
+    (up to its 250 ms poll): both on the watcher's worker; a change the feed delivers still arrives."""
+    import threading
+
+    from gui.watcher import BackendChangeWatcher
+
+    where: dict[str, bool] = {}
+
+    class Handle:
+        def stop(self) -> None:
+            where["stop"] = threading.current_thread() is threading.main_thread()
+
+    class Backend:
+        def watch(self, callback):
+            where["subscribe"] = threading.current_thread() is threading.main_thread()
+            self.callback = callback
+            return Handle()
+
+    watcher = BackendChangeWatcher()
+    backend = Backend()
+    assert watcher.watch(backend) and watcher.active and where == {"subscribe": False}
+    with qtbot.waitSignal(watcher.changed, timeout=5_000) as changed:
+        threading.Thread(target=backend.callback, args=(type("Change", (), {"path": ".fusion/memory.md"})(),)).start()
+    assert changed.args == [".fusion/memory.md"]
+    watcher.stop()
+    qtbot.waitUntil(lambda: "stop" in where, timeout=5_000)
+    assert where == {"subscribe": False, "stop": False} and not watcher.active

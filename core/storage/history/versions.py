@@ -115,7 +115,8 @@ def _now() -> datetime:
 
 
 def record_version(root: Path | str, relpath: str, content: str | bytes, source: str, *,
-                   author: str | None = None, digest: str | None = None, seen: str | None = None) -> int | None:
+                   author: str | None = None, digest: str | None = None, seen: str | bytes | None = None
+                   ) -> int | None:
     """Store ``content`` (text, or its UTF-8 bytes) as a version of ``relpath``; a content stored already is re-dated.
 
     ``digest`` is the content's SHA-256 when the caller has it. ``seen``: the text about to replace it, kept
@@ -145,14 +146,14 @@ def record_version(root: Path | str, relpath: str, content: str | bytes, source:
             version_id = int(cur.lastrowid or 0)
         _prune(conn, policy, now, relpath)
         if seen:
-            after = seen.encode("utf-8")
+            after = seen.encode("utf-8") if isinstance(seen, str) else seen
             history_store.record_seen(conn, relpath, after, history_store.sha256_hex(after))
     return version_id
 
 
 def record_version_soon(root: Path | str, relpath: str, content: str | bytes, source: str, *,
                         author: str | None = None, digest: str | None = None,
-                        seen: str | None = None) -> Future[int | None]:
+                        seen: str | bytes | None = None) -> Future[int | None]:
     """:func:`record_version` on history's worker thread; the caller waits on the future before replacing the file.
 
     A save writes and syncs its new bytes meanwhile, so the two ``fsync`` calls overlap instead of
