@@ -13,6 +13,8 @@ too many places (the caller splits them).
 
 from __future__ import annotations
 
+from core.documents.runs import common_prefix
+
 #: Differing stretches followed before giving up (the caller then splits both texts).
 MAX_STRETCHES = 64
 #: Lines of the old text skipped, at most, when looking for the place both agree again.
@@ -23,33 +25,6 @@ WINDOW = 1 << 16
 MIN_ANCHOR = 24
 #: When no anchor is found, a rest of at most this many lines on each side is taken as one stretch.
 TAIL_LINES = 256
-
-_BLOCK = 1 << 12
-
-
-def common_run(a: str, i: int, b: str, j: int) -> int:
-    """Length of the common start of ``a[i:]`` and ``b[j:]`` (blocks compared in C, then bisected)."""
-    limit = min(len(a) - i, len(b) - j)
-    done, step = 0, _BLOCK
-    while done < limit:
-        size = min(step, limit - done)
-        if a.startswith(b[j + done:j + done + size], i + done):
-            done += size
-            step *= 2
-            continue
-        if size > 64:
-            step = 64
-            continue
-        lo, hi = 0, size  # the first difference is inside this small block
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if a.startswith(b[j + done:j + done + mid], i + done):
-                lo = mid
-            else:
-                hi = mid
-        return done + lo
-    return done
-
 
 def _next_line(text: str, p: int) -> int:
     """The start of the line after the one at ``p`` (``-1`` when that is the last line)."""
@@ -98,7 +73,7 @@ def changed_regions(new: str, current: str) -> list[tuple[int, int, int, int]] |
     regions: list[tuple[int, int, int, int]] = []
     i = j = 0
     while True:
-        k = common_run(new, i, current, j)
+        k = common_prefix(new, current, i, j)
         if i + k == len(new) and j + k == len(current):
             return regions
         nl = new.rfind("\n", i, i + k)

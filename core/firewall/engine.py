@@ -17,6 +17,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, NamedTuple
 
+from core.documents.runs import common_prefix, common_suffix
 from core.firewall.injection import scan_injection
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, Kind, RuleTimeout, capped
 from core.firewall.secrets import scan_secrets
@@ -102,35 +103,6 @@ def added_lines(new: str, current: str | None) -> _Excerpt:
 
 #: A change of at most this many lines (between the common start and end of the two texts) is diffed there.
 SMALL_CHANGE_LINES = 48
-_CHUNK = 1 << 16
-
-
-def _common_prefix(a: str, b: str) -> int:
-    limit, k = min(len(a), len(b)), 0
-    while k < limit and a.startswith(b[k:k + _CHUNK], k) and k + _CHUNK <= limit:
-        k += _CHUNK  # whole chunks compared in C
-    lo, hi = k, min(limit, k + _CHUNK)
-    while lo < hi:  # then the first difference inside the chunk
-        mid = (lo + hi + 1) // 2
-        if a.startswith(b[k:mid], k):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    k = 0
-    while k + _CHUNK <= limit and a.endswith(b[len(b) - k - _CHUNK:len(b) - k], 0, len(a) - k):
-        k += _CHUNK
-    lo, hi = k, min(limit, k + _CHUNK)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a.endswith(b[len(b) - mid:len(b) - k], 0, len(a) - k):
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _has_line(text: str, line: str) -> bool:
@@ -143,8 +115,8 @@ def _small_change(new: str, current: str) -> _Excerpt | None:
     """:func:`added_lines` for a save that changes a few lines in one place: only the lines between the
     texts' common start and common end are looked at (what is outside is in ``current`` where it was).
     ``None`` when the change is larger (the caller splits both texts)."""
-    prefix = _common_prefix(current, new)
-    suffix = _common_suffix(current, new, min(len(current), len(new)) - prefix)
+    prefix = common_prefix(current, new)
+    suffix = common_suffix(current, new, min(len(current), len(new)) - prefix)
     start = new.rfind("\n", 0, prefix) + 1
     end_new, end_cur = new.find("\n", len(new) - suffix), current.find("\n", len(current) - suffix)
     end_new = len(new) if end_new < 0 else end_new

@@ -23,9 +23,14 @@ import weakref
 from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Any
 
+from core.server.refusals import Refusal
+
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5
+#: The most documents watched at once, over every client: each is ``stat``-ed every :data:`POLL_SECONDS` on the
+#: event loop, and any agent id or date names a valid document, so a client could name any number of them.
+MAX_WATCHED = 4096
 
 Stamp = tuple[int, int, int] | None
 
@@ -57,11 +62,36 @@ class ResourceHub:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
-    def subscribe(self, session: Any, uri: str) -> None:
-        """Subscribe ``session`` to ``uri`` (raises when ``uri`` is not a served document)."""
+    def _watch(self, uri: str) -> bool:
+        """Start watching ``uri`` (raises when it is not a served document); ``False`` when :data:`MAX_WATCHED`
+        documents are watched already."""
         path = self._locate(uri)
+        if uri not in self._files and len(self._files) >= MAX_WATCHED:
+            self._forget_unfollowed()
+            if len(self._files) >= MAX_WATCHED:
+                log.warning("not watching %s: %d documents are watched already", uri, len(self._files))
+                return False
         self._files[uri] = path
         self._stamps.setdefault(uri, self._stamp(path))
+        return True
+
+    def _forget(self, uri: str) -> None:
+        """Stop watching ``uri`` once no session subscribes to it and no stream follows it."""
+        if not self._subs.get(uri) and not self._listens.get(uri):
+            self._subs.pop(uri, None)
+            self._files.pop(uri, None)
+            self._stamps.pop(uri, None)
+
+    def _forget_unfollowed(self) -> None:
+        for uri in list(self._files):  # a subscriber's session that went away leaves its URI unfollowed
+            self._forget(uri)
+
+    def subscribe(self, session: Any, uri: str) -> None:
+        """Subscribe ``session`` to ``uri`` (raises when ``uri`` is not a served document, or when
+        :data:`MAX_WATCHED` documents are watched already)."""
+        if not self._watch(uri):
+            raise Refusal("LIMIT", f"the server watches {MAX_WATCHED} documents already; "
+                          "unsubscribe from some first")
         self._subs.setdefault(uri, weakref.WeakSet()).add(session)
         self._ensure_watcher()
 
@@ -70,6 +100,7 @@ class ResourceHub:
         subs = self._subs.get(uri)
         if subs is not None:
             subs.discard(session)
+        self._forget(uri)
 
     def subscribers(self, uri: str) -> int:
         """How many live sessions subscribed to ``uri``."""
@@ -79,11 +110,10 @@ class ResourceHub:
         """Watch ``uri`` for an open ``subscriptions/listen`` stream; ``False`` when it names no served document
         (the SDK still honours it, as the spec asks: it never fires)."""
         try:
-            path = self._locate(uri)
+            if not self._watch(uri):
+                return False
         except Exception:  # noqa: BLE001 - not a served document: nothing to watch
             return False
-        self._files[uri] = path
-        self._stamps.setdefault(uri, self._stamp(path))
         self._listens.setdefault(uri, set()).add(stream)
         self._ensure_watcher()
         return True
@@ -95,6 +125,7 @@ class ResourceHub:
             streams.discard(stream)
             if not streams:
                 del self._listens[uri]
+        self._forget(uri)
 
     def listen_list(self, stream: object) -> None:
         """Tell ``stream`` when a document appears or goes (``resourcesListChanged``)."""
@@ -120,9 +151,9 @@ class ResourceHub:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._task = loop.create_task(self._watch(), name="memdesk-resource-watch")
+        self._task = loop.create_task(self._poll(), name="memdesk-resource-watch")
 
-    async def _watch(self) -> None:
+    async def _poll(self) -> None:
         while any(len(s) for s in self._subs.values()) or self._listens or self._list_streams:
             await asyncio.sleep(POLL_SECONDS)
             await self.check_now()
@@ -141,6 +172,7 @@ class ResourceHub:
         for uri in list(dict.fromkeys([*self._subs, *self._listens])):
             subs = self._subs.get(uri)
             if not subs and not self._listens.get(uri):
+                self._forget(uri)
                 continue
             stamp = self._stamp(self._files[uri])
             if stamp == self._stamps.get(uri):

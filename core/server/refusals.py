@@ -44,6 +44,7 @@ NEXT: dict[str, str | None] = {
     "UNKNOWN_TOOL": "tools/list to see memdesk's tools",
     "WRITE_FAILED": "the same tool again; tell the operator if it keeps failing",
     "READ_FAILED": "the same tool again; tell the operator if it keeps failing",
+    "LIMIT": "resources/unsubscribe from the documents no longer followed",
 }
 
 

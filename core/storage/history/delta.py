@@ -14,6 +14,8 @@ import struct
 import zlib
 from itertools import accumulate
 
+from core.documents.runs import common_prefix, common_suffix
+
 MAGIC = b"MDD1"
 _HEADER = struct.Struct("<4sQQ")  # magic, base size, target size
 _COPY = struct.Struct("<QQ")
@@ -28,61 +30,6 @@ Op = tuple[int, int] | bytes
 
 class DeltaError(ValueError):
     """A delta that does not fit its base (corrupt or planted history data)."""
-
-
-def common_prefix(a: bytes, b: bytes, a0: int = 0, b0: int = 0, limit: int | None = None) -> int:
-    """Length of the common run of ``a[a0:]`` and ``b[b0:]`` (at most ``limit``).
-
-    Compares growing blocks with ``startswith`` (memcmp on a view of ``b``, nothing copied); on a
-    mismatch it starts again with a small block, then bisects a block of at most 256 bytes.
-    """
-    n = min(len(a) - a0, len(b) - b0)
-    if limit is not None:
-        n = min(n, limit)
-    view = memoryview(b)
-    done, step = 0, 256
-    while done < n:
-        size = min(step, n - done)
-        if a.startswith(view[b0 + done:b0 + done + size], a0 + done):
-            done += size
-            step *= 4
-        elif size > 256:
-            step = 256
-        else:
-            lo, hi = 0, size  # the first difference lies within this block
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if a.startswith(view[b0 + done:b0 + done + mid], a0 + done):
-                    lo = mid
-                else:
-                    hi = mid
-            return done + lo
-    return done
-
-
-def common_suffix(a: bytes, b: bytes, limit: int) -> int:
-    """Length of the common end of ``a`` and ``b``, at most ``limit`` (as :func:`common_prefix`, backwards)."""
-    n = min(len(a), len(b), limit)
-    la, lb = len(a), len(b)
-    view = memoryview(b)
-    done, step = 0, 256
-    while done < n:
-        size = min(step, n - done)
-        if a.endswith(view[lb - done - size:lb - done], 0, la - done):
-            done += size
-            step *= 4
-        elif size > 256:
-            step = 256
-        else:
-            lo, hi = 0, size
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if a.endswith(view[lb - done - mid:lb - done], 0, la - done):
-                    lo = mid
-                else:
-                    hi = mid
-            return done + lo
-    return done
 
 
 def _line_starts(data: bytes, start: int, end: int) -> tuple[list[bytes], list[int]]:
