@@ -31,7 +31,7 @@ from core.consolidation.model import ACCOUNTED_FATES
 from core.consolidation.offline import compact
 from core.consolidation.policy import Policy, wait_reason
 from core.consolidation.stage import build_proposal
-from core.layout import LONG_TERM_SCAFFOLD, daily_scaffold
+from core.documents.layout import LONG_TERM_SCAFFOLD, daily_scaffold
 from core.project import Project
 from core.providers import OfflineProvider, ProviderRequest
 

@@ -25,8 +25,10 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from core import fileio, history, history_store, saving
 from core.entries import DEFAULT_MAX_LINES, append_memory_entry
+from core.storage import fileio, saving
+from core.storage.history import store as history_store
+from core.storage.history import versions as history
 
 REPO = Path(__file__).resolve().parent.parent
 REAL = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"

@@ -122,8 +122,8 @@ def real_mebibyte() -> str:
 
 
 def bench_speed() -> None:
-    from core.pipeline import PASS_ALL, Writer
     from core.project import Project
+    from core.storage.pipeline import PASS_ALL, Writer
 
     rng = random.Random(20)
     pool = [ln.strip("- ").strip() for ln in REAL.read_text(encoding="utf-8").splitlines() if len(ln) > 60]
@@ -186,7 +186,7 @@ def bench_speed() -> None:
 ONE_SHOT = """
 import sys, time
 from core.project import Project
-from core.pipeline import PASS_ALL, Writer
+from core.storage.pipeline import PASS_ALL, Writer
 p = Project(sys.argv[1])
 fw, inside = p.screen, []
 def timed(request):

@@ -35,8 +35,8 @@ def _edited(text: str, i: int, rng: random.Random, pool: list[str]) -> str:
 
 
 def bench_document(label: str, text: str, rng: random.Random, pool: list[str]) -> None:
-    from core.pipeline import PASS_ALL, Writer
     from core.project import Project
+    from core.storage.pipeline import PASS_ALL, Writer
 
     with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         projects = {}

@@ -232,6 +232,10 @@ def main() -> None:
                 if key in TARGETS and value >= TARGETS[key]:
                     misses.append(f"{key}_{name} {value:.1f} (target < {TARGETS[key]})")
         print("targets: " + ("all met" if not misses else "missed: " + "; ".join(misses)))
+    # Keystrokes at three places of the 1 MiB memory, burst and paced, beside a bare QPlainTextEdit.
+    from bench.keystroke_bench import main as keystroke_main
+
+    keystroke_main()
     from bench.desk_bench import main as desk_main  # quick open, find in all documents, Activity (issue 22)
 
     desk_main()

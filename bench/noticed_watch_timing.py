@@ -15,10 +15,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from core import history_worker
-from core.layout import LONG_TERM_SCAFFOLD
-from core.noticed_watch import NoticeWatch
+from core.documents.layout import LONG_TERM_SCAFFOLD
 from core.project import Project
+from core.project.noticed_watch import NoticeWatch
+from core.storage.history import worker as history_worker
 
 MEM = ".fusion/memory"
 

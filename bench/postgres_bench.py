@@ -37,13 +37,13 @@ from pathlib import Path
 
 from bench.search_bench import _entry, make_queries, sentence_pool
 from bench.timing import timed
-from core import fileio
 from core.backends import MemorySearchOptions
 from core.backends.postgres import PostgresMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
-from core.connections import set_connection
-from core.fileio import MAX_FILE_SIZE
 from core.search.chunking import chunk_markdown
+from core.settings.connections import set_connection
+from core.storage import fileio
+from core.storage.fileio import MAX_FILE_SIZE
 from gui.watcher import COALESCE_MS
 
 REPO = Path(__file__).resolve().parent.parent

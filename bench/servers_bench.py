@@ -7,6 +7,8 @@
   on the sample project's memory and on the 1 MiB one.
 ``memdesk serve`` runs in its own process (uvicorn on a loopback port) and the client keeps its
 connection alive; default settings; every append is a different entry. Targets: read p95 ≤ 5 ms, append p95 ≤ 2× in-process, MCP p95 ≤ 20 ms.
+Under each HTTP figure, the server process's CPU time and context switches per request (``/proc``; they hardly
+move with the machine's load, where latencies do) beside the in-process call's CPU.
 Then issue 23's figures (:mod:`bench.servers_round2`): memory_get windowed against whole, the cost of
 read logging, and a valid client's p95 under 2,000 held connections.
 """
@@ -89,6 +91,7 @@ def start_server(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen, int
 def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
     import httpx
 
+    from bench.proc_cost import PhaseCost
     from core.project import Project
 
     served_root = make_project(base, "served", text)
@@ -105,9 +108,11 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
                 floor.append(_entry("warm-floor", i), author="bench", source="bench")
             size = len(c.get("/api/memory").json()["content"].encode("utf-8"))
             print(f"memory size: {size / 1048576:.2f} MiB")
+            cost = PhaseCost(proc.pid)
             reads, reads_total, floor_reads, floor_reads_total = interleaved(
-                lambda i: c.get("/api/memory").raise_for_status(), lambda i: floor.read(), N_READS)
+                lambda i: c.get("/api/memory").raise_for_status(), cost.floor(lambda i: floor.read()), N_READS)
             report("GET /api/memory (unchanged)", reads, reads_total, floor_reads, floor_reads_total, "p95 ≤ 5 ms")
+            print(cost.line(N_READS))
 
             def changed(root: Path, read: Callable[[], object]) -> Callable[[int], object]:
                 def run(i: int) -> object:
@@ -121,9 +126,11 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
 
             http_changed = changed(served_root, lambda: c.get("/api/memory").raise_for_status())
             floor_changed = changed(floor_root, floor.read)
+            cost = PhaseCost(proc.pid)
             a = [http_changed(i) * 1000 for i in range(N_CHANGED)]
-            b = [floor_changed(i) * 1000 for i in range(N_CHANGED)]
+            b = [cost.floor(floor_changed)(i) * 1000 for i in range(N_CHANGED)]
             report("GET /api/memory (changed before each read)", a, sum(a) / 1000, b, sum(b) / 1000, "p95 ≤ 5 ms")
+            print(cost.line(N_CHANGED))
 
             def post(i: int) -> None:
                 r = c.post("/api/memory/append", json={"content": _entry("http", i)})
@@ -132,9 +139,11 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
             def local(i: int) -> None:
                 assert floor.append(_entry("floor", i), author="bench", source="bench").status == "written"
 
-            appends, appends_total, floor_appends, floor_appends_total = interleaved(post, local, N_APPENDS)
+            cost = PhaseCost(proc.pid)
+            appends, appends_total, floor_appends, floor_appends_total = interleaved(post, cost.floor(local), N_APPENDS)
             report("POST /api/memory/append", appends, appends_total, floor_appends, floor_appends_total,
                    "p95 ≤ 2× in-process")
+            print(cost.line(N_APPENDS))
             print(f"append p95 ratio (HTTP / in-process): {p95(appends) / p95(floor_appends):.2f}×")
     finally:
         proc.terminate()
@@ -187,7 +196,7 @@ def main() -> None:
     """Print the server figures."""
     sys.path.insert(0, str(REPO))
     from bench.core_bench import REAL
-    from core import fileio
+    from core.storage import fileio
 
     base = Path(tempfile.mkdtemp(prefix="memdesk-bench-servers-"))
     old_config = os.environ.get("MEMDESK_CONFIG_DIR")

@@ -66,12 +66,12 @@ def bench_read_logging(base: Path, text: str, token: str) -> None:
     """What recording a read adds to a request: alone, and as GET /api/memory p95 with and without it."""
     import httpx
 
-    from core import readlog
     from core.server import service
     from core.server.http import create_app
     from core.server.runner import bind_socket, make_server
     from core.server.service import ServedProjects
     from core.server.tokens import TokenStore
+    from core.storage import readlog
 
     root = make_project(base, "logged", text)
     served = ServedProjects([root])

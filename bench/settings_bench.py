@@ -43,7 +43,7 @@ def main() -> None:
     os.environ.setdefault("MEMDESK_FUSION_HOME", tempfile.mkdtemp(prefix="no-fusion-"))
     os.environ.setdefault("MEMDESK_CONFIG_DIR", tempfile.mkdtemp(prefix="bench-cfg-"))
     from core.settings import read_settings, update_settings
-    from core.settings_poll import poll_settings
+    from core.settings.poll import poll_settings
 
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "seed"
@@ -94,8 +94,8 @@ def api(tmp: Path) -> None:
     import httpx
 
     from core.settings import read_settings, update_settings
-    from core.settings_poll import poll_settings
-    from core.settings_store.connections import save_connection
+    from core.settings.poll import poll_settings
+    from core.settings.store.connections import save_connection
     from tests.core.fusion_contract_server import FusionState, start_fusion
 
     os.environ["MEMDESK_CONFIG_DIR"] = str(tmp / "cfg")

@@ -222,7 +222,7 @@ def main() -> None:
         server, dsn = _postgres()
         try:
             if dsn is not None:
-                code = ("import os; from core.connections import set_connection; "
+                code = ("import os; from core.settings.connections import set_connection; "
                         f"set_connection('bench', {dsn!r})")
                 subprocess.run([sys.executable, "-c", code], cwd=REPO, env=env, check=True, timeout=60)
             code = ("import json, pathlib; from bench.stall_bench import _child; "

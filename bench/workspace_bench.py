@@ -45,7 +45,7 @@ def _mib_text(seed: int) -> str:
 
 def build(root: Path) -> None:
     """Write the layered project under ``root``."""
-    from core.layout import DREAMS_SCAFFOLD, daily_scaffold
+    from core.documents.layout import DREAMS_SCAFFOLD, daily_scaffold
 
     mem = root / ".fusion" / "memory"
     mem.mkdir(parents=True)

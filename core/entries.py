@@ -1,6 +1,6 @@
 """Appending entries to memory (seed 002): the seed-named ``append_memory_entry`` over the project model.
 
-The format, the tool's messages and the archive rotation live in :mod:`core.appending` (below the
+The format, the tool's messages and the archive rotation live in :mod:`core.project.appending` (below the
 project model); this module re-exports them under the seed's names.
 """
 
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
-from core.appending import (
+from core.project.appending import (
     ARCHIVE_HEADER,
     DEFAULT_MAX_LINES,
     MEMORY_ARCHIVE_PATH,
@@ -29,7 +29,7 @@ from core.appending import (
 class AppendResult:
     """Status of an append and the file it concerned (``None`` for ``skipped_empty``).
 
-    Here, not in :mod:`core.appending`: only the seed-named wrapper returns it (the project model
+    Here, not in :mod:`core.project.appending`: only the seed-named wrapper returns it (the project model
     returns an :class:`~core.project.AppendOutcome`), so an append does not build it.
     """
 
@@ -71,7 +71,7 @@ def append_memory_entry(
     """
     if not (content or "").strip():
         return AppendResult("skipped_empty", None)
-    from core.project import open_project
+    from core.project.model import open_project
 
     outcome = open_project(root).append(content, path=relpath, today=today, max_lines=max_lines, force=True)
     return AppendResult(outcome.status, outcome.file_path, outcome.archived_entries, outcome.warnings)

@@ -9,9 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import fileio
-from core.layout import SEED_SCAFFOLD, Layout
-from core.settings import ProjectSettings, coerce_settings
+from core.documents.layout import SEED_SCAFFOLD, Layout
+from core.settings.model import ProjectSettings, coerce_settings
+from core.storage import fileio
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +39,8 @@ def ensure_memory_file(root: str | os.PathLike[str]) -> bool:
 
     Seed layout: ``.fusion/memory.md``; layered: ``.fusion/memory/MEMORY.md``. True if created.
     """
-    from core import pipeline
-    from core.project import open_project  # late: the project model sits above this module
+    from core.project.model import open_project  # late: the project model sits above this module
+    from core.storage import pipeline
 
     layout = Layout(root)
     rel = layout.memory_path
@@ -55,7 +55,7 @@ def ensure_memory_file(root: str | os.PathLike[str]) -> bool:
 
 def read_project_memory(root: str | os.PathLike[str]) -> str:
     """Return the long-term memory through the project's backend, ``""`` when it does not exist."""
-    from core.project import open_project  # late: the project model sits above this module
+    from core.project.model import open_project  # late: the project model sits above this module
 
     return open_project(root).read()
 

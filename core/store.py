@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core import settings as settings_mod
 from core.project_memory import ensure_memory_file
-from core.settings import ProjectSettings
+from core.settings import model as settings_mod
+from core.settings.model import ProjectSettings
 
 log = logging.getLogger(__name__)
 

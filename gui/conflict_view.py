@@ -90,6 +90,7 @@ class ConflictView(QWidget):
         self.navigator = DiffNavigator(self.mine, self.disk, self)
         self.position_label = QLabel("", self)
         self.position_label.setObjectName("conflictPosition")
+        self.position_label.setWordWrap(True)  # at 800 px, with a document beside, it wraps, never widens
         self.previous_button = QPushButton("↑ Previous", self)
         self.previous_button.setToolTip("Previous difference")
         self.next_button = QPushButton("↓ Next", self)
@@ -97,14 +98,15 @@ class ConflictView(QWidget):
         self.base_button = QPushButton("Show base", self)
         self.base_button.setCheckable(True)
         self.base_button.setToolTip("Three-way: show the text both sides started from, tinted by who changed what")
-        navigation = QHBoxLayout()  # a row of its own: with the three choices below it fits 800 px
-        navigation.addWidget(self.summary, 1)
-        navigation.addWidget(self.position_label)
+        # Two rows that fit 800 px with a document beside: where you are among the differences beside
+        # the buttons that move, what differs beside the three choices (each label wraps in the room left).
+        navigation = QHBoxLayout()
+        navigation.addWidget(self.position_label, 1)
         navigation.addWidget(self.base_button)
         navigation.addWidget(self.previous_button)
         navigation.addWidget(self.next_button)
         buttons = QHBoxLayout()
-        buttons.addStretch(1)
+        buttons.addWidget(self.summary, 1)
         buttons.addWidget(self.merge_button)
         buttons.addWidget(self.take_disk_button)
         buttons.addWidget(self.keep_mine_button)

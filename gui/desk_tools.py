@@ -18,6 +18,7 @@ from PySide6.QtWidgets import QDialog
 if TYPE_CHECKING:
     from gui.local_server import LocalServer
     from gui.main_window import MainWindow
+    from gui.side_editing import SideEditing
     from gui.widgets.document_tabs import DocumentTabs
     from gui.widgets.find_all_dialog import FindAllDialog
     from gui.widgets.fuzzy_picker import FuzzyPicker
@@ -48,6 +49,7 @@ class DeskTools(QObject):
         self._server: LocalServer | None = None
         self.preferences: PreferencesDialog | None = None
         self.side: SideDocument | None = None
+        self.side_editing: SideEditing | None = None  # its edits reach the editor (gui.side_editing)
         #: The open documents' tabs above the editor (built with each project).
         self.tabs: DocumentTabs | None = None
         self.quick_open: FuzzyPicker | None = None
@@ -250,7 +252,8 @@ class DeskTools(QObject):
 
     # -- side by side ----------------------------------------------------------------------------
     def toggle_side(self, path: str | None = None) -> SideDocument | None:
-        """View ▸ Open beside (Ctrl+\\): a read-only second document beside the editor, or close it."""
+        """View ▸ Open beside (Ctrl+\\): a second document beside the editor, edited there (gui.side_editing),
+        or close it."""
         window = self.window
         session = window.session
         if session is None:
@@ -260,10 +263,17 @@ class DeskTools(QObject):
             self.side.close_pane()
             return None
         if self.side is None:
+            from gui.side_editing import SideEditing
             from gui.widgets.side_document import SideDocument
 
             root = session.root
-            self.side = SideDocument(session.project.read, lambda rel: str(root / rel), window)
+            self.side_editing = SideEditing(window)
+            project = session.project  # the pane's reads run on the project's worker (a backend may ask its server)
+            self.side = SideDocument(lambda rel: session.worker.call(lambda: project.read(rel), ""),
+                                     lambda rel: str(root / rel), window,
+                                     editable=self.side_editing.editable, refresh=self.side_editing.refresh,
+                                     read_only_reason=self.side_editing.read_only_reason)
+            self.side_editing.attach_pane(self.side)
             self.side.editRequested.connect(window.open_document)
             self.side.closed.connect(lambda: window.editor is not None and window.editor.text_edit.setFocus())
             session.documentsChanged.connect(self._refresh_side)
@@ -282,6 +292,13 @@ class DeskTools(QObject):
             window.workspace.setSizes([sizes[0], total - sizes[0] - side, side])
         self.side.text.setFocus()
         return self.side
+
+    def save(self) -> bool:
+        """File ▸ Save (Ctrl+S): the document being typed in, the pane beside's when the focus is there."""
+        editing, editor = self.side_editing, self.window.editor
+        if editing is not None and editing.has_focus():
+            return editing.save_beside()
+        return editor is not None and editor.save()
 
     def _refresh_side(self) -> None:
         session = self.window.session

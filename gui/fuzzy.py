@@ -43,8 +43,8 @@ def _base(lower: str) -> int:
     return max(lower.rfind("/"), lower.rfind("▸"), lower.rfind(":")) + 1
 
 
-def _part_score(part: str, lower: str, base: int) -> float | None:
-    name = lower[base:]
+def _part_score(part: str, lower: str, base: int, name: str | None = None) -> float | None:
+    name = lower[base:] if name is None else name
     found = name.find(part)
     if found >= 0:
         return 400 + (60 if found == 0 else 30 if _at_word_start(name, found) else 0)
@@ -102,6 +102,7 @@ class FuzzyIndex:
         self.candidates = candidates
         self._lower = [c.lower() for c in candidates]
         self._bases = [_base(c) for c in self._lower]
+        self._names = [low[base:] for low, base in zip(self._lower, self._bases, strict=True)]
         self._last: tuple[str, list[int]] | None = None
 
     def search(self, query: str, limit: int | None = None) -> list[FuzzyMatch]:
@@ -112,16 +113,18 @@ class FuzzyIndex:
             matches = [FuzzyMatch(i, 0.0) for i in range(len(self.candidates))]
             return matches[:limit] if limit else matches
         pool: range | list[int] = range(len(self.candidates))
-        if self._last is not None and q.startswith(self._last[0]) and " " not in q[len(self._last[0]):]:
-            pool = self._last[1]  # one more character can only narrow what matched
+        if self._last is not None and q.startswith(self._last[0]):
+            # A longer query only narrows what matched: a part that grew matches fewer candidates, and a
+            # new part (after a space) is one more condition each must meet.
+            pool = self._last[1]
         parts = q.split()
         found: list[FuzzyMatch] = []
-        lowers, bases, length = self._lower, self._bases, self.candidates
+        lowers, bases, names, length = self._lower, self._bases, self._names, self.candidates
         for i in pool:
             lower = lowers[i]
             total = 0.0
             for part in parts:
-                score = _part_score(part, lower, bases[i])
+                score = _part_score(part, lower, bases[i], names[i])
                 if score is None:
                     break
                 total += score

@@ -11,7 +11,6 @@ about ``xcb-cursor0``; :func:`display_problem` finds that first and says what to
 from __future__ import annotations
 
 import argparse
-import ctypes.util
 import os
 import sys
 from pathlib import Path
@@ -44,6 +43,8 @@ def display_problem(env: dict[str, str] | os._Environ[str] | None = None, platfo
         return None
     if display.startswith(":") and not _x_socket_exists(display):
         return f"memdesk: DISPLAY is {display}, but no X server is listening there; {advice}."
+    import ctypes.util  # here: it costs a headless `memdesk append` ~10 ms (shutil, subprocess, ctypes)
+
     if ctypes.util.find_library("xcb-cursor") is None:
         return ("memdesk: Qt needs the xcb-cursor library to open a window on X11, and it is not installed; "
                 f"install libxcb-cursor0 (Debian/Ubuntu: apt install libxcb-cursor0), or {advice}.")
@@ -91,8 +92,12 @@ def main(argv: list[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     if args and args[0] in HEADLESS_COMMANDS:
         from core.cli import main as cli_main
+        from core.cli.finish import FAST_EXIT_COMMANDS, finish
 
-        return cli_main(args)
+        code = cli_main(args)
+        if argv is None and args[0] in FAST_EXIT_COMMANDS:  # the process itself: end it without teardown
+            finish(code)
+        return code
     ns = build_parser().parse_args(args)
     if ns.path is not None and not Path(ns.path).is_dir():
         what = "does not exist" if not Path(ns.path).exists() else "is not a folder"

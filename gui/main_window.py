@@ -146,7 +146,7 @@ class MainWindow(QMainWindow):
         self.view_menu = self.menuBar().addMenu("&View")
         self.view_menu.addAction(self._action("palette", "&Command palette…", "Ctrl+Shift+P"))
         self.view_menu.addAction(self._action("preview", "Toggle &preview", "Ctrl+E"))
-        self.view_menu.addAction(self._action("side", "Open &beside (another document, read-only)", "Ctrl+\\"))
+        self.view_menu.addAction(self._action("side", "Open &beside (another document, to read or edit)", "Ctrl+\\"))
         self.view_menu.addAction(self._action("next_document", "Ne&xt document tab", "Ctrl+PgDown"))
         self.view_menu.addAction(self._action("previous_document", "Previous document ta&b", "Ctrl+PgUp"))
         self.view_menu.addAction(self._action("close_document", "&Close document tab", "Ctrl+W"))
@@ -204,7 +204,7 @@ class MainWindow(QMainWindow):
     def _connect_signals(self) -> None:
         a = self.actions_by_name
         a["open"].triggered.connect(self.choose_project)
-        a["save"].triggered.connect(lambda: self.editor is not None and self.editor.save())
+        a["save"].triggered.connect(self.desk.save)  # the editor's document, or the one beside when typed in
         a["save_all"].triggered.connect(self.save_all)
         a["reload"].triggered.connect(self.reload)
         a["quit"].triggered.connect(self.close)
@@ -328,7 +328,7 @@ class MainWindow(QMainWindow):
         """Show what moving the legacy ``.fusion/memory.md`` into MEMORY.md changes; apply it if confirmed."""
         if self.session is None:
             return False
-        from core.migrate import apply_migration, plan_migration
+        from core.project.migrate import apply_migration, plan_migration
         from gui.widgets.migrate_dialog import MigrateDialog
 
         try:
@@ -345,7 +345,8 @@ class MainWindow(QMainWindow):
         if not self.ask_migrate(MigrateDialog(plan, self)):
             return False
         try:
-            changes = apply_migration(self.session.project, plan)
+            session = self.session
+            changes = session.worker.call(lambda: apply_migration(session.project, plan), f"Migrating into {plan.target}…")
         except Exception as exc:
             self.show_error(f"Not migrated — nothing was changed: {exc}")
             return False

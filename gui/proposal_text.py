@@ -10,7 +10,7 @@ import html
 import re
 from datetime import UTC, datetime
 
-from core.extraction import ExtractionRun
+from core.automation.extraction import ExtractionRun
 from core.proposals import Proposal
 
 PRUNE_STATE = {

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from PySide6.QtCore import QEventLoop, QObject, Qt, QThreadPool, QTimer, Signal
 from PySide6.QtGui import QGuiApplication
 
+from gui import gc_guard
 from gui.tasks import run_in_background
 
 T = TypeVar("T")
@@ -72,6 +73,7 @@ class SerialWorker(QObject):
             loop.quit()
 
         self._depth += 1
+        gc_guard.note_input()  # a collection on the GUI thread waits for the worker's pause, as for typing
         self.busyChanged.emit(True, what)
         cursor = QTimer()
         cursor.setSingleShot(True)
@@ -87,6 +89,7 @@ class SerialWorker(QObject):
                 widget.setEnabled(True)
             cursor.stop()
             self._depth -= 1
+            gc_guard.note_input()
             if self._depth == 0 and self._cursor_shown:
                 self._cursor_shown = False
                 QGuiApplication.restoreOverrideCursor()

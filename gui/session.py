@@ -17,18 +17,18 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from core import fileio
 from core.adapter import WriteOutcome
+from core.automation.extraction import ExtractionRun
 from core.backends import MemoryBackend, MemoryBackendRegistry
+from core.documents.layout import DocumentInfo
 from core.errors import MemoryBackendError, SettingsError
-from core.extraction import ExtractionRun
-from core.layout import DocumentInfo
 from core.project import Changes, forget_project, open_project
 from core.proposals import Proposal, list_proposals, load_proposal
 from core.settings import ProjectSettings
-from core.statefiles import set_process_writer
+from core.storage import fileio
+from core.storage.statefiles import set_process_writer
+from core.storage.userdirs import local_author
 from core.store import ProjectStore
-from core.userdirs import local_author
 from gui.serial_worker import SerialWorker
 
 log = logging.getLogger(__name__)
@@ -51,13 +51,13 @@ class DocumentAccess:
         self.last_read_error: MemoryBackendError | None = None
 
     def _check_seen(self, path: str, text: str) -> None:
-        """First read of ``path`` in this window: a change made while memdesk was closed is recorded (core.noticed)."""
+        """First read of ``path`` in this window: a change made while memdesk was closed is recorded (core.storage.noticed)."""
         checked = self.__dict__.setdefault("_seen_checked", set())
         if path in checked:
             return
         checked.add(path)
         try:
-            from core.noticed import check_seen
+            from core.storage.noticed import check_seen
 
             check_seen(self._session.project, path, text)
         except Exception as exc:  # a safety net: the document opens either way
@@ -109,7 +109,7 @@ class ProjectSession(QObject):
     documentChanged = Signal(str)  # the editor's current document changed; arg: its relpath
     documentsChanged = Signal()  # documents were created, removed or resized: the picker refreshes
     changedElsewhere = Signal(str)  # another host committed a change to this relpath ("": re-read everything)
-    noticedOutside = Signal(object)  # core.noticed_watch.Noticed: other programs' changes kept in history
+    noticedOutside = Signal(object)  # core.project.noticed_watch.Noticed: other programs' changes kept in history
 
     def __init__(self, root: str | Path, registry: MemoryBackendRegistry | None = None,
                  parent: QObject | None = None) -> None:
@@ -152,8 +152,8 @@ class ProjectSession(QObject):
 
     def documents(self) -> list[DocumentInfo]:
         """Every memory document of the project, in design §2a order."""
-        try:
-            return self.project.documents()
+        try:  # a database backend lists what it keeps with a query: on the worker
+            return self.worker.call(self.project.documents, "")
         except Exception as exc:
             log.warning("cannot list the documents of %s: %s", self.root, exc)
             return []
@@ -167,8 +167,9 @@ class ProjectSession(QObject):
     @property
     def document_exists(self) -> bool:
         """Whether the current document exists yet."""
-        try:
-            return self.project.exists(self.current_path)
+        path = self.current_path
+        try:  # a database backend syncs its mirror first (writes): on the worker
+            return self.worker.call(lambda: self.project.exists(path), "")
         except MemoryBackendError:
             return True  # it exists but cannot be read: the editor shows why
 
@@ -251,7 +252,7 @@ class ProjectSession(QObject):
 
     @property
     def settings_store(self) -> Any:
-        """Where Fusion's settings of this project live (:class:`core.settings_store.StoreInfo`, or ``None``)."""
+        """Where Fusion's settings of this project live (:class:`core.settings.store.StoreInfo`, or ``None``)."""
         return self.project.settings_store
 
     def watch_settings(self) -> None:
@@ -312,9 +313,9 @@ class ProjectSession(QObject):
     def switch_backend(self, backend_id: str, config: Mapping[str, Any] | None = None) -> ProjectSettings:
         """Persist a new backend choice and its config, then re-resolve the backend.
 
-        The operator's own choice of a team connection and project key confirms the binding (core.bindings).
+        The operator's own choice of a team connection and project key confirms the binding (core.settings.bindings).
         """
-        from core.bindings import confirm, team_of
+        from core.settings.bindings import confirm, team_of
 
         team = team_of(config)
         if team is not None:
@@ -324,7 +325,7 @@ class ProjectSession(QObject):
     def notice_external(self, before: str | None, after: str | None) -> None:
         """The current document changed on disk from ``before`` (what the editor held) to ``after`` without
         memdesk: keep the version before in history (writer kind ``program``; on history's thread)."""
-        from core.noticed import record_noticed
+        from core.storage.noticed import record_noticed
 
         project, path = self.project, self.current_path
 
@@ -341,9 +342,9 @@ class ProjectSession(QObject):
             record()
 
     def watch_outside_changes(self) -> None:
-        """Keep the version before of every memory document another program changes (core.noticed_watch),
+        """Keep the version before of every memory document another program changes (core.project.noticed_watch),
         not only the open one; what was kept is announced by ``noticedOutside`` on the GUI thread."""
-        from core.noticed_watch import NoticeWatch
+        from core.project.noticed_watch import NoticeWatch
 
         if getattr(self, "_notice_watch", None) is None:
             self._notice_relay = _NoticeRelay(self)
@@ -361,7 +362,7 @@ class ProjectSession(QObject):
 
     def binding_reason(self) -> str | None:
         """Why the memory is read-only until the operator confirms the project's team binding (``None``: it is not)."""
-        from core.bindings import binding_reason
+        from core.settings.bindings import binding_reason
 
         if self.project.backend.id != "readonly":
             return None
@@ -370,7 +371,7 @@ class ProjectSession(QObject):
 
     def confirm_binding(self) -> None:
         """The operator confirms the team binding the project's settings name (the read-only banner's action)."""
-        from core.bindings import confirm, team_of
+        from core.settings.bindings import confirm, team_of
 
         team = team_of(self.project.settings.memory_backend_config)
         if team is None:
@@ -459,7 +460,7 @@ def open_reason(exc: BaseException) -> str:
     if isinstance(exc, MemoryBackendError):
         return exc.message
     if isinstance(exc, OSError) and exc.filename is not None:
-        from core.safepath import os_reason
+        from core.storage.safepath import os_reason
 
         return os_reason(exc.filename, exc, "read")
     return str(exc) or type(exc).__name__

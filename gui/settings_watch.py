@@ -1,6 +1,6 @@
 """Settings changed elsewhere reach the open window within about a second (issue 18, "live both ways").
 
-A timer asks, off the GUI thread, whether the project's settings store moved (:func:`core.settings_poll.
+A timer asks, off the GUI thread, whether the project's settings store moved (:func:`core.settings.poll.
 poll_settings`: Fusion's ``__meta.lastModified``, the files' size and time, Fusion's API answer) and reads
 them when it did; the session then takes them on the GUI thread and every view that depends on them
 refreshes through ``settingsChanged`` (the editor's read-only state, the status bar, the schedule's next
@@ -64,7 +64,7 @@ class SettingsWatcher(QObject):
         """One look, on a worker thread (skipped while the previous one runs)."""
         if self._busy or self._stopped:
             return
-        from core.settings_poll import poll_settings
+        from core.settings.poll import poll_settings
 
         self._busy = True
         root, previous, generation = self.session.root, self._stamp, self._generation

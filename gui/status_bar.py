@@ -112,14 +112,18 @@ class StatusBar(QStatusBar):
             return
         mark = "🔒 " if getattr(store, "read_only", None) else ""
         narrow = getattr(self, "_narrow", False)
-        # At narrow widths the label takes what is left (elided; its tooltip names the store), never more:
-        # the window must still fit 800 px.
-        policy = QSizePolicy.Policy.Ignored if narrow else QSizePolicy.Policy.Preferred
-        self.store_label.setSizePolicy(policy, QSizePolicy.Policy.Preferred)
-        self.store_label.setMinimumWidth(40 if narrow else 0)
-        self.store_label.setMaximumWidth(110 if narrow else 16_777_215)
+        # At narrow widths the label shows the store's kind alone ("Settings: config"), whole: given what was
+        # left (40 px) it showed "S" and a sliver. The backend's name beside it is the one that elides; the
+        # window still fits 800 px.
         shown = getattr(store, "kind", "?") if narrow else getattr(store, "plain_name", "?")
         self.store_label.setText(f"{mark}Settings: {shown}")
+        self.store_label.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Preferred)
+        whole = self.store_label.sizeHint().width()
+        self.store_label.setMinimumWidth(min(whole, 160) if narrow else 0)
+        self.store_label.setMaximumWidth(max(whole, 160) if narrow else 16_777_215)
+        # ... and the backend's long name is the one that elides: the load-budget meter keeps its whole label.
+        self.budget_meter.setSizePolicy(QSizePolicy.Policy.Minimum if narrow else QSizePolicy.Policy.Preferred,
+                                        self.budget_meter.sizePolicy().verticalPolicy())
 
     def set_size(self, size: int) -> None:
         """Show the editor's size against the 1 MiB limit, marked when over it."""

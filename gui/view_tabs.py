@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Signal
-from PySide6.QtWidgets import QLabel, QTabWidget, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QLabel, QSizePolicy, QTabWidget, QVBoxLayout, QWidget
 
 if TYPE_CHECKING:  # imported when a project is opened, to keep core off the start-up path
     from gui.session import ProjectSession
@@ -161,6 +161,24 @@ class ViewTabs(QTabWidget):
         slot = self.widget(index)
         if isinstance(slot, _ViewSlot):
             slot.ensure_view()
+        self._size_by_current()
+
+    def _size_by_current(self) -> None:
+        """Only the shown tab's minimum counts: a tab's stack asks for the widest of all its pages, so once
+        the Insights view (561 px) had been shown the editor with a document beside it needed 933 px and
+        the window outgrew an 800 px screen. Hidden pages ignore their size hints until shown."""
+        current = self.currentWidget()
+        for index in range(self.count()):
+            page = self.widget(index)
+            policy = page.sizePolicy()
+            own = page.property("shownHorizontalPolicy")
+            if own is None:  # the page's own policy, given back whenever it is shown
+                own = policy.horizontalPolicy()
+                page.setProperty("shownHorizontalPolicy", own)
+            wanted = own if page is current else QSizePolicy.Policy.Ignored
+            if policy.horizontalPolicy() != wanted:
+                policy.setHorizontalPolicy(wanted)
+                page.setSizePolicy(policy)
 
 
 def _slot_key(widget: QWidget | None) -> str | None:

@@ -22,6 +22,8 @@ from typing import Any
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
+from gui.serial_worker import SerialWorker
+
 log = logging.getLogger(__name__)
 
 DEBOUNCE_MS = 150
@@ -148,6 +150,13 @@ class _ChangeRelay(QObject):
     arrived = Signal(str, bool)  # path (RESYNC when resync), resync
 
 
+def _stop_feed(handle: Any) -> None:
+    try:
+        handle.stop()
+    except Exception as exc:
+        log.warning("stopping the change feed failed: %s", exc)
+
+
 class BackendChangeWatcher(QObject):
     """Emits ``changed(path)`` on the GUI thread for another host's committed change (``""``: re-read all)."""
 
@@ -165,6 +174,9 @@ class BackendChangeWatcher(QObject):
         self._handle: Any = None
         self._live = threading.Event()  # cleared before the handle stops: a late callback emits nothing
         self.error: str | None = None
+        # Subscribing connects to the server (postgres LISTEN) and stopping waits for the feed's thread (up
+        # to its 250 ms poll): both on this worker, never on the GUI thread, in the order asked.
+        self._worker = SerialWorker(self)
 
     def watch(self, backend: object | None) -> bool:
         """Subscribe to ``backend``'s changes (replacing the previous subscription); False when it has none."""
@@ -174,7 +186,7 @@ class BackendChangeWatcher(QObject):
             return False
         self._live.set()
         try:
-            self._handle = subscribe(self._on_change)
+            self._handle = self._worker.call(lambda: subscribe(self._on_change), "")
         except Exception as exc:  # server gone since the project opened: editing still works, the file watcher too
             self._live.clear()
             self.error = f"live changes from other hosts are off: {exc}"
@@ -214,11 +226,8 @@ class BackendChangeWatcher(QObject):
         self._timer.stop()
         self._pending.clear()
         handle, self._handle = self._handle, None
-        if handle is not None:
-            try:
-                handle.stop()
-            except Exception as exc:
-                log.warning("stopping the change feed failed: %s", exc)
+        if handle is not None:  # nothing it delivers from now on is emitted (_live); it ends on the worker
+            self._worker.pool.start(functools.partial(_stop_feed, handle))
 
     @property
     def active(self) -> bool:

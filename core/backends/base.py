@@ -8,9 +8,9 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from core.documents.layout import SEED_MEMORY, Layout
 from core.errors import MemoryBackendError
-from core.fileio import content_hash
-from core.layout import SEED_MEMORY, Layout
+from core.storage.fileio import content_hash
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -176,7 +176,7 @@ class MemoryBackend(ABC):
                 raise MemoryBackendError(f'backend "{self.id}" returned {type(text).__name__}, not text',
                                          "READ_FAILED", self.id)
             return text
-        from core import docio  # late: docio sits above the backends' base
+        from core.storage import docio  # late: docio sits above the backends' base
 
         return docio.read_document(root, relpath, self.id)
 
@@ -189,7 +189,7 @@ class MemoryBackend(ABC):
         """
         if type(self).read_document is MemoryBackend.read_document and (
                 self.file_canonical or not self.is_primary(relpath)):
-            from core import docio
+            from core.storage import docio
 
             return docio.read_raw(self.require_initialized(), relpath, self.id)
         text = self.read_document(relpath)
@@ -201,7 +201,7 @@ class MemoryBackend(ABC):
     def writes_plain_file(self, relpath: str) -> bool:
         """Whether ``relpath`` is a plain file written by the default file layer, with no hook of this backend.
 
-        The write pipeline (:mod:`core.pipeline`) then resolves, checks, locks and reads it once and has
+        The write pipeline (:mod:`core.storage.pipeline`) then resolves, checks, locks and reads it once and has
         the file layer replace what it read, instead of the backend doing it all again.
         """
         kind = type(self)
@@ -215,7 +215,7 @@ class MemoryBackend(ABC):
 
     def appends_plain_file(self, relpath: str) -> bool:
         """Whether :meth:`append_document` appends to ``relpath`` as a plain file with the default file layer
-        (no hook of this backend), so the pipeline may do it on the target it resolved (:mod:`core.plain_append`)."""
+        (no hook of this backend), so the pipeline may do it on the target it resolved (:mod:`core.storage.plain_append`)."""
         if type(self).append_document is not MemoryBackend.append_document:
             return False
         return not (self.is_primary(relpath) and not self.file_canonical)
@@ -228,7 +228,7 @@ class MemoryBackend(ABC):
         if self.is_primary(relpath):
             call_write(self, content, expected_hash=expected_hash, source=source, author=author)
             return
-        from core import docio
+        from core.storage import docio
 
         docio.replace_document(root, relpath, content, expected_hash=expected_hash, source=source,
                                author=author, backend_id=self.id)
@@ -243,7 +243,7 @@ class MemoryBackend(ABC):
         """
         root = self.require_initialized()
         self.require_writable()
-        from core import docio
+        from core.storage import docio
 
         if self.is_primary(relpath) and not self.file_canonical:
             with docio.document_lock(root, relpath):

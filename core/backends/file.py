@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from core import docio
 from core.backends.base import MemoryBackend
 from core.errors import MemoryBackendError
+from core.storage import docio
 
 if TYPE_CHECKING:
     from core.search.types import MemorySearchOptions, MemorySearchResult
@@ -41,7 +41,7 @@ class FileMemoryBackend(MemoryBackend):
         docio.replace_document(root, self.memory_path, content, expected_hash=expected_hash, source=source,
                                author=author, backend_id=self.id)
 
-    write.plain_file_write = True  # type: ignore[attr-defined]  # core.pipeline may write the file directly
+    write.plain_file_write = True  # type: ignore[attr-defined]  # core.storage.pipeline may write the file directly
 
 
 class ReadOnlyMemoryBackend(FileMemoryBackend):

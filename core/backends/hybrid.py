@@ -15,14 +15,14 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from core import fileio
 from core.backends.base import BackendSettings, MemorySearchOptions, MemorySearchResult
 from core.backends.file import FileMemoryBackend
-from core.fileio import MEMDESK_DIR
-from core.layout import SEED_MEMORY as MEMORY_FILE_PATH
+from core.documents.layout import SEED_MEMORY as MEMORY_FILE_PATH
 from core.search.db import Database
 from core.search.embeddings import Embedder, default_embedder
 from core.search.service import SearchService
+from core.storage import fileio
+from core.storage.fileio import MEMDESK_DIR
 
 INDEX_DB = f"{MEMDESK_DIR}/search.db"
 

@@ -36,9 +36,9 @@ from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import fileio
 from core.errors import MemoryBackendError, PathOutsideRootError
-from core.safepath import O_CLOEXEC, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK
+from core.storage import fileio
+from core.storage.safepath import O_CLOEXEC, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK
 
 log = logging.getLogger(__name__)
 

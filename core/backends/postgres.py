@@ -1,7 +1,7 @@
 """The ``postgres`` backend: a team's memory in one shared PostgreSQL database (documents, history, full text).
 
 The project's ``memoryBackendConfig`` is ``{"connection": "team", "projectKey": "acme-api", "mirror": true}``:
-the connection is a name from the user's ``connections.json`` (:mod:`core.connections`), never a DSN (one
+the connection is a name from the user's ``connections.json`` (:mod:`core.settings.connections`), never a DSN (one
 in a project is refused with ``INVALID_CONFIG``). Documents are keyed by project key + layout path (both
 layouts' paths). Writes are transactions that lock their document and re-read it (see
 :mod:`core.backends.pg.documents`); a replacing write with a stale ``expected_hash`` is a ``CONFLICT``.
@@ -22,7 +22,6 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from core import fileio
 from core.backends import mirror_ledger as ledger_mod
 from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptions, MemorySearchResult
 from core.backends.pg import documents as docs
@@ -31,9 +30,10 @@ from core.backends.pg import search as pg_search
 from core.backends.pg.db import PgDatabase
 from core.backends.pg.documents import check_document_path
 from core.backends.pg.notify import ChangeFeed, DocumentChange, Watch, watch
-from core.connections import get_connection
 from core.errors import MemoryBackendError, SettingsError
-from core.history import RetentionPolicy, Version, project_retention_policy
+from core.settings.connections import get_connection
+from core.storage import fileio
+from core.storage.history.versions import RetentionPolicy, Version, project_retention_policy
 
 log = logging.getLogger(__name__)
 
@@ -277,12 +277,12 @@ class PostgresMemoryBackend(MemoryBackend):
         del self.warnings[:-20]
 
     def _document_path(self, relpath: str) -> str:
-        """A memory document of either layout (stage "what" of :mod:`core.pipeline`), else ``INVALID_CONFIG``.
+        """A memory document of either layout (stage "what" of :mod:`core.storage.pipeline`), else ``INVALID_CONFIG``.
 
         Rows and notifications are other hosts' data: a path such as ``.fusion/config.json`` or
         ``src/evil.py`` is never read, imported or mirrored.
         """
-        from core.pipeline import check_memory_path
+        from core.storage.pipeline import check_memory_path
 
         return check_memory_path(check_document_path(relpath, self.id), self.id)
 

@@ -17,13 +17,14 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from core import fileio, history, pipeline, saving
 from core.backends.pg import documents as docs
 from core.backends.pg.documents import check_document_path
 from core.backends.pg.mirror import MirrorFiles
+from core.documents.layout import Layout
 from core.errors import MemoryBackendError, PathOutsideRootError
-from core.layout import Layout
-from core.settings import load_settings, update_settings
+from core.settings.model import load_settings, update_settings
+from core.storage import fileio, pipeline, saving
+from core.storage.history import versions as history
 
 if TYPE_CHECKING:
     from core.backends.postgres import PostgresMemoryBackend
@@ -118,7 +119,7 @@ def move_to_postgres(root: Path, connection: str, project_key: str | None = None
         # be behind; its text is kept in local history), then note it as mirrored.
         saving.replace_text(root, path, text, source="move", backend_id="postgres")
         mirror.remember(path, text)
-    from core.bindings import confirm
+    from core.settings.bindings import confirm
 
     confirm(root, connection, key)  # the operator moved this folder's memory there: the binding is theirs
     update_settings(root, {"memoryBackend": "postgres",

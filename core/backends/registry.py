@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any
 
 from core.backends.base import MemoryBackend
 from core.backends.plugin import PluginBackend, make_factory, safe_text
+from core.documents.layout import detect_layout
 from core.errors import MemoryBackendError
-from core.layout import detect_layout
 
 if TYPE_CHECKING:
     from core.backends.info import BackendInfo
-    from core.settings import ProjectSettings
+    from core.settings.model import ProjectSettings
 
 log = logging.getLogger(__name__)
 
@@ -226,7 +226,7 @@ def resolve_memory_backend(
         # Settings already read (a ProjectSettings, or the light settings of core.cli.light) are used
         # as they are: validating them again would import pydantic for nothing.
         if settings is None or isinstance(settings, Mapping):
-            from core.settings import coerce_settings
+            from core.settings.model import coerce_settings
 
             s: Any = coerce_settings(settings)
         else:
@@ -256,10 +256,10 @@ def resolve_memory_backend(
 
 
 def _unconfirmed_binding(root: str | Path, backend_id: str, config: Any) -> str | None:
-    """Why a team backend's binding (connection + project key) is not usable yet (see :mod:`core.bindings`)."""
+    """Why a team backend's binding (connection + project key) is not usable yet (see :mod:`core.settings.bindings`)."""
     if not isinstance(config, Mapping) or not config.get("connection"):
-        return None  # not a team backend: nothing to confirm (and core.bindings is not even imported)
-    from core.bindings import binding_reason
+        return None  # not a team backend: nothing to confirm (and core.settings.bindings is not even imported)
+    from core.settings.bindings import binding_reason
 
     return binding_reason(root, backend_id, config)
 

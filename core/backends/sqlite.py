@@ -21,13 +21,14 @@ from typing import Literal
 
 from pydantic import Field
 
-from core import fileio, history
 from core.backends import mirror_ledger as ledger_mod
 from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptions, MemorySearchResult
+from core.documents.layout import SEED_MEMORY as MEMORY_FILE_PATH
 from core.errors import MemoryBackendError, PathOutsideRootError
-from core.layout import SEED_MEMORY as MEMORY_FILE_PATH
 from core.search.db import Database
 from core.search.service import RACY_NS, SearchService
+from core.storage import fileio
+from core.storage.history import versions as history
 
 log = logging.getLogger(__name__)
 

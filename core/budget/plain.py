@@ -1,8 +1,8 @@
 """The shipped load rules as plain frozen dataclasses, for an append's budget check without pydantic.
 
 :mod:`core.budget.table` writes the shipped consumers with these; :data:`~core.budget.table.BUILTIN_CONSUMERS`
-are the same data validated into :class:`core.load_rules.Consumer` models (tests keep fields and
-defaults in step with :class:`core.load_rules.LoadRule`). Everything that measures a document
+are the same data validated into :class:`core.documents.load_rules.Consumer` models (tests keep fields and
+defaults in step with :class:`core.documents.load_rules.LoadRule`). Everything that measures a document
 (:func:`core.budget.measure.measure_rule`, :func:`core.budget.report.budget_for`) reads rules by their
 attributes, so it takes either. :func:`core.budget.registry.plain_table` is the consumer table as
 plain data when the user defined no consumers of their own: all an append's budget check needs.
@@ -13,14 +13,14 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from core.globs import glob_match
+from core.documents.globs import glob_match
 
 UNITS = ("lines", "bytes", "chars", "utf16", "tokens")
 
 
 @dataclass(frozen=True)
 class PlainRule:
-    """:class:`core.load_rules.LoadRule`'s fields, defaults and reading methods, without validation."""
+    """:class:`core.documents.load_rules.LoadRule`'s fields, defaults and reading methods, without validation."""
 
     what: str
     applies_to: tuple[str, ...] = ("**",)
@@ -51,7 +51,7 @@ class PlainRule:
 
 @dataclass(frozen=True)
 class PlainConsumer:
-    """:class:`core.load_rules.Consumer` as plain data."""
+    """:class:`core.documents.load_rules.Consumer` as plain data."""
 
     id: str
     name: str

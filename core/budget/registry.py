@@ -15,12 +15,12 @@ from typing import TYPE_CHECKING
 from core.budget import table as _table
 from core.budget.table import DEFAULT_CONSUMER
 from core.errors import SettingsError
-from core.userdirs import user_config_dir
+from core.storage.userdirs import user_config_dir
 
 if TYPE_CHECKING:  # both import pydantic; an append's budget check on the shipped consumers needs neither
     from core.budget.plain import PlainConsumer
     from core.budget.rules import Consumer
-    from core.settings import ProjectSettings
+    from core.settings.model import ProjectSettings
 
 __all__ = ["SETTING_KEY", "all_consumers", "chosen_consumer_ids", "chosen_consumers", "consumers_patch",
            "default_consumer_ids", "get_consumer", "plain_table", "resolve_consumers", "set_document_consumers"]
@@ -37,7 +37,9 @@ def all_consumers(user_consumers: Mapping[str, object] | None = None) -> dict[st
     out = {c.id: c for c in _table.BUILTIN_CONSUMERS}
     if user_consumers is None:
         try:
-            from core.user_config import load_user_config  # here: user_config imports core.budget.rules
+            from core.settings.user_config import (
+                load_user_config,  # here: user_config imports core.budget.rules
+            )
 
             user_consumers = load_user_config().consumers
         except SettingsError:
@@ -119,13 +121,16 @@ def set_document_consumers(root: Path | str, relpath: str, ids: Iterable[str] | 
 
     Unknown ids raise :class:`SettingsError` and nothing is written.
     """
-    from core.settings import load_settings, update_settings  # here: an append's budget check only reads
+    from core.settings.model import (  # here: an append's budget check only reads
+        load_settings,
+        update_settings,
+    )
 
     return update_settings(root, consumers_patch(load_settings(root), relpath, ids))
 
 
 def user_config_path() -> Path:
-    """The user's ``config.json`` (as :func:`core.user_config.user_config_path`, without its models)."""
+    """The user's ``config.json`` (as :func:`core.settings.user_config.user_config_path`, without its models)."""
     return user_config_dir() / "config.json"
 
 
@@ -134,7 +139,7 @@ def user_defines_consumers() -> bool:
 
     A config that cannot be read or parsed gives none (``all_consumers`` then uses the shipped ones too).
     """
-    from core import fileio
+    from core.storage import fileio
 
     try:
         text = fileio.read_text(user_config_path())

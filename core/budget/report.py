@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from core.budget.measure import Cut, Measure, line_of, measure_rule
 from core.budget.registry import resolve_consumers
 from core.budget.sections import SectionCut, headings, sections_cut
+from core.documents.runs import common_prefix
 
 if TYPE_CHECKING:  # pydantic models; rules are read by their attributes (core.budget.plain has the same)
     from core.budget.rules import Consumer
@@ -145,26 +146,13 @@ def tightest(budgets: Sequence[ConsumerBudget]) -> ConsumerBudget | None:
     return min(budgets, key=key, default=None)
 
 
-def _common_prefix(a: str, b: str) -> int:
-    if b.startswith(a):
-        return len(a)
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # slice comparisons run in C: fine on a 1 MiB file
-        mid = (lo + hi + 1) // 2
-        if a[:mid] == b[:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
 def append_warnings(relpath: str, before: str, after: str, consumers: Iterable[str | Consumer]) -> list[str]:
     """Warnings when the text appended to ``before`` (giving ``after``) falls past a consumer's cut.
 
     For example ``entry falls past claude-code's cut (line 201 of 200)``. Empty when every chosen
     consumer still loads the new text. The write itself is never refused.
     """
-    start = _common_prefix(before, after)
+    start = common_prefix(before, after)
     while start < len(after) and after[start].isspace():  # the entry's separator is not the entry
         start += 1
     if start >= len(after):

@@ -1,7 +1,7 @@
 """Markdown sections and which of them a cut leaves out.
 
 A section runs from its heading to the line before the next heading of the same or a higher level, so
-a ``##`` section holds its ``###`` sub-sections. The headings are :mod:`core.blocks`' (CommonMark: none
+a ``##`` section holds its ``###`` sub-sections. The headings are :mod:`core.documents.blocks`' (CommonMark: none
 inside code, HTML comments or other HTML blocks; setext headings too; top-level only).
 """
 
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core import blocks
 from core.budget.measure import Cut, line_count
+from core.documents import blocks
 
 __all__ = ["Heading", "SectionCut", "headings", "sections_cut", "sections_past_cut"]
 

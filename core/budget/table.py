@@ -14,7 +14,7 @@ from core.budget.plain import PlainConsumer as Consumer
 from core.budget.plain import PlainRule as LoadRule
 
 if TYPE_CHECKING:
-    from core.load_rules import Consumer as ConsumerModel
+    from core.documents.load_rules import Consumer as ConsumerModel
 
 FUSION = Consumer(id="fusion", name="Fusion", builtin=True, rules=(
     LoadRule(
@@ -86,7 +86,7 @@ def __getattr__(name: str) -> Any:
     if name != "BUILTIN_CONSUMERS":
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     if _models is None:
-        from core.load_rules import Consumer as Model
+        from core.documents.load_rules import Consumer as Model
 
         _models = tuple(Model.model_validate(c.data()) for c in PLAIN_CONSUMERS)
     return _models

@@ -1,7 +1,7 @@
 """``memdesk activity``: who wrote and who read the project's memory, newest first.
 
 Writes come from the project's history (appends and replacements, with their author); reads from the
-read log of ``memdesk serve`` and ``memdesk mcp`` (:mod:`core.readlog`: client, token, document, hash,
+read log of ``memdesk serve`` and ``memdesk mcp`` (:mod:`core.storage.readlog`: client, token, document, hash,
 lines; never text). ``--open ID`` prints exactly the text a read served; ``--at TIME`` with ``--client``
 prints the text of that client's last read at or before TIME.
 """
@@ -44,7 +44,7 @@ def _since(value: str | None, default: str = "7d") -> Any:
 
 
 def _print_text(project: Any, event: Any) -> int:
-    from core.readlog import version_read
+    from core.storage.readlog import version_read
 
     text = version_read(project, event)
     if text is None:
@@ -59,7 +59,7 @@ def _state_rows(root: Any, since: Any, client: str | None) -> list[dict[str, Any
     """The project's state log since ``since`` (a damaged line is skipped with a notice)."""
     from datetime import datetime
 
-    from core import statefiles
+    from core.storage import statefiles
 
     skipped: list[str] = []
     rows = []
@@ -80,7 +80,7 @@ def _state_rows(root: Any, since: Any, client: str | None) -> list[dict[str, Any
 
 def cmd_activity(args: argparse.Namespace) -> int:
     """Print the activity (or one read's text)."""
-    from core import readlog
+    from core.storage import readlog
 
     project = cli_project(args)
     rel = project.resolve_path(args.file) if args.file else None

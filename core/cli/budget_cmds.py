@@ -11,7 +11,6 @@ import argparse
 import sys
 from typing import TYPE_CHECKING
 
-from core import fileio
 from core.budget import (
     SETTING_KEY,
     all_consumers,
@@ -23,9 +22,10 @@ from core.budget import (
 )
 from core.budget.report import ConsumerBudget
 from core.cli.common import CliError, add_common, cli_project, emit_json, fail_from
+from core.storage import fileio
 
 if TYPE_CHECKING:
-    from core.project import Project
+    from core.project.model import Project
 
 SECTIONS_SHOWN = 6
 _UNIT_WORDS = {"chars": "characters", "utf16": "characters (UTF-16 units)", "tokens": "tokens (bytes / 4)"}

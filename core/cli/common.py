@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
-from core.safepath import database_reason
+from core.storage.safepath import database_reason
 
 if TYPE_CHECKING:
     from core.backends import MemoryBackend
-    from core.project import Project
+    from core.project.model import Project
 
 # Exit codes: 0 success, 1 failure, 2 bad input.
 BAD_INPUT_CODES = {"INVALID_CONFIG", "QUOTA_EXCEEDED", "NOT_FOUND", "CAPABILITY_UNSUPPORTED", "READ_ONLY"}
@@ -55,8 +55,8 @@ def project_root(args: argparse.Namespace) -> Path:
     root = Path(args.project).expanduser()
     if not root.is_dir():
         raise CliError(f"project folder {str(root)!r} does not exist or is not a folder", 2)
-    from core.statefiles import set_process_writer
-    from core.userdirs import local_author
+    from core.storage.statefiles import set_process_writer
+    from core.storage.userdirs import local_author
 
     set_process_writer(local_author("cli"))  # the state log's writer of this command's state changes
     return root.resolve()
@@ -68,7 +68,7 @@ def project_backend(root: Path) -> MemoryBackend:
     # Imported here, not at the top: a command that needs no backend (a keyword search over the
     # derived index) then never imports pydantic, which alone costs more than the whole search.
     from core.backends import default_registry, resolve_memory_backend
-    from core.settings import load_settings
+    from core.settings.model import load_settings
 
     try:
         settings = load_settings(root)
@@ -87,7 +87,7 @@ def cli_project(args: argparse.Namespace, *, light: bool = False) -> Project:
     ``light``: on a file backend with plainly valid settings, read them without the settings model
     (:func:`core.cli.light.light_settings`), so a command that only appends never imports pydantic.
     """
-    from core.project import Project
+    from core.project.model import Project
 
     root = project_root(args)
     try:
@@ -103,7 +103,7 @@ def cli_project(args: argparse.Namespace, *, light: bool = False) -> Project:
         raise fail_from(project.settings_error)
     if project.fallback_reason:
         print(f"memdesk: warning: {project.fallback_reason}; using the {project.backend.id} backend", file=sys.stderr)
-    from core.userdirs import local_author
+    from core.storage.userdirs import local_author
 
     project.default_author = local_author("cli")  # History's Author column for the CLI's writes
     return project
@@ -226,7 +226,7 @@ def _database_of(exc: BaseException) -> str:
         for value in frame.f_locals.values():
             if isinstance(value, Path | str) and str(value).endswith(".db") and len(str(value)) < 4096:
                 found = str(value)
-        if frame.f_code.co_filename.endswith(os.path.join("core", "history.py")) and not found.endswith(".db"):
+        if os.path.join("core", "storage", "history", "") in frame.f_code.co_filename and not found.endswith(".db"):
             found = ".fusion/memdesk/history.db"
         tb = tb.tb_next
     return found

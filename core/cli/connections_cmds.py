@@ -10,7 +10,8 @@ import argparse
 import sys
 
 from core.cli.common import CliError, add_common, emit_json, fail_from, project_root, read_stdin_text
-from core.connections import (
+from core.errors import SettingsError
+from core.settings.connections import (
     connections_path,
     get_connection,
     list_connections,
@@ -19,7 +20,6 @@ from core.connections import (
     set_connection,
     test_connection,
 )
-from core.errors import SettingsError
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -131,9 +131,9 @@ def cmd_remove(args: argparse.Namespace) -> int:
 
 
 def cmd_confirm(args: argparse.Namespace) -> int:
-    """Record the operator's confirmation of the project's team binding in the user config (core.bindings)."""
-    from core.bindings import confirm, confirmed, team_of
-    from core.settings import load_settings
+    """Record the operator's confirmation of the project's team binding in the user config (core.settings.bindings)."""
+    from core.settings.bindings import confirm, confirmed, team_of
+    from core.settings.model import load_settings
 
     root = project_root(args)
     try:

@@ -90,7 +90,7 @@ def _run(func: Any, *args: Any, **kwargs: Any) -> Any:
 def cmd_dream(args: argparse.Namespace) -> int:
     """Stage a dream proposal for the project, one agent, or the project and every agent."""
     from core.consolidation import list_agents, run_dream
-    from core.layout import check_agent_id
+    from core.documents.layout import check_agent_id
 
     project = cli_project(args)
     provider = _provider(args.provider)

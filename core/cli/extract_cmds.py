@@ -108,7 +108,7 @@ def _progress(quiet: bool) -> Any:
 
 def cmd_extract(args: argparse.Namespace) -> int:
     """Run one extraction with the chosen provider and store its proposal; exit 1 when it fails."""
-    from core.extraction import run_extraction
+    from core.automation.extraction import run_extraction
     from core.providers import resolve_provider
 
     root = project_root(args)
@@ -263,7 +263,7 @@ def cmd_reject_prune(args: argparse.Namespace) -> int:
 
 def cmd_run_scheduled(args: argparse.Namespace) -> int:
     """Run what is due; exit 0 when nothing was due or the run succeeded, 1 when it failed."""
-    from core.schedule import run_scheduled
+    from core.automation.schedule import run_scheduled
 
     root = project_root(args)
     try:

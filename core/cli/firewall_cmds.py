@@ -89,7 +89,7 @@ def cmd_policy(args: argparse.Namespace) -> int:
 
 def _inbox(args: argparse.Namespace):  # noqa: ANN202 - core.firewall imported lazily
     from core.firewall.inbox import Inbox
-    from core.userdirs import user_config_dir
+    from core.storage.userdirs import user_config_dir
 
     return Inbox(project_root(args), user_config_dir())
 

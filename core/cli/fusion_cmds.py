@@ -42,8 +42,8 @@ def _usage(parser: argparse.ArgumentParser) -> int:
 def cmd_connect(args: argparse.Namespace) -> int:
     """Check the Fusion answers for this project, then keep its URL and token in the user config."""
     from core.errors import SettingsError
-    from core.settings_store.connections import FusionConnection, check_url, save_connection
-    from core.settings_store.detect import probe
+    from core.settings.store.connections import FusionConnection, check_url, save_connection
+    from core.settings.store.detect import probe
 
     root = project_root(args)
     try:
@@ -65,7 +65,7 @@ def cmd_connect(args: argparse.Namespace) -> int:
 
 
 def cmd_disconnect(args: argparse.Namespace) -> int:
-    from core.settings_store.connections import forget_connection
+    from core.settings.store.connections import forget_connection
 
     root: Path | None = None if args.all_projects else project_root(args)
     found = forget_connection(root)
@@ -77,7 +77,7 @@ def cmd_disconnect(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from core.settings_store.detect import detect_store
+    from core.settings.store.detect import detect_store
 
     info = detect_store(project_root(args)).info
     if args.json:

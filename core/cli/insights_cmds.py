@@ -6,9 +6,9 @@ import argparse
 import json
 from pathlib import Path
 
-from core import fileio
 from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
 from core.errors import MemoryBackendError
+from core.storage import fileio
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -19,7 +19,7 @@ from pathlib import Path
 FILE_BACKENDS = frozenset({"file", "readonly", "qmd"})
 
 
-#: memdesk's own settings file (core.settings_store.own.OWN_PATH) and Fusion's database (fusion_db.DB_PATH).
+#: memdesk's own settings file (core.settings.store.own.OWN_PATH) and Fusion's database (fusion_db.DB_PATH).
 OWN_FILE = (".fusion", "memdesk", "settings.json")
 FUSION_DB = (".fusion", "fusion.db")
 
@@ -58,8 +58,8 @@ def _simple_store(root: Path) -> bool:
     """Whether the settings are in ``config.json`` alone: no Fusion database and no running Fusion to ask."""
     if os.path.exists(os.path.join(root, *FUSION_DB)):
         return False
-    from core import userdirs
-    from core.settings_store.connections import CONNECTIONS_FILE, fusion_home
+    from core.settings.store.connections import CONNECTIONS_FILE, fusion_home
+    from core.storage import userdirs
 
     return not (userdirs.user_config_dir() / CONNECTIONS_FILE).exists() and \
         not (fusion_home() / "settings.json").exists()
@@ -78,7 +78,7 @@ def configured_backend(root: Path) -> str | None:
     settings: dict = doc["settings"] if isinstance(doc.get("settings"), dict) else doc
     backend = own.get("memoryBackend", settings.get("memoryBackend", settings.get("memoryBackendType")))
     if backend is None:
-        from core.layout import detect_layout
+        from core.documents.layout import detect_layout
 
         return "qmd" if detect_layout(root) == "layered" else "file"
     return backend if isinstance(backend, str) else None
@@ -92,8 +92,8 @@ def file_backend(root: Path) -> str | None:
 
 def read_document(root: Path, relpath: str, backend_id: str) -> str:
     """Read a document as the file backends do (``""`` when absent); ``MemoryBackendError`` otherwise."""
-    from core import fileio
     from core.errors import MemoryBackendError, PathOutsideRootError
+    from core.storage import fileio
 
     try:
         path = fileio.resolve_in_root(root, relpath)
@@ -144,7 +144,7 @@ class LightSettings:
         if name.startswith("_"):
             raise AttributeError(name)
         if self._full is None:
-            from core.settings import coerce_settings
+            from core.settings.model import coerce_settings
 
             self._full = coerce_settings(self._raw)
         return getattr(self._full, name)
@@ -153,7 +153,7 @@ class LightSettings:
 def light_settings(root: Path) -> LightSettings | None:
     """The project's settings when its backend is one of :data:`FILE_BACKENDS` and every setting given is
     plainly valid; ``None`` otherwise (the full settings code then reads them, and names any problem)."""
-    from core import fileio
+    from core.storage import fileio
 
     if not _simple_store(root):
         return None
@@ -179,7 +179,7 @@ def light_settings(root: Path) -> LightSettings | None:
     settings = LightSettings(data, raw)
     backend = settings.memory_backend
     if "memoryBackend" not in data:
-        from core.layout import detect_layout
+        from core.documents.layout import detect_layout
 
         backend = "qmd" if detect_layout(root) == "layered" else "file"
     return settings if backend in FILE_BACKENDS else None

@@ -58,7 +58,7 @@ def cmd_show(args: argparse.Namespace) -> int:
     root = project_root(args)
     backend_id = file_backend(root)
     if backend_id is not None:  # the file backends read plain files: no project model needed (fast start)
-        from core.layout import Layout
+        from core.documents.layout import Layout
 
         layout = Layout(root)
         try:
@@ -78,7 +78,7 @@ def cmd_show(args: argparse.Namespace) -> int:
             raise fail_from(exc) from exc
         backend_id, fallback = project.backend.id, project.fallback_reason
     if args.json:
-        from core import fileio
+        from core.storage import fileio
 
         emit_json({"path": rel, "content": content, "backend": backend_id,
                    "hash": fileio.content_hash(content), "size": len(content.encode("utf-8")),
@@ -113,7 +113,7 @@ def cmd_write(args: argparse.Namespace) -> int:
 
 def cmd_append(args: argparse.Namespace) -> int:
     """Append an entry with seed 002's guards and print the tool's message."""
-    from core.project import MemoryDisabledError
+    from core.project.model import MemoryDisabledError
 
     project = cli_project(args, light=True)
     text = args.text if args.text is not None else read_stdin_text()
@@ -157,7 +157,7 @@ def cmd_files(args: argparse.Namespace) -> int:
 
 def cmd_migrate(args: argparse.Namespace) -> int:
     """Print (or with ``--apply`` write) the migration of a legacy ``.fusion/memory.md`` into MEMORY.md."""
-    from core.migrate import apply_migration, plan_migration
+    from core.project.migrate import apply_migration, plan_migration
 
     project = cli_project(args)
     try:

@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 def cmd_providers_list(args: argparse.Namespace) -> int:
     """List the user's providers, the default and the unattended-prune setting."""
-    from core.user_config import load_user_config, user_config_path
+    from core.settings.user_config import load_user_config, user_config_path
 
     try:
         config = load_user_config()
@@ -87,7 +87,7 @@ def _save(args: argparse.Namespace, action: Any, message: str) -> int:
 
 def cmd_providers_set(args: argparse.Namespace) -> int:
     """Add or replace a provider in the user config."""
-    from core.user_config import set_provider
+    from core.settings.user_config import set_provider
 
     data: dict[str, Any] = {"kind": args.kind}
     for key, value in (("baseUrl", args.base_url), ("model", args.model), ("apiKeyEnv", args.api_key_env),
@@ -105,21 +105,21 @@ def cmd_providers_set(args: argparse.Namespace) -> int:
 
 def cmd_providers_remove(args: argparse.Namespace) -> int:
     """Remove a provider from the user config."""
-    from core.user_config import remove_provider
+    from core.settings.user_config import remove_provider
 
     return _save(args, lambda: remove_provider(args.name), f"Provider {args.name!r} removed")
 
 
 def cmd_providers_default(args: argparse.Namespace) -> int:
     """Choose the default provider."""
-    from core.user_config import set_default_provider
+    from core.settings.user_config import set_default_provider
 
     return _save(args, lambda: set_default_provider(args.name), f"Default provider: {args.name}")
 
 
 def cmd_auto_apply_prune(args: argparse.Namespace) -> int:
     """Turn unattended prunes on or off."""
-    from core.user_config import set_auto_apply_prune
+    from core.settings.user_config import set_auto_apply_prune
 
     on = args.state == "on"
     return _save(args, lambda: set_auto_apply_prune(on),

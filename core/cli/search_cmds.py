@@ -18,7 +18,7 @@ from core.cli.common import CliError, add_common, emit_json, fail_from, project_
 from core.cli.light import file_backend
 
 if TYPE_CHECKING:
-    from core import history
+    from core.storage.history import versions as history
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     """Add the search, history and reindex commands."""
@@ -142,18 +142,18 @@ def cmd_search(args: argparse.Namespace) -> int:
 
 # -- history --------------------------------------------------------------------------------------
 class _LocalHistory:
-    """``core.history`` of a project whose backend keeps its documents as files (no settings model needed)."""
+    """``core.storage.history.versions`` of a project whose backend keeps its documents as files (no settings model needed)."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
 
     def list_versions(self, path: str | None = None) -> list[history.Version]:
-        from core import history
+        from core.storage.history import versions as history
 
         return history.list_versions(self.root, path)
 
     def get_version(self, version_id: int) -> tuple[history.Version, str] | None:
-        from core import history
+        from core.storage.history import versions as history
 
         return history.get_version(self.root, version_id)
 
@@ -161,7 +161,7 @@ class _LocalHistory:
 @contextmanager
 def _history_of(args: argparse.Namespace) -> Iterator[Any]:
     """Where the project's history is: the backend's own (``postgres``) through the project model, else
-    ``core.history`` (for the file backends without building the project at all)."""
+    ``core.storage.history.versions`` (for the file backends without building the project at all)."""
     root = project_root(args)
     if file_backend(root) is not None:
         yield _LocalHistory(root)
@@ -197,8 +197,8 @@ def _history_path(root: Path, path: str | None) -> str | None:
     project's document (design §2a); a path that is no memory document is kept as given (``--all``)."""
     if path is None:
         return None
+    from core.documents.layout import Layout
     from core.errors import MemoryBackendError
-    from core.layout import Layout
 
     try:
         return Layout(root).normalize(path)
@@ -208,7 +208,7 @@ def _history_path(root: Path, path: str | None) -> str | None:
 
 def cmd_history_list(args: argparse.Namespace) -> int:
     """List versions (id, time, label, author, size, file), memory documents only unless ``--all``."""
-    from core import history
+    from core.storage.history import versions as history
 
     root = project_root(args)
     args.path = _history_path(root, args.path)
@@ -252,7 +252,7 @@ def _current(source: Any, root: Path, path: str) -> str:
 
 def cmd_history_show(args: argparse.Namespace) -> int:
     """Print a version's content, or with ``--diff`` the diff from it to the current content."""
-    from core import history
+    from core.storage.history import versions as history
 
     root = project_root(args)
     args.path = _history_path(root, args.path)
@@ -277,8 +277,8 @@ def cmd_history_show(args: argparse.Namespace) -> int:
 
 def cmd_history_restore(args: argparse.Namespace) -> int:
     """Restore a version of a memory document to its own path, through the project's backend."""
-    from core import history
     from core.cli.common import cli_project
+    from core.storage.history import versions as history
 
     root = project_root(args)
     args.path = _history_path(root, args.path)
@@ -304,7 +304,7 @@ def cmd_history_restore(args: argparse.Namespace) -> int:
 
 def cmd_history_drop(args: argparse.Namespace) -> int:
     """Delete one version of memdesk's own history (the way out named when a damaged one is refused)."""
-    from core import history
+    from core.storage.history import versions as history
 
     dropped = _history_call(history.drop_version, project_root(args), args.id)
     if dropped is None:
@@ -319,7 +319,7 @@ def cmd_history_drop(args: argparse.Namespace) -> int:
 def cmd_reindex(args: argparse.Namespace) -> int:
     """Rebuild the indexes; with ``--verify`` exit 1 when an entry cannot be found."""
     from core.cli.common import cli_project
-    from core.reindex import reindex
+    from core.project.reindex import reindex
 
     project = cli_project(args)
     try:

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from core.cli.common import CliError, emit_json, fail_from
 
@@ -90,6 +93,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         known = tokens.list()
     except Exception as exc:
         raise fail_from(exc) from exc
+    if not 0 <= args.port <= 65535:
+        raise CliError(f"--port {args.port} is not a port number (0-65535)", 2)
+    try:
+        sock = bind_socket(args.host, args.port)
+    except OSError as exc:
+        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", 1) from exc
+    # The warnings once it listens: a serve that fails says only why, in one line.
     if not is_loopback(args.host):
         print(f"memdesk: warning: listening on {args.host}, not only on this machine: anyone who can reach "
               "it and holds a token can read and write these projects' memory (clients must send a Host of "
@@ -97,12 +107,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
     if not known:
         print("memdesk: warning: no tokens yet, so every request will be refused; create one with "
               "`memdesk tokens create NAME`", file=sys.stderr)
-    if not 0 <= args.port <= 65535:
-        raise CliError(f"--port {args.port} is not a port number (0-65535)", 2)
-    try:
-        sock = bind_socket(args.host, args.port)
-    except OSError as exc:
-        raise CliError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", 1) from exc
     port = sock.getsockname()[1]
     app = create_app(served, tokens, port=port, host=args.host.strip("[]"), mcp=not args.no_mcp,
                      allow_hosts=[h.strip().strip("[]").lower() for h in args.allow_host])
@@ -116,7 +120,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     ticker = ScheduledRuns([s.root for s in served.served]).start()
     try:
-        server.run()
+        with _sigterm_as_interrupt():
+            server.run()
     finally:
         ticker.stop()
         for watch in watches:
@@ -127,10 +132,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
 def _watch_outside_changes(served) -> list:
     """Every served project's documents watched: another program's change keeps the version before
-    (core.noticed_watch), each document, not only those a client read."""
+    (core.project.noticed_watch), each document, not only those a client read."""
     from functools import partial
 
-    from core.noticed_watch import NoticeWatch
+    from core.project.noticed_watch import NoticeWatch
 
     return [NoticeWatch(partial(served.get, s.key), interval_s=1.0).start(first_look=True) for s in served.served]
 
@@ -149,10 +154,32 @@ def cmd_mcp(args: argparse.Namespace) -> int:
     access = Access(None, args.scope, (), paths)
     # stdout carries the protocol: everything else goes to stderr.
     try:
-        build_mcp_server(served, access=access).run("stdio")
+        with _sigterm_as_interrupt():
+            build_mcp_server(served, access=access).run("stdio")
     finally:
         _record_noticed_now()
     return 0
+
+
+@contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """SIGTERM (``kill``, systemd, ``docker stop``, an MCP host closing) ends a server as Ctrl+C does: its
+    ``finally`` blocks and exit hooks run, so the reads and noticed appends still waiting to be written
+    (core.storage.readlog, core.server.noticing) are recorded. Without this, SIGTERM's default action ends
+    the process at once (uvicorn stops and then raises the signal again), and those were lost."""
+
+    def interrupt(_signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (a test calling the command in a thread): nothing to change
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _record_noticed_now() -> None:

@@ -1,7 +1,7 @@
 """``memdesk settings get|set|unset``: read and change the project's settings where they live, naming the store.
 
 Fusion's settings go to the project's store (Fusion's API, ``.fusion/fusion.db``, or ``config.json`` when
-there is no Fusion store; :mod:`core.settings_store`), memdesk's own to ``.fusion/memdesk/settings.json``.
+there is no Fusion store; :mod:`core.settings.store`), memdesk's own to ``.fusion/memdesk/settings.json``.
 Every output names the store; ``get --json`` has it as ``store: {kind, name, path|url, readOnly}``.
 """
 
@@ -12,9 +12,9 @@ import json
 import sys
 
 from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
-from core.settings import ALIAS_TO_FIELD, FIELD_ALIASES, OWN_KEYS, ProjectSettings, read_settings
-from core.settings_store.base import StoreInfo, StoreReadOnlyError
-from core.settings_store.own import OWN_PATH
+from core.settings.model import ALIAS_TO_FIELD, FIELD_ALIASES, OWN_KEYS, ProjectSettings, read_settings
+from core.settings.store.base import StoreInfo, StoreReadOnlyError
+from core.settings.store.own import OWN_PATH
 from core.store import ProjectStore
 
 

@@ -16,17 +16,17 @@ import logging
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from core import fileio
 from core.consolidation import store
 from core.consolidation.model import ConsolidationProposal
 from core.consolidation.stage import context_for, document_hunks, lost_for
-from core.diff import apply_hunks
+from core.documents.diff import apply_hunks
+from core.documents.textmerge import merge3
 from core.errors import MemoryBackendError
 from core.proposals import ProposalError
-from core.textmerge import merge3
+from core.storage import fileio
 
 if TYPE_CHECKING:
-    from core.project import Project
+    from core.project.model import Project
 
 __all__ = ["ApplyOutcome", "apply_proposal", "reject_proposal", "selected_texts"]
 

@@ -18,14 +18,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from core import fileio
 from core.consolidation import store
 from core.consolidation.model import ConsolidationProposal
 from core.consolidation.stage import build_proposal
 from core.errors import MemoryBackendError
+from core.storage import fileio
 
 if TYPE_CHECKING:
-    from core.project import Project
+    from core.project.model import Project
 
 __all__ = ["BACKUPS_DIR", "Backup", "list_backups", "stage_restore"]
 

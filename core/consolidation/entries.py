@@ -3,7 +3,7 @@
 An entry is a top-level bullet with its continuation lines, a paragraph, a dated entry of the seed
 layout (``<!-- YYYY-MM-DD -->`` and its text) or a fenced code block with the lines around it. Headings
 and lone HTML comments are *structure*: listed (so sections are known) but never an entry. Lines are
-split on ``\\n`` only, as :mod:`core.diff` does, so line numbers agree with the review's diff.
+split on ``\\n`` only, as :mod:`core.documents.diff` does, so line numbers agree with the review's diff.
 """
 
 from __future__ import annotations

@@ -21,13 +21,13 @@ import re
 from dataclasses import dataclass
 from datetime import datetime
 
-from core.fileio import MAX_FILE_SIZE
-from core.insights._text import iso_timestamp, js_trim
-from core.layout import (  # one copy: core.layout
+from core.documents.layout import (  # one copy: core.documents.layout
     AGENT_DAILY_COMMENT,
     AGENT_DREAMS_SCAFFOLD,
     agent_memory_scaffold,
 )
+from core.insights._text import iso_timestamp, js_trim
+from core.storage.fileio import MAX_FILE_SIZE
 
 __all__ = [
     "AGENT_DREAMS_SCAFFOLD",
@@ -89,7 +89,7 @@ class ReplyRefused(ValueError):
 
 def scaffold_lines() -> frozenset[str]:
     """Every line of Fusion's scaffolds (titles aside): text a run may drop without losing memory."""
-    from core.layout import DREAMS_SCAFFOLD, LONG_TERM_SCAFFOLD, SEED_SCAFFOLD, daily_scaffold
+    from core.documents.layout import DREAMS_SCAFFOLD, LONG_TERM_SCAFFOLD, SEED_SCAFFOLD, daily_scaffold
 
     texts = (LONG_TERM_SCAFFOLD, DREAMS_SCAFFOLD, SEED_SCAFFOLD, daily_scaffold("0000-00-00"), AGENT_DREAMS_SCAFFOLD,
              agent_memory_scaffold(), AGENT_DAILY_COMMENT)

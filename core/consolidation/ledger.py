@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 
 from core.consolidation.entries import Entry, normalize, scan, tokens
 from core.consolidation.model import ACCOUNTED_FATES, LedgerEntry
-from core.diff import diff_line_opcodes, split_lines
+from core.documents.diff import diff_line_opcodes, split_lines
 
 __all__ = ["REWRITE_SHARE", "accounted_ranges", "changed_old_lines", "match_ledger"]
 

@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from core import fileio, statefiles
 from core.consolidation.model import ConsolidationProposal
 from core.errors import MemoryBackendError, SettingsError
+from core.storage import fileio, statefiles
 
 __all__ = ["POLICY_PATH", "Policy", "load_policy", "save_policy", "wait_reason"]
 

@@ -22,8 +22,8 @@ from core.consolidation.stage import build_proposal
 from core.insights._text import parse_timestamp
 
 if TYPE_CHECKING:
-    from core.history import Version
-    from core.project import Project
+    from core.project.model import Project
+    from core.storage.history.versions import Version
 
 __all__ = ["PROGRAM_SOURCES", "WINDOW_S", "ProgramRun", "check_run", "is_program_version", "program_runs", "stage_undo"]
 

@@ -17,13 +17,13 @@ from core.consolidation import fusion, offline
 from core.consolidation.model import ConsolidationProposal, LedgerEntry
 from core.consolidation.stage import stage
 from core.consolidation.store import list_consolidations
-from core.fileio import MAX_FILE_SIZE
-from core.layout import AGENT_DIR, DAILY_RE, LAYERED_DIR
+from core.documents.layout import AGENT_DIR, DAILY_RE, LAYERED_DIR
 from core.providers import OfflineProvider, Provider, ProviderError, ProviderRequest
 from core.providers.base import CancelCheck, ProgressCallback, never_cancelled, no_progress
+from core.storage.fileio import MAX_FILE_SIZE
 
 if TYPE_CHECKING:
-    from core.project import Project
+    from core.project.model import Project
 
 __all__ = ["RunCancelled", "RunOutcome", "list_agents", "run_compact", "run_dream"]
 

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from croniter import croniter
 
-from core import fileio, statefiles
 from core.consolidation import store
 from core.consolidation.apply import apply_proposal
 from core.consolidation.fusion import (
@@ -29,9 +28,10 @@ from core.consolidation.fusion import (
 from core.consolidation.policy import Policy, load_policy, wait_reason
 from core.consolidation.run import RunOutcome, list_agents, run_compact, run_dream
 from core.insights._text import iso_timestamp, parse_timestamp
+from core.storage import fileio, statefiles
 
 if TYPE_CHECKING:
-    from core.project import Project
+    from core.project.model import Project
     from core.providers import Provider
 
 __all__ = ["STATE_PATH", "DueRun", "due_runs", "fusion_setting", "run_due", "settle_unattended"]
@@ -181,7 +181,7 @@ class ScheduledRuns:
         """One pass over every project (what the thread does each interval)."""
         import logging
 
-        from core.project import Project
+        from core.project.model import Project
         from core.providers import resolve_provider
 
         outcomes: list[RunOutcome] = []

@@ -11,11 +11,11 @@ from core.consolidation.facts import LostFact, conservation_check
 from core.consolidation.fusion import scaffold_lines
 from core.consolidation.ledger import accounted_ranges, match_ledger
 from core.consolidation.model import Change, ConsolidationProposal, DocumentChange, LedgerEntry
-from core.diff import Hunk, diff_line_opcodes, split_lines
+from core.documents.diff import Hunk, diff_line_opcodes, split_lines
 from core.insights._text import iso_timestamp
 
 if TYPE_CHECKING:
-    from core.project import Project
+    from core.project.model import Project
 
 __all__ = ["build_proposal", "document_hunks", "lost_for", "stage"]
 

@@ -13,11 +13,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
-from core import fileio, statefiles
 from core.consolidation.model import ConsolidationProposal
 from core.errors import MemoryBackendError
 from core.proposals import ProposalError
 from core.proposals.store import new_proposal_id, read_stored
+from core.storage import fileio, statefiles
 
 __all__ = ["CONSOLIDATIONS_DIR", "exists", "list_consolidations", "load", "new_id", "save_new", "update"]
 

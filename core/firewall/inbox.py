@@ -21,9 +21,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core import fileio, statefiles
 from core.errors import MemoryBackendError
 from core.firewall.rules import Finding
+from core.storage import fileio, statefiles
 
 INBOX_FILE = f"{fileio.MEMDESK_DIR}/inbox.json"
 KEY_FILE = "firewall.key"

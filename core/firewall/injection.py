@@ -153,8 +153,9 @@ def _message(rule: str) -> str:
     }[rule]
 
 
-def scan_injection(text: str, deadline: Deadline) -> list[Finding]:
-    """Every injection, exfiltration and hidden-text finding in ``text``."""
+def scan_injection(text: str, deadline: Deadline, *, comments: bool = True) -> list[Finding]:
+    """Every injection, exfiltration and hidden-text finding in ``text``; ``comments=False`` leaves out the
+    HTML-comment rule, the only one that spans lines (:mod:`core.firewall.incremental` scans it whole)."""
     findings: list[Finding] = []
     lines = list(iter_lines(text))
     folded_lines = [fold(line) for _, _, line in lines]
@@ -188,8 +189,14 @@ def scan_injection(text: str, deadline: Deadline) -> list[Finding]:
             findings.extend(_hidden_characters(line, number, offset))
         if encoded:
             findings.extend(_encoded_runs(line, number, offset))
-    findings.extend(_comments(text, deadline))
+    if comments:
+        findings.extend(_comments(text, deadline))
     return findings
+
+
+def scan_comments(text: str, deadline: Deadline) -> list[Finding]:
+    """The HTML-comment rule alone (instructions hidden in ``<!-- … -->``, which may span lines)."""
+    return _comments(text, deadline)
 
 
 def _hidden_characters(line: str, number: int, offset: int) -> list[Finding]:

@@ -45,7 +45,8 @@ class LazyRule:
 
     def possible(self, text: str, lowered: str | None = None) -> bool:
         """``False`` only when the rule cannot match anywhere in ``text`` (``lowered`` is ``text.lower()``)."""
-        if self.needles is None:
+        needles = self.needles
+        if needles is None:
             return True
         if not self.fold:
             hay = text
@@ -53,7 +54,13 @@ class LazyRule:
             return True
         else:
             hay = text.lower() if lowered is None else lowered
-        return all(any(n in hay for n in group) for group in self.needles)
+        for group in needles:  # plain loops: ~85 rules are asked per write, generators cost 3x (measured)
+            for needle in group:
+                if needle in hay:
+                    break
+            else:
+                return False
+        return True
 
     @property
     def regex(self) -> Any:

@@ -14,7 +14,7 @@ from core.firewall.prefilter import DATA_FILE
 
 
 def _repeats() -> tuple[Any, ...]:
-    from re import _constants as c
+    from re import _constants as c  # type: ignore[attr-defined]
 
     return tuple(op for op in (c.MAX_REPEAT, c.MIN_REPEAT, getattr(c, "POSSESSIVE_REPEAT", None)) if op is not None)
 
@@ -34,8 +34,8 @@ def derive(pattern: str, *, ignore_case: bool = False) -> tuple[bool, list[list[
     of it is matched ignoring case (every string is then lower case, to be looked for in the lower-cased
     text). ``None`` when no string can be named."""
     import re
-    from re import _constants as c
-    from re import _parser
+    from re import _constants as c  # type: ignore[attr-defined]
+    from re import _parser  # type: ignore[attr-defined]
 
     if any(mark in pattern for mark in _UNREAD):
         return None

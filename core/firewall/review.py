@@ -51,7 +51,7 @@ def accept(project: Any, inbox: Inbox, item_id: str, *, redacted: bool = False, 
     if item.status != "pending":
         raise InboxError(f"inbox item {item_id} is already {item.status}")
     text = text_for_accept(inbox, item, redacted=redacted, edited=edited)
-    from core.pipeline import Writer
+    from core.storage.pipeline import Writer
 
     held_by = item.data.get("writer") or {}
     author = f"{held_by.get('kind')}:{held_by.get('name')}" if held_by.get("name") else held_by.get("kind")
@@ -92,8 +92,8 @@ def _matched(project: Any, item: Item, text: str, kinds: tuple[str, ...]) -> tup
 
 def merge(project: Any, inbox: Inbox, item_id: str, *, redacted: bool = False) -> Accepted:
     """Replace the near-duplicate entry by the held text, in place (one write, guarded by the document's hash)."""
-    from core.fileio import content_hash
-    from core.pipeline import Writer
+    from core.storage.fileio import content_hash
+    from core.storage.pipeline import Writer
 
     item = _pending(inbox, item_id)
     text = text_for_accept(inbox, item, redacted=redacted).strip()
@@ -112,9 +112,9 @@ def merge(project: Any, inbox: Inbox, item_id: str, *, redacted: bool = False) -
 
 def supersede(project: Any, inbox: Inbox, item_id: str, *, redacted: bool = False) -> Accepted:
     """Mark the contradicted (or duplicated) entry ``[superseded DATE]``, then accept the held text."""
-    from core.fileio import content_hash
     from core.firewall.supersede import mark
-    from core.pipeline import Writer
+    from core.storage.fileio import content_hash
+    from core.storage.pipeline import Writer
 
     item = _pending(inbox, item_id)
     text = text_for_accept(inbox, item, redacted=redacted)
@@ -133,8 +133,8 @@ def _author(item: Item) -> str | None:
 def _onto_current(project: Any, item: Item, text: str) -> tuple[str, str | None]:
     """A held replacement as it applies now: as held if the document has not moved, else merged three-way
     with what changed meanwhile; a conflict raises (nothing is overwritten) and the item stays pending."""
-    from core.fileio import content_hash
-    from core.textmerge import appended_text, classify_change, merge3
+    from core.documents.textmerge import appended_text, classify_change, merge3
+    from core.storage.fileio import content_hash
 
     base_hash = item.data.get("baseHash")
     current = project.read(str(item.data["path"])) if project.exists(str(item.data["path"])) else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, NamedTuple
 
 if TYPE_CHECKING:
     import re2
@@ -62,8 +62,7 @@ class Finding:
                 "message": self.message}
 
 
-@dataclass(frozen=True)
-class RuleInfo:
+class RuleInfo(NamedTuple):  # not a dataclass: ~0.5 ms less a `memdesk append` (measured)
     """A rule's name, kind and documentation (the docs' rules table is generated from these)."""
 
     name: str

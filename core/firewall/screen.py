@@ -1,4 +1,4 @@
-"""The firewall as the write pipeline's screen stage (``Project.screen``, :mod:`core.pipeline`).
+"""The firewall as the write pipeline's screen stage (``Project.screen``, :mod:`core.storage.pipeline`).
 
 For each write: run the rules on what it adds (:class:`~core.firewall.engine.Engine`), ask the
 project's policy what each finding means for this writer, and answer with the strictest action:
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from core.firewall.engine import Engine, Screening
 from core.firewall.policy import SEVERITY, load_policy
 from core.firewall.rules import Finding
-from core.pipeline import Flag, ScreenVerdict, WriteRequest
+from core.storage.pipeline import Flag, ScreenVerdict, WriteRequest
 
 if TYPE_CHECKING:
     from core.firewall.inbox import Inbox
@@ -27,7 +27,7 @@ def _flag(finding: Finding) -> Flag:
 
 
 class FirewallScreen:
-    """The screen one project installs: callable with a :class:`~core.pipeline.WriteRequest`."""
+    """The screen one project installs: callable with a :class:`~core.storage.pipeline.WriteRequest`."""
 
     def __init__(self, root: Path | str, *, config_dir: Callable[[], Path] | None = None,
                  engine: Engine | None = None) -> None:
@@ -41,7 +41,7 @@ class FirewallScreen:
 
         if self._config_dir is not None:
             return Inbox(self.root, self._config_dir())
-        from core.userdirs import user_config_dir
+        from core.storage.userdirs import user_config_dir
 
         return Inbox(self.root, user_config_dir())
 
@@ -66,7 +66,7 @@ class FirewallScreen:
         why = reason or "; ".join(f"{f.rule} at line {f.line}: {f.message}" for f in stopping[:3])
         if action == "refuse":
             return ScreenVerdict("refuse", shown, reason=f"refused by the memory firewall ({why})")
-        from core.fileio import content_hash
+        from core.storage.fileio import content_hash
 
         inbox_id = self.inbox().hold(
             path=request.path, op=request.op, text=request.text, source=request.source,

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from core import fileio
 from core.firewall.supersede import superseded_lines
+from core.storage import fileio
 
 
 def without_superseded(root: Path | str, results: list[Any], read: Callable[[str], str] | None = None) -> list[Any]:

@@ -18,7 +18,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from core import fileio
 from core.insights._text import (
     JS_WHITESPACE,
     format_time_ago,
@@ -43,6 +42,7 @@ from core.insights.model import (
     WorkingMemoryStatus,
 )
 from core.insights.prune import REQUIRED_MEMORY_SECTIONS
+from core.storage import fileio
 
 __all__ = [
     "PRUNE_AWAITING_REVIEW_REASON",
@@ -66,7 +66,7 @@ NEVER_RAN = "No extraction runs recorded"
 EXTRACTION_OFF = "Insight extraction is off for this project; no run is expected"
 _CRITICAL_CHECKS = ("working-memory-exists", "insights-memory-exists", "recent-extraction")
 _HEALTH_EMOJI = {"healthy": "✅", "warning": "⚠️", "issues": "❌"}
-#: How ``core.extraction`` records a prune stored for review (followed by `` (proposal <id>)``).
+#: How ``core.automation.extraction`` records a prune stored for review (followed by `` (proposal <id>)``).
 PRUNE_AWAITING_REVIEW_REASON = "Prune candidate awaiting review"
 
 

@@ -3,7 +3,7 @@
 ``create_insight_extraction_automation`` is Fusion's ``createInsightExtractionAutomation`` (same
 ``ScheduledTaskCreateInput`` shape and prompt, pointed at ``.fusion/memory.md``). memdesk has no
 automation store of its own, so ``sync_insight_extraction_automation`` keeps the schedule records in
-``.fusion/memdesk/automations.json`` (a JSON list), written through ``core.fileio``.
+``.fusion/memdesk/automations.json`` (a JSON list), written through ``core.storage.fileio``.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from typing import Any
 
 from croniter import croniter
 
-from core import fileio, statefiles
 from core.errors import MemoryBackendError, SettingsError
 from core.insights._text import iso_timestamp, to_utc
 from core.insights.extraction import PRUNE_GUIDELINES
 from core.insights.model import DEFAULT_INSIGHT_SCHEDULE, INSIGHT_EXTRACTION_SCHEDULE_NAME
-from core.settings import ProjectSettings, raw_setting, validate_cron
+from core.settings.model import ProjectSettings, raw_setting, validate_cron
+from core.storage import fileio, statefiles
 
 __all__ = [
     "AUTOMATIONS_PATH",

@@ -23,7 +23,7 @@ from core.insights.model import (
     MemoryInsight,
     PruneReason,
 )
-from core.settings import ProjectSettings, raw_setting
+from core.settings.model import ProjectSettings, raw_setting
 
 # merge_insights, default_insights_template and parse_insights_markdown live in merge.py (kept
 # small); they are re-exported here, their place in Fusion's module layout.

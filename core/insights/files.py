@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core import fileio, statefiles
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.insights.model import (
     MEMORY_AUDIT_PATH,
@@ -19,6 +18,7 @@ from core.insights.model import (
     MEMORY_INSIGHTS_PATH,
     MEMORY_WORKING_PATH,
 )
+from core.storage import fileio, statefiles
 
 __all__ = [
     "document_path",
@@ -33,7 +33,7 @@ __all__ = [
 
 
 def _project(root: Path | str):  # type: ignore[no-untyped-def]
-    from core.project import open_project  # late: the project model sits above the insights
+    from core.project.model import open_project  # late: the project model sits above the insights
 
     return open_project(root)
 

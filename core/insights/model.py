@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from core.insights._text import iso_timestamp
-from core.settings import DEFAULT_INSIGHT_SCHEDULE, DEFAULT_MIN_INTERVAL_MS
+from core.settings.model import DEFAULT_INSIGHT_SCHEDULE, DEFAULT_MIN_INTERVAL_MS
 
 __all__ = [
     "CATEGORY_SECTIONS",

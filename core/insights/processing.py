@@ -19,7 +19,6 @@ import logging
 from datetime import datetime
 from pathlib import Path
 
-from core.fileio import content_hash
 from core.insights._text import iso_timestamp, js_trim
 from core.insights.audit import (
     generate_memory_audit,
@@ -45,6 +44,7 @@ from core.insights.model import (
     WorkingMemoryStatus,
 )
 from core.insights.prune import apply_memory_pruning
+from core.storage.fileio import content_hash
 
 __all__ = ["process_and_audit_insight_extraction", "process_insight_extraction_run"]
 

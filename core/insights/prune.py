@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from core import blocks, fileio
+from core.documents import blocks
 from core.errors import MemoryBackendError
 from core.insights._text import js_trim
 from core.insights.files import read_working_memory, write_working_memory
@@ -28,6 +28,7 @@ from core.insights.model import (
     PruneOutcome,
     PruneValidationResult,
 )
+from core.storage import fileio
 
 __all__ = [
     "LAYERED_REQUIRED_SECTIONS",
@@ -60,7 +61,7 @@ def _block_lines(text: str) -> list[str]:
 
 def memory_headings(text: str) -> tuple[str, ...]:
     """The texts of the real level-2 headings of ``text``: top-level, as CommonMark reads them
-    (:mod:`core.blocks`: ``##\tTitle`` and setext headings count; none inside code or comments)."""
+    (:mod:`core.documents.blocks`: ``##\tTitle`` and setext headings count; none inside code or comments)."""
     return tuple(h.title for h in blocks.scan(text).top(2) if h.level == 2)
 
 

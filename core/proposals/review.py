@@ -12,7 +12,6 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from core import fileio
 from core.insights import (
     MEMORY_INSIGHTS_PATH,
     PruneOutcome,
@@ -25,6 +24,7 @@ from core.insights import (
 )
 from core.proposals.model import STALE_MESSAGE, InsightReview, Proposal, ProposalError, PruneReview
 from core.proposals.store import is_stale, record_audit, update_proposal
+from core.storage import fileio
 
 __all__ = ["REJECTED_PRUNE_REASON", "accept_insights", "apply_prune", "reject_insights", "reject_prune"]
 

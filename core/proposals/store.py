@@ -1,6 +1,6 @@
 """Where proposals live: one JSON file per proposal under ``.fusion/memdesk/proposals/``.
 
-Each file is written through ``core.saving.replace_text`` (atomic, with history). This module stores,
+Each file is written through ``core.storage.saving.replace_text`` (atomic, with history). This module stores,
 lists and loads proposals, turns a saved AI reply or a prune candidate file into a proposal, and
 records review outcomes in the audit.
 """
@@ -15,7 +15,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
-from core import fileio, statefiles
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.insights import (
     MemoryInsight,
@@ -26,6 +25,7 @@ from core.insights import (
 )
 from core.insights._text import iso_timestamp, to_utc
 from core.proposals.model import PROPOSAL_ID_RE, Proposal, ProposalError, ProposedInsight
+from core.storage import fileio, statefiles
 
 __all__ = [
     "PROPOSALS_DIR",

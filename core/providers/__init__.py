@@ -1,6 +1,6 @@
 """Model providers for insight extraction: an OpenAI-compatible endpoint, a local command, or rules.
 
-Providers are built only from the user's own config (:mod:`core.user_config`), never from a
+Providers are built only from the user's own config (:mod:`core.settings.user_config`), never from a
 project's ``.fusion/config.json``: opening a project cannot run its code or send its memory anywhere.
 """
 
@@ -21,7 +21,7 @@ from core.providers.base import (
 from core.providers.command import CommandProvider
 from core.providers.offline import OfflineProvider, rule_based_reply
 from core.providers.openai import OpenAIProvider
-from core.user_config import ProviderConfig, UserConfig, load_user_config
+from core.settings.user_config import ProviderConfig, UserConfig, load_user_config
 
 __all__ = [
     "ERROR_KINDS",

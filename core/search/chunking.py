@@ -13,7 +13,7 @@ import hashlib
 import re
 from dataclasses import dataclass
 
-from core import blocks
+from core.documents import blocks
 
 _DATE_MARKER = re.compile(r"^<!--\s*(\d{4}-\d{2}-\d{2})\s*-->\s*$")
 _LIST_ITEM = re.compile(r"^(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
@@ -89,7 +89,7 @@ class _Builder:
 def chunk_markdown(text: str, file: str) -> list[Entry]:
     """Return the entries of ``text`` (the content of ``file``, a project-relative path) in order.
 
-    Headings, fenced code and HTML comments are :mod:`core.blocks`' (CommonMark's), so a ``## `` line
+    Headings, fenced code and HTML comments are :mod:`core.documents.blocks`' (CommonMark's), so a ``## `` line
     inside a comment or a fence names no section, and ``##\tTitle`` or a setext heading does.
     """
     b = _Builder(file)

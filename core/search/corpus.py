@@ -2,7 +2,7 @@
 
 Seed layout: the working memory, the archive and the insights. Layered layout: long-term memory,
 daily notes and dreams (the project's and every agent's), the insights, the archive and a legacy
-``.fusion/memory.md``; the list is :meth:`core.layout.Layout.documents`. Paths are project-relative
+``.fusion/memory.md``; the list is :meth:`core.documents.layout.Layout.documents`. Paths are project-relative
 with forward slashes. :func:`stat_files` checks them cheaply and never follows a link out of the root.
 """
 
@@ -13,8 +13,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import fileio
-from core.layout import ARCHIVE, SEED_INSIGHTS, SEED_MEMORY, Layout
+from core.documents.layout import ARCHIVE, SEED_INSIGHTS, SEED_MEMORY, Layout
+from core.storage import fileio
 
 MEMORY_FILE_PATH = SEED_MEMORY
 MEMORY_ARCHIVE_PATH = ARCHIVE

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from core.errors import MemoryBackendError
-from core.safepath import database_reason, file_kind
+from core.storage.safepath import database_reason, file_kind
 
 
 def _check_own_file(path: Path, backend_id: str) -> None:

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import MemoryBackendError
-from core.fileio import content_hash, read_text
 from core.search import fusion
 from core.search._numpy import numpy
 from core.search.corpus import (
@@ -36,6 +35,7 @@ from core.search.fts import query_terms
 from core.search.index import DocState, IndexedEntry, KeywordHit, SearchIndex
 from core.search.snippet import Highlighter
 from core.search.types import MemorySearchOptions, MemorySearchResult, make_result
+from core.storage.fileio import content_hash, read_text
 
 log = logging.getLogger(__name__)
 

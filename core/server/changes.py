@@ -6,11 +6,11 @@ import re
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from core.fileio import content_hash
-from core.history import list_events, source_label
-from core.project import Project
+from core.project.model import Project
 from core.server.mcp_models import Change, HistoryResult, RecentResult, VersionInfo
 from core.server.refusals import Refusal
+from core.storage.fileio import content_hash
+from core.storage.history.versions import list_events, source_label
 
 __all__ = ["document_history", "parse_since", "recent_changes"]
 

@@ -25,7 +25,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
-from core.project import Project
+from core.project.model import Project
 from core.server import models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
@@ -67,7 +67,8 @@ def _document_json(project: Project, doc: models.FileResponse, model: BaseModel)
         # Serialised with an empty content: ``"content":""`` can only be that field (in a string value
         # every quote is escaped), and it is replaced by the whole literal.
         shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
-        body = facts.bodies[shape] = shell.replace(b'"content":""', b'"content":' + facts.json, 1)
+        head, _, tail = shell.partition(b'"content":""')
+        body = facts.bodies[shape] = b"".join((head, b'"content":', facts.json, tail))  # the MiB copied once
     return Response(body, media_type="application/json")
 
 
@@ -147,7 +148,7 @@ def _client(request: Request) -> str | None:
 
 
 def _on_record(request: Request, p: Project, doc: models.FileResponse) -> None:
-    """Log that this request read ``doc`` whole (:mod:`core.readlog`)."""
+    """Log that this request read ``doc`` whole (:mod:`core.storage.readlog`)."""
     total = doc.total_lines or 1
     service.note_read(request.app.state.served.key_of(p), p.root, doc.path, doc.hash, doc.size or 0, 1, total, total,
                       client=_client(request), token=author(request), via="http")

@@ -15,14 +15,14 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from core.firewall.inbox import Inbox, InboxError
-from core.project import Project
+from core.project.model import Project
 
 Status = Literal["pending", "accepted", "rejected", "all"]
 
 
 def inbox_items(project: Project, status: str = "pending", item_id: str | None = None) -> dict[str, Any]:
     """``{"items": [...]}`` (``status`` ``all`` for every item; ``item_id`` for one); ``ValueError`` on a bad inbox."""
-    from core.userdirs import user_config_dir
+    from core.storage.userdirs import user_config_dir
 
     if status not in ("pending", "accepted", "rejected", "all"):
         raise ValueError(f"status must be pending, accepted, rejected or all, not {status!r}")

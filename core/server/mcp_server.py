@@ -32,8 +32,7 @@ from mcp_types import Resource as MCPResource
 from pydantic import Field, ValidationError
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
-from core.fileio import content_hash
-from core.project import Project
+from core.project.model import Project
 from core.server import editing, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.changes import document_history, parse_since, recent_changes
@@ -49,10 +48,11 @@ from core.server.mcp_models import (
     ProjectsResult,
     RecentResult,
 )
-from core.server.notify import ListenHook, ResourceHub
+from core.server.notify import ListenHook, ResourceHub, documents_key
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
+from core.storage.fileio import content_hash
 
 INSTRUCTIONS = (
     "Project memory of AI coding agents, managed by memdesk. Read with memory_files / memory_get (a window of "
@@ -94,12 +94,19 @@ class McpServer(MCPServer):
     a tool error with a code and the next tool, and keeps documents' subscriptions."""
 
     def __init__(self, served: ServedProjects, **kwargs: Any) -> None:
-        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+        from mcp.server.subscriptions import (
+            InMemorySubscriptionBus,
+            ListenHandler,
+            ResourcesListChanged,
+            ResourceUpdated,
+        )
 
         bus = InMemorySubscriptionBus()  # subscriptions/listen streams hear the hub's changes through it
         super().__init__(subscriptions=bus, **kwargs)
         self.served = served
-        self.hub = ResourceHub(self._locate, publish=lambda uri: bus.publish(ResourceUpdated(uri=uri)))
+        self.hub = ResourceHub(self._locate, publish=lambda uri: bus.publish(ResourceUpdated(uri=uri)),
+                               listing=lambda: documents_key(s.root for s in served.served),
+                               publish_list=lambda: bus.publish(ResourcesListChanged()))
         low = self._lowlevel_server
         low.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
         low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)
@@ -394,7 +401,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
 
     async def rewrite(p: Project, rel: str, expected: str, new_text: str, ctx: Context, source: str,
                       removed: str | None = None) -> EditResult:
-        from core.pipeline import Writer
+        from core.storage.pipeline import Writer
 
         # "edit" and "remove-entry" name the change; the writer is the MCP client (an agent: the firewall's
         # agent policy applies, never the operator's).

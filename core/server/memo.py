@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 from pydantic_core import to_json
@@ -89,22 +89,35 @@ class TextFacts:
         sha = self._sha.copy()
         sha.update(data)
         # JSON escapes character by character, so the literal of the whole is the two literals joined.
-        return TextFacts(text, sha, self.size + len(data), self.lines + tail.count("\n"),
-                         self.json[:-1] + to_json(tail)[1:])
+        # Joined from views: the MiB literal is copied once, not sliced and then copied again.
+        literal = b"".join((memoryview(self.json)[:-1], memoryview(to_json(tail))[1:]))
+        return TextFacts(text, sha, self.size + len(data), self.lines + tail.count("\n"), literal)
 
 
 class FactsMemo(TextMemo):
     """:class:`TextFacts` by key: reused while the text is the same, grown when it only grew."""
 
-    def facts(self, key: Hashable, text: str) -> TextFacts:
-        """The facts of ``text`` (remembered under ``key``)."""
+    def facts(self, key: Hashable, text: str, changed: Callable[[str | None], object] | None = None) -> TextFacts:
+        """The facts of ``text`` (remembered under ``key``); ``changed(before)`` is called first when ``text`` is not
+        the text remembered (``before``: that text, ``None`` when none was).
+
+        One compare of the texts per call: an equal text is adopted (the facts then hold this very object), so
+        the same request asking again is answered by identity, not by comparing a MiB twice."""
         hit = self._hit(key)
         if hit is not None:
             known: TextFacts = hit[1]
-            if known.text is text or known.text == text:
+            if known.text is text:
                 return known
+            if known.text == text:
+                known.text = text
+                self.put(key, text, known)
+                return known
+            if changed is not None:
+                changed(known.text)
             facts = known.grown(text) or TextFacts.of(text)
         else:
+            if changed is not None:
+                changed(None)
             facts = TextFacts.of(text)
         self.put(key, text, facts)
         return facts

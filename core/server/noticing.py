@@ -1,7 +1,7 @@
 """What a server notices between two reads of a document, recorded without slowing the reads down.
 
 A served document that changed since it was last served changed without memdesk or through it (memdesk's
-own writes are recognised by :func:`core.noticed.record_noticed` and not recorded twice). Each such
+own writes are recognised by :func:`core.storage.noticed.record_noticed` and not recorded twice). Each such
 change used to be one job on history's thread right away, so an agent appending before every read cost
 each read a history transaction running beside it. Here:
 
@@ -9,7 +9,7 @@ each read a history transaction running beside it. Here:
   before: the text a client was served is kept as a version, whatever comes next;
 * **appends** wait :data:`APPEND_LINGER_S` and a run of them on one document is one record: from the text
   before the first to the text after the last. Nothing a client read is lost by joining them: a text
-  read in between is the first bytes of the one after (``core.readlog.version_read`` opens it so).
+  read in between is the first bytes of the one after (``core.storage.readlog.version_read`` opens it so).
   A rewrite that follows waiting appends records them first, so the order holds.
 
 One daemon thread waits out the linger, woken by the first append of a spell (not by each).
@@ -26,10 +26,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from core.noticed import record_noticed
+from core.storage.noticed import record_noticed
 
 if TYPE_CHECKING:
-    from core.project import Project
+    from core.project.model import Project
 
 __all__ = ["APPEND_LINGER_S", "flush", "notice"]
 
@@ -111,8 +111,8 @@ def notice(project: Project, rel: str, before: str, after: str) -> None:
 
 def _at_exit(fn: Callable[[], None]) -> None:
     """Run ``fn`` as the interpreter exits, before history's thread stops taking work (its executor's exit
-    hook, registered when :mod:`core.history_worker` was imported, runs after the hooks registered later)."""
-    from core import history_worker  # noqa: F401 - imported first: its executor's hook is registered before ours
+    hook, registered when :mod:`core.storage.history.worker` was imported, runs after the hooks registered later)."""
+    from core.storage.history import worker as history_worker  # noqa: F401 - imported first: its executor's hook is registered before ours
 
     register = getattr(threading, "_register_atexit", None)  # what concurrent.futures itself uses
     try:
@@ -122,6 +122,6 @@ def _at_exit(fn: Callable[[], None]) -> None:
 
 
 def flush() -> None:
-    """Hand what waits to history's thread now (:func:`core.history_worker.settled` then waits for it)."""
+    """Hand what waits to history's thread now (:func:`core.storage.history.worker.settled` then waits for it)."""
     if _noticer is not None:
         _noticer.flush()

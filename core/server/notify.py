@@ -20,12 +20,17 @@ import asyncio
 import logging
 import os
 import weakref
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable, Iterable
 from typing import Any
+
+from core.server.refusals import Refusal
 
 log = logging.getLogger(__name__)
 
 POLL_SECONDS = 0.5
+#: The most documents watched at once, over every client: each is ``stat``-ed every :data:`POLL_SECONDS` on the
+#: event loop, and any agent id or date names a valid document, so a client could name any number of them.
+MAX_WATCHED = 4096
 
 Stamp = tuple[int, int, int] | None
 
@@ -33,10 +38,16 @@ Stamp = tuple[int, int, int] | None
 class ResourceHub:
     """Who subscribed to which document URI, and the last state seen of each."""
 
-    def __init__(self, locate: Callable[[str], str], publish: Callable[[str], Any] | None = None) -> None:
+    def __init__(self, locate: Callable[[str], str], publish: Callable[[str], Any] | None = None, *,
+                 listing: Callable[[], Hashable] | None = None,
+                 publish_list: Callable[[], Awaitable[Any]] | None = None) -> None:
         #: ``locate(uri)`` → the file's path; raises for a URI that is not a served document.
         self._locate = locate
         self._publish = publish
+        #: ``listing()`` → a key that changes when a document appears or goes (:func:`documents_key`).
+        self._listing, self._publish_list = listing, publish_list
+        self._list_streams: set[object] = set()
+        self._list_key: Hashable = None
         self._subs: dict[str, weakref.WeakSet[Any]] = {}
         self._listens: dict[str, set[object]] = {}  # URI -> the open listen streams that follow it
         self._stamps: dict[str, Stamp] = {}
@@ -51,11 +62,36 @@ class ResourceHub:
             return None
         return (st.st_ino, st.st_mtime_ns, st.st_size)
 
-    def subscribe(self, session: Any, uri: str) -> None:
-        """Subscribe ``session`` to ``uri`` (raises when ``uri`` is not a served document)."""
+    def _watch(self, uri: str) -> bool:
+        """Start watching ``uri`` (raises when it is not a served document); ``False`` when :data:`MAX_WATCHED`
+        documents are watched already."""
         path = self._locate(uri)
+        if uri not in self._files and len(self._files) >= MAX_WATCHED:
+            self._forget_unfollowed()
+            if len(self._files) >= MAX_WATCHED:
+                log.warning("not watching %s: %d documents are watched already", uri, len(self._files))
+                return False
         self._files[uri] = path
         self._stamps.setdefault(uri, self._stamp(path))
+        return True
+
+    def _forget(self, uri: str) -> None:
+        """Stop watching ``uri`` once no session subscribes to it and no stream follows it."""
+        if not self._subs.get(uri) and not self._listens.get(uri):
+            self._subs.pop(uri, None)
+            self._files.pop(uri, None)
+            self._stamps.pop(uri, None)
+
+    def _forget_unfollowed(self) -> None:
+        for uri in list(self._files):  # a subscriber's session that went away leaves its URI unfollowed
+            self._forget(uri)
+
+    def subscribe(self, session: Any, uri: str) -> None:
+        """Subscribe ``session`` to ``uri`` (raises when ``uri`` is not a served document, or when
+        :data:`MAX_WATCHED` documents are watched already)."""
+        if not self._watch(uri):
+            raise Refusal("LIMIT", f"the server watches {MAX_WATCHED} documents already; "
+                          "unsubscribe from some first")
         self._subs.setdefault(uri, weakref.WeakSet()).add(session)
         self._ensure_watcher()
 
@@ -64,6 +100,7 @@ class ResourceHub:
         subs = self._subs.get(uri)
         if subs is not None:
             subs.discard(session)
+        self._forget(uri)
 
     def subscribers(self, uri: str) -> int:
         """How many live sessions subscribed to ``uri``."""
@@ -73,11 +110,10 @@ class ResourceHub:
         """Watch ``uri`` for an open ``subscriptions/listen`` stream; ``False`` when it names no served document
         (the SDK still honours it, as the spec asks: it never fires)."""
         try:
-            path = self._locate(uri)
+            if not self._watch(uri):
+                return False
         except Exception:  # noqa: BLE001 - not a served document: nothing to watch
             return False
-        self._files[uri] = path
-        self._stamps.setdefault(uri, self._stamp(path))
         self._listens.setdefault(uri, set()).add(stream)
         self._ensure_watcher()
         return True
@@ -89,6 +125,20 @@ class ResourceHub:
             streams.discard(stream)
             if not streams:
                 del self._listens[uri]
+        self._forget(uri)
+
+    def listen_list(self, stream: object) -> None:
+        """Tell ``stream`` when a document appears or goes (``resourcesListChanged``)."""
+        if self._listing is None:
+            return
+        if not self._list_streams:
+            self._list_key = self._listing()
+        self._list_streams.add(stream)
+        self._ensure_watcher()
+
+    def unlisten_list(self, stream: object) -> None:
+        """The stream closed."""
+        self._list_streams.discard(stream)
 
     def listeners(self, uri: str) -> int:
         """How many open listen streams follow ``uri``."""
@@ -101,18 +151,28 @@ class ResourceHub:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return
-        self._task = loop.create_task(self._watch(), name="memdesk-resource-watch")
+        self._task = loop.create_task(self._poll(), name="memdesk-resource-watch")
 
-    async def _watch(self) -> None:
-        while any(len(s) for s in self._subs.values()) or self._listens:
+    async def _poll(self) -> None:
+        while any(len(s) for s in self._subs.values()) or self._listens or self._list_streams:
             await asyncio.sleep(POLL_SECONDS)
             await self.check_now()
 
     async def check_now(self) -> None:
-        """Notify the subscribers of every subscribed document whose file changed since last seen."""
+        """Notify the subscribers of every subscribed document whose file changed since last seen, and the
+        streams that follow the list when a document appeared or went."""
+        if self._list_streams and self._listing is not None and self._publish_list is not None:
+            key = self._listing()
+            if key != self._list_key:
+                self._list_key = key
+                try:
+                    await self._publish_list()
+                except Exception as exc:  # noqa: BLE001 - a listener's trouble never stops the others
+                    log.debug("list change to listeners dropped: %s", exc)
         for uri in list(dict.fromkeys([*self._subs, *self._listens])):
             subs = self._subs.get(uri)
             if not subs and not self._listens.get(uri):
+                self._forget(uri)
                 continue
             stamp = self._stamp(self._files[uri])
             if stamp == self._stamps.get(uri):
@@ -145,8 +205,38 @@ class ListenHook:
         stream = object()
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
         watched = [u for u in uris if self.hub.listen(stream, u)]
+        if params.notifications.resources_list_changed:
+            self.hub.listen_list(stream)
         try:
             return await self.inner(ctx, params)
         finally:
             for uri in watched:
                 self.hub.unlisten(stream, uri)
+            self.hub.unlisten_list(stream)
+
+
+#: The folders that hold memory documents (design §2a), and the agents' folders under the last one.
+_DOC_FOLDERS = ("", ".fusion", ".fusion/memory")
+_AGENTS = ".fusion/agent-memory"
+
+
+def documents_key(roots: Iterable[os.PathLike[str] | str]) -> tuple[str, ...]:
+    """The markdown files in the projects' memory folders (one ``scandir`` each): what changes when a
+    document appears or goes, and not when one is written (a write changes a folder's time, not its names)."""
+    names: list[str] = []
+
+    def scan(folder: str) -> list[os.DirEntry[str]]:
+        try:
+            with os.scandir(folder) as it:
+                return list(it)
+        except OSError:
+            return []
+
+    for root in roots:
+        base = os.fspath(root)
+        for rel in _DOC_FOLDERS:
+            names += [f"{base}/{rel}/{e.name}" for e in scan(os.path.join(base, rel)) if e.name.endswith(".md")]
+        for agent in scan(os.path.join(base, _AGENTS)):
+            if agent.is_dir(follow_symlinks=False):
+                names += [f"{base}/{_AGENTS}/{agent.name}/{e.name}" for e in scan(agent.path) if e.name.endswith(".md")]
+    return tuple(sorted(names))

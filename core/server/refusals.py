@@ -44,6 +44,7 @@ NEXT: dict[str, str | None] = {
     "UNKNOWN_TOOL": "tools/list to see memdesk's tools",
     "WRITE_FAILED": "the same tool again; tell the operator if it keeps failing",
     "READ_FAILED": "the same tool again; tell the operator if it keeps failing",
+    "LIMIT": "resources/unsubscribe from the documents no longer followed",
 }
 
 
@@ -85,7 +86,7 @@ _HOME = str(Path.home())
 def scrub(text: str, roots: Iterable[tuple[str, os.PathLike[str] | str]] = ()) -> str:
     """``text`` with server paths replaced: a served project's folder by its key, the user's config folder
     by ``<memdesk config>``, the home folder by ``~``."""
-    from core.user_config import user_config_dir
+    from core.settings.user_config import user_config_dir
 
     pairs: list[tuple[str, str]] = []
     for key, root in roots:

@@ -19,10 +19,10 @@ from core.backends import default_registry
 from core.backends.base import MemorySearchOptions
 from core.backends.registry import MemoryBackendRegistry
 from core.errors import MemoryBackendError
-from core.fileio import content_hash
-from core.project import Project, open_project
+from core.project.model import Project, open_project
 from core.server import models
 from core.server.memo import FactsMemo, TextFacts
+from core.storage.fileio import content_hash
 
 log = logging.getLogger(__name__)
 
@@ -149,17 +149,17 @@ _facts_memo = FactsMemo()
 def text_facts(project: Project, rel: str, text: str) -> TextFacts:
     """Hash, UTF-8 size, line count and JSON literal of a document's text (remembered per document,
     grown by the tail when the text only grew)."""
-    key = (str(project.root), rel)
-    before = _facts_memo.last_text(key)
-    if before is None:
-        _check_seen(project, rel, text)  # first serve in this process: a change made while memdesk was not running
-    elif before is not text and before != text:
-        _notice(project, rel, before, text)
-    return _facts_memo.facts(key, text)
+    def changed(before: str | None) -> None:
+        if before is None:
+            _check_seen(project, rel, text)  # first serve in this process: a change made while memdesk was not running
+        else:
+            _notice(project, rel, before, text)
+
+    return _facts_memo.facts((str(project.root), rel), text, changed)
 
 
 def _check_seen(project: Project, rel: str, text: str) -> None:
-    from core.noticed import check_seen
+    from core.storage.noticed import check_seen
 
     try:
         check_seen(project, rel, text)
@@ -169,7 +169,7 @@ def _check_seen(project: Project, rel: str, text: str) -> None:
 
 def _notice(project: Project, rel: str, before: str, after: str) -> None:
     """The served text changed since it was last served: keep the version before when no memdesk write did
-    (another program's change; core.noticed skips what memdesk's own writes recorded). Appends are joined
+    (another program's change; core.storage.noticed skips what memdesk's own writes recorded). Appends are joined
     and recorded within a second (:mod:`core.server.noticing`), so a read does not wait on history."""
     from core.server.noticing import notice
 
@@ -231,8 +231,8 @@ def file_window(project: Project, path: str | None, start_line: int = 1, line_co
 
 def note_read(key: str, root: Path, path: str, digest: str, size: int, start: int, end: int, total: int, *,
               client: str | None, token: str | None, via: str) -> None:
-    """Put one read on record (:mod:`core.readlog`): returns at once; no text is kept."""
-    from core import readlog
+    """Put one read on record (:mod:`core.storage.readlog`): returns at once; no text is kept."""
+    from core.storage import readlog
 
     readlog.record(readlog.ReadEvent(readlog.now(), str(root), key, path, digest, size, start, end, total,
                                      client, token, via))
@@ -321,7 +321,7 @@ def _add_current_hash(project: Project, relpath: str, exc: MemoryBackendError) -
 def write_file(project: Project, path: str | None, content: str, *, expected_hash: str | None,
                author: str | None, source: str, writer: Any = None) -> models.WriteResponse:
     """Replace one document (history first); ``CONFLICT`` carries the current hash. ``writer`` (a
-    :class:`core.pipeline.Writer`) says who writes when ``source`` alone does not (``edit`` by an MCP client)."""
+    :class:`core.storage.pipeline.Writer`) says who writes when ``source`` alone does not (``edit`` by an MCP client)."""
     rel = project.resolve_path(path)
     try:
         result = project.write(rel, content, expected_hash=expected_hash, source=source, author=author,

@@ -4,7 +4,7 @@ Fusion's dashboard (Runfusion/Fusion ``packages/dashboard/src/routes/register-se
 answers ``GET /api/settings`` with the merged settings object plus server-computed keys, and takes a
 patch on ``PUT /api/settings`` (``null`` deletes a key), answering the merged settings; errors are
 ``{"error": message}``. memdesk answers the same shapes from the same store its app and CLI use
-(:mod:`core.settings_store`): Fusion's keys from the store (unknown ones included), memdesk's own from
+(:mod:`core.settings.store`): Fusion's keys from the store (unknown ones included), memdesk's own from
 its state, and the store named under the server-computed key ``settingsStore``.
 
 A setting refused is 400 with ``details.field``; a store that cannot take changes now (Fusion stopped,
@@ -21,9 +21,9 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from core.errors import SettingsError
-from core.settings import FUSION_KEYS, OWN_KEYS, ProjectSettings, SettingsRead, read_settings
-from core.settings_store.base import StoreReadOnlyError
-from core.settings_store.fusion_api import SERVER_KEYS, FusionApiError
+from core.settings.model import FUSION_KEYS, OWN_KEYS, ProjectSettings, SettingsRead, read_settings
+from core.settings.store.base import StoreReadOnlyError
+from core.settings.store.fusion_api import SERVER_KEYS, FusionApiError
 
 STORE_KEY = "settingsStore"
 

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core import fileio, statefiles
 from core.errors import MemoryBackendError, SettingsError
 from core.server.access import LEVELS, Access, check_glob
-from core.user_config import user_config_dir
+from core.settings.user_config import user_config_dir
+from core.storage import fileio, statefiles
 
 __all__ = ["TOKEN_PREFIX", "TokenInfo", "TokenStore", "tokens_path"]
 

@@ -1,6 +1,6 @@
 """Who added the entry under the cursor, and when, from the appends history recorded (design issue 12).
 
-:func:`core.history.list_events` gives every recorded append of a document (author, time, text). Its
+:func:`core.storage.history.versions.list_events` gives every recorded append of a document (author, time, text). Its
 lines are indexed once per document on a worker thread (a SQLite read and a decompress per event);
 a cursor move is then a dictionary look-up of the cursor's line. The index is read again when the
 document is shown and when text arrives on disk (an agent's append is recorded as it is written).
@@ -18,7 +18,7 @@ from pathlib import Path
 from PySide6.QtCore import QObject, Signal
 from PySide6.QtWidgets import QLabel, QPlainTextEdit, QWidget
 
-from core.history import list_events
+from core.storage.history.versions import list_events
 from gui.tasks import Operation, run_in_background
 
 log = logging.getLogger(__name__)

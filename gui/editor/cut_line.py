@@ -35,7 +35,7 @@ class CutLineOverlay(QWidget):
         self.setFocusPolicy(Qt.FocusPolicy.NoFocus)
         self._viewport = edit.viewport()
         self._viewport.installEventFilter(self)
-        edit.updateRequest.connect(lambda *_: self.update())
+        edit.updateRequest.connect(self._follow)
         self.setGeometry(edit.viewport().geometry())
         self.hide()
 
@@ -46,6 +46,12 @@ class CutLineOverlay(QWidget):
         self.line, self.label, self.kind, self.resume_line = line, label, kind, resume_line
         self.setVisible(line is not None)
         self.update()
+
+    def _follow(self, rect: QRect, dy: int) -> None:
+        """Repaint what the text repaints: all of it on a scroll, else only the strip that changed. (A
+        transparent overlay repainted whole makes Qt repaint all the text under it, at every keystroke.)"""
+        if self.isVisible():
+            self.update() if dy else self.update(rect.intersected(self.rect()))
 
     def line_y(self, line: int) -> int | None:
         """The viewport y of the top of ``line`` (1-based), ``None`` past the end of the text."""

@@ -16,8 +16,8 @@ from PySide6.QtCore import QObject, QTimer
 from PySide6.QtGui import QTextCursor, QTextDocument, QTextOption
 from PySide6.QtWidgets import QPlainTextDocumentLayout, QPlainTextEdit
 
-from core.fileio import content_hash
-from core.textmerge import TextStyle, detect_style
+from core.documents.textmerge import TextStyle, detect_style
+from core.storage.fileio import content_hash
 from gui.editor.highlighter import MarkdownHighlighter
 
 #: Texts longer than this (characters) load in chunks; shorter ones at once (under ~15 ms).

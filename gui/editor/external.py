@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import QObject, QTimer
 
-from core.textmerge import classify_change, describe_append, merge3, to_editor_text
+from core.documents.textmerge import classify_change, describe_append, merge3, to_editor_text
 
 if TYPE_CHECKING:
     from gui.editor.memory_editor import MemoryEditor

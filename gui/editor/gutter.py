@@ -8,7 +8,7 @@ Each line (block) gets its number at its first visual line; the cursor's line is
 from __future__ import annotations
 
 from PySide6.QtCore import QRect, QSize, Qt
-from PySide6.QtGui import QColor, QPainter, QPaintEvent, QPalette
+from PySide6.QtGui import QPainter, QPaintEvent, QPalette
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
 PADDING = 6
@@ -65,20 +65,29 @@ class LineNumberGutter(QWidget):
         bright = palette.color(QPalette.ColorRole.Text)
         current = edit.textCursor().blockNumber()
         block = edit.firstVisibleBlock()
+        number = block.blockNumber()
         top = edit.blockBoundingGeometry(block).translated(edit.contentOffset()).top()
         height = edit.fontMetrics().height()
-        font = painter.font()
-        bottom_limit = event.rect().bottom()
+        plain = painter.font()
+        bold = painter.font()
+        bold.setBold(True)
+        # Repainted at every keystroke (the typed line's strip): the pen and font are set only where they
+        # change and line numbers are counted, not asked of each block (~1 ms a key before, profiled).
+        painter.setPen(dim)
+        width, align, rect_top, bottom_limit = self.width() - PADDING, Qt.AlignmentFlag.AlignRight, \
+            event.rect().top(), event.rect().bottom()
         while block.isValid() and top <= bottom_limit:
             bottom = top + edit.blockBoundingRect(block).height()
-            if block.isVisible() and bottom >= event.rect().top():
-                number = block.blockNumber()
-                font.setBold(number == current)
-                painter.setFont(font)
-                painter.setPen(QColor(bright if number == current else dim))
-                painter.drawText(0, int(top), self.width() - PADDING, height,
-                                 Qt.AlignmentFlag.AlignRight, str(number + 1))
+            if bottom >= rect_top and block.isVisible():
+                if number == current:
+                    painter.setFont(bold)
+                    painter.setPen(bright)
+                painter.drawText(0, int(top), width, height, align, str(number + 1))
+                if number == current:
+                    painter.setFont(plain)
+                    painter.setPen(dim)
             block = block.next()
+            number += 1
             top = bottom
         painter.end()
 

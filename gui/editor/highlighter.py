@@ -74,6 +74,8 @@ class MarkdownHighlighter(QSyntaxHighlighter):
         super().__init__(document)
         self._lazy = False
         self._formatting = False
+        #: How many bulk passes ran (each leaves lines to format on view; :meth:`EditorBuffer.format_visible`).
+        self.bulk_count = 0
         self.dark = dark
         self._make_formats()
 
@@ -109,6 +111,7 @@ class MarkdownHighlighter(QSyntaxHighlighter):
             yield
         finally:
             self._lazy = False
+            self.bulk_count += 1  # at the end: a look at the view during the pass formatted nothing
 
     def format_blocks(self, first: QTextBlock, count: int) -> None:
         """Give ``count`` lines from ``first`` their colours if they have not been formatted yet."""

@@ -17,8 +17,8 @@ from PySide6.QtCore import Qt, QTimer, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QSplitter, QStackedWidget, QVBoxLayout, QWidget
 
-from core.fileio import format_size
-from core.textmerge import count_conflicts
+from core.documents.textmerge import count_conflicts
+from core.storage.fileio import format_size
 from gui.conflict_view import ConflictView
 from gui.editor.authorship import AuthorFooter
 from gui.editor.banner import Banner
@@ -68,7 +68,7 @@ class MemoryEditor(QWidget):
         self.backend_banner = Banner(parent=self)
         self.notice = Banner(parent=self)
         self.missing_banner = MissingDocumentBanner(self)
-        self.binding_banner = BindingBanner(self)  # a team binding waiting for the operator (core.bindings)
+        self.binding_banner = BindingBanner(self)  # a team binding waiting for the operator (core.settings.bindings)
         self.find_bar = FindBar(self)
         self.goto_bar = GoToLineBar(self)
         self.text_edit = MemoryTextEdit(self)
@@ -84,7 +84,7 @@ class MemoryEditor(QWidget):
         self.size_label = SizeLabel(self)
         self.path_label = QLabel(self)
         self.path_label.setObjectName("pathLabel")
-        # Who added the entry under the cursor (core.history's recorded appends), in the footer.
+        # Who added the entry under the cursor (core.storage.history.versions's recorded appends), in the footer.
         self.author_label = AuthorFooter(self.text_edit, session.root, lambda: self.session.current_path, self)
         self.authors = self.author_label.authors
         self.conflict_view = ConflictView(self)
@@ -92,7 +92,7 @@ class MemoryEditor(QWidget):
         self.finder = Finder(self.text_edit, self.find_bar, self.buffer.text, self)
         self.replace_bar = ReplaceBar(self.text_edit, self.find_bar, self.finder, self.buffer.text, self)
         self.navigator = Navigator(self.text_edit, self.outline, self.goto_bar, self.buffer.text, self)
-        self.firewall_marks = FirewallMarks(self.text_edit)  # the memory firewall's underlines (issue 20)
+        self.firewall_marks = FirewallMarks(self.text_edit, self.buffer.text)  # the memory firewall's underlines (issue 20)
         self.splitter = QSplitter(Qt.Orientation.Horizontal, self)
         self.splitter.setChildrenCollapsible(False)
         for index, (widget, stretch) in enumerate(((self.outline, 0), (self.text_edit, 3), (self.preview, 3))):
@@ -564,8 +564,8 @@ class MemoryEditor(QWidget):
             return
         self._clear_stale_notice()
         self._measure()
-        self.navigator.refresh()
-        self.firewall_marks.refresh()
+        self.navigator.schedule(SETTLE_MS)  # a big text a little later (gui.editor.navigation)
+        self.firewall_marks.schedule(SETTLE_MS)  # a longer text waits longer (gui.editor.firewall_marks)
         if self.find_bar.isVisible():
             self.finder.refresh_count()
 

@@ -1,6 +1,6 @@
 """The headings of a memory document, found the way the preview renders them (no Qt).
 
-A heading is a top-level heading as CommonMark reads it (:mod:`core.blocks`, the one block scanner:
+A heading is a top-level heading as CommonMark reads it (:mod:`core.documents.blocks`, the one block scanner:
 ATX or setext, never inside code, an HTML comment or another HTML block). The outline, next/previous
 section, the long-file preview and the preview's scroll sync all use these, so they agree with the
 load budget, search and prune validation on where a section starts.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass
 
-from core import blocks
+from core.documents import blocks
 
 
 @dataclass(frozen=True)

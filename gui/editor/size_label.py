@@ -1,6 +1,6 @@
 """Shows how big the memory is against the 1 MiB limit ("12.3 KiB of 1 MiB"), red when over.
 
-``core.fileio`` (the limit and the size format) is imported on first use: the status bar holds one
+``core.storage.fileio`` (the limit and the size format) is imported on first use: the status bar holds one
 of these labels, and the window shell is shown before any ``core`` code is loaded.
 """
 
@@ -11,7 +11,7 @@ from PySide6.QtWidgets import QLabel, QWidget
 
 def size_text(size: int) -> str:
     """Return ``12.3 KiB of 1 MiB`` for a size in bytes."""
-    from core.fileio import MAX_FILE_SIZE, format_size
+    from core.storage.fileio import MAX_FILE_SIZE, format_size
 
     mib = 1024 * 1024
     limit = f"{MAX_FILE_SIZE // mib} MiB" if MAX_FILE_SIZE % mib == 0 else format_size(MAX_FILE_SIZE)
@@ -29,7 +29,7 @@ class SizeLabel(QLabel):
 
     def set_size(self, size: int) -> None:
         """Show ``size`` bytes against the limit."""
-        from core.fileio import MAX_FILE_SIZE
+        from core.storage.fileio import MAX_FILE_SIZE
 
         self.size = size
         over = size > MAX_FILE_SIZE
@@ -42,6 +42,6 @@ class SizeLabel(QLabel):
 
     def is_over(self) -> bool:
         """Whether the size is past the limit."""
-        from core.fileio import MAX_FILE_SIZE
+        from core.storage.fileio import MAX_FILE_SIZE
 
         return self.size > MAX_FILE_SIZE

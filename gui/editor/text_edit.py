@@ -25,6 +25,7 @@ from PySide6.QtGui import (
 )
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
+from gui import gc_guard
 from gui.editor.gutter import LineNumberGutter
 from gui.editor.placement import show_in_upper_third
 
@@ -84,8 +85,12 @@ class MemoryTextEdit(QPlainTextEdit):
         self._reserved = {seq.toString() for seq in sequences if not seq.isEmpty()}
 
     def event(self, event: QEvent) -> bool:
-        """Decline shortcut overrides for reserved sequences so the window's action runs."""
-        if event.type() == QEvent.Type.ShortcutOverride and self._reserved:
+        """Decline shortcut overrides for reserved sequences so the window's action runs; a key typed
+        holds off the garbage collector until typing pauses (:mod:`gui.gc_guard`)."""
+        kind = event.type()
+        if kind == QEvent.Type.KeyPress:
+            gc_guard.note_input()
+        elif kind == QEvent.Type.ShortcutOverride and self._reserved:
             assert isinstance(event, QKeyEvent)
             if QKeySequence(event.keyCombination()).toString() in self._reserved:
                 event.ignore()

@@ -1,7 +1,7 @@
 """The Activity view: every write by every writer, newest first — a live feed of what agents wrote — and
-every read an agent made through the local server or MCP (``core.readlog``).
+every read an agent made through the local server or MCP (``core.storage.readlog``).
 
-Each row is one recorded write (:mod:`core.activity`): the time, the writer (``kind:name`` as the
+Each row is one recorded write (:mod:`core.project.activity`): the time, the writer (``kind:name`` as the
 write pipeline records it: ``mcp:reviewer``, ``cli``, ``operator``…), whether it appended an entry
 or replaced the document, the document, and what it did (an append's first line). Writer, document
 and kind filters and a text filter narrow the list; Enter or a double-click opens the document at
@@ -32,9 +32,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import readlog
-from core.activity import ActivityEntry, entry_line, load_activity
-from core.history_db import db_path
+from core.project.activity import ActivityEntry, entry_line, load_activity
+from core.storage import readlog
+from core.storage.history.db import db_path
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.widgets.parts import view_action
@@ -296,7 +296,8 @@ class ActivityView(QWidget):
         line = entry.line or 1
         if entry.kind == "append":
             try:
-                found = entry_line(self.session.project.read(entry.path), entry)
+                project = self.session.project
+                found = entry_line(self.session.worker.call(lambda: project.read(entry.path), ""), entry)
             except Exception:
                 found = None
             if found is None:

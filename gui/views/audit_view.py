@@ -146,7 +146,8 @@ class AuditView(QWidget):
 
     def refresh(self) -> None:
         """Generate the audit again and show it."""
-        report = generate_memory_audit(self.session.root, now=self.clock())
+        root, now = self.session.root, self.clock()  # the audit reads the memory and insights: on the worker
+        report = self.session.worker.call(lambda: generate_memory_audit(root, now=now), "")
         self.report = report
         text, kind = HEALTH_STYLE.get(report.health, (report.health, "info"))
         self.health.setText(f"<span style='color:{css(kind + '-fg')}'>{text}</span>")
@@ -220,7 +221,9 @@ class AuditView(QWidget):
         if self.report is None:
             return False
         try:
-            write_memory_audit(self.session.root, render_memory_audit_markdown(self.report))
+            markdown, root = render_memory_audit_markdown(self.report), self.session.root
+            self.session.worker.call(lambda: write_memory_audit(root, markdown), "Saving the audit report…",
+                                     disable=(self.save_button,))
         except MemoryBackendError as exc:
             self.status.setText(f"Not saved: {exc}")
             return False

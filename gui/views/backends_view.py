@@ -10,12 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from PySide6.QtCore import QItemSelectionModel, Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QGroupBox,
     QHBoxLayout,
     QLabel,
     QListView,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QVBoxLayout,
     QWidget,
@@ -48,7 +50,8 @@ class BackendsView(QWidget):
         self.list.setModel(self.model)
         self.list.setItemDelegate(BackendDelegate(self.list))
         self.list.setUniformItemSizes(False)
-        self.list.setMinimumWidth(300)
+        self.list.setMinimumWidth(200)  # its rows elide; the details beside keep room at 800 px
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)  # the details show it all
         self.list.setSpacing(2)
 
         self.title = QLabel(self)
@@ -74,10 +77,15 @@ class BackendsView(QWidget):
         col = QVBoxLayout(detail)
         for widget in (self.title, self.subtitle, self.state, self.badges, self.note, self.description):
             col.addWidget(widget)
+        for label in (self.title, self.subtitle, self.state, self.note):
+            label.setWordWrap(True)  # at 800 px the details column is narrow: wrapped, never cut or scrolled
         col.addSpacing(8)
         col.addWidget(self.settings_box)
         col.addStretch(1)
+        # As wide as the column, never wider: its labels wrap instead of scrolling sideways at 800 px.
+        detail.setSizePolicy(QSizePolicy.Policy.Ignored, QSizePolicy.Policy.Preferred)
         scroll = clear_scroll_area(detail, self)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         right = QWidget(self)
         right_col = QVBoxLayout(right)
         right_col.setContentsMargins(0, 0, 0, 0)
@@ -89,6 +97,9 @@ class BackendsView(QWidget):
         right_col.addLayout(buttons)
 
         splitter = QSplitter(Qt.Orientation.Horizontal, self)
+        self.splitter = splitter
+        self._divider_moved = False
+        splitter.splitterMoved.connect(lambda *_args: setattr(self, "_divider_moved", True))
         splitter.addWidget(self.list)
         splitter.addWidget(right)
         splitter.setStretchFactor(1, 1)
@@ -108,6 +119,17 @@ class BackendsView(QWidget):
         self.refresh()
 
     # -- state ---------------------------------------------------------------------------------------
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """Until the operator drags the divider, the list takes what the details leave (200-340 px): at
+        800 px the details keep room for every capability badge; the name and the texts wrap."""
+        super().resizeEvent(event)
+        if self._divider_moved:
+            return
+        total = sum(self.splitter.sizes()) or self.splitter.width()
+        details = max(self.badges.sizeHint().width(), 260) + 40
+        first = min(340, max(200, total - details))
+        self.splitter.setSizes([first, max(total - first, 1)])
+
     def refresh(self) -> None:
         """Reload the registered backends and select the configured one (or the one in use)."""
         backend = self.session.backend

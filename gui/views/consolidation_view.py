@@ -36,7 +36,7 @@ from core.consolidation import (
     selected_texts,
 )
 from core.consolidation.stage import context_for, lost_for
-from core.diff import diff_texts
+from core.documents.diff import diff_texts
 from core.project import Changes, Project
 from core.proposals import ProposalError
 from gui.session import ProjectSession
@@ -170,16 +170,19 @@ class ConsolidationView(QWidget):
         warnings: list[str] = []
         items = list_consolidations(self.session.root, pending_only=False, warnings=warnings)
         items.sort(key=lambda p: (p.status != "pending", [-ord(c) for c in p.id]))
+        project = self.session.project
+        try:  # other programs' runs (history) and Fusion's backups: read on the project's worker
+            found = self.session.worker.call(lambda: sources.source_items(project), "")
+        except Exception as exc:  # history or backups unreadable: memdesk's own proposals still show
+            found = []
+            warnings.append(f"other programs' runs and backups not listed: {exc}")
         self.picker.blockSignals(True)
         self.picker.clear()
         for p in items[:50]:
             self.picker.addItem(f"{p.kind} · {p.scope} · {p.created_at[:16].replace('T', ' ')} · {p.status} · "
                                 f"{len(p.lost_facts)} facts lost", p.id)
-        try:
-            for label, data in sources.source_items(self.session.project):
-                self.picker.addItem(label, data)
-        except Exception as exc:  # history or backups unreadable: memdesk's own proposals still show
-            warnings.append(f"other programs' runs and backups not listed: {exc}")
+        for label, data in found:
+            self.picker.addItem(label, data)
         self.picker.blockSignals(False)
         index = self.picker.findData(select) if select else 0
         self.picker.setCurrentIndex(max(index, 0) if self.picker.count() else -1)
@@ -299,7 +302,8 @@ class ConsolidationView(QWidget):
         """Stage the undo of the shown run, or the restore of the shown backup, and review it."""
         data = self.picker.currentData()
         try:
-            proposal = sources.stage(self.session.project, data)
+            project = self.session.project
+            proposal = self.session.worker.call(lambda: sources.stage(project, data), "Staging it for review…")
         except Exception as exc:
             self.banner.show_message(f"Cannot stage it: {exc}", "error")
             return
@@ -339,7 +343,9 @@ class ConsolidationView(QWidget):
         from core.consolidation.policy import load_policy, save_policy
 
         try:
-            save_policy(self.session.root, replace(load_policy(self.session.root), unattended=on))
+            root = self.session.root
+            self.session.worker.call(lambda: save_policy(root, replace(load_policy(root), unattended=on)),
+                                     "Saving the consolidation policy…")
         except Exception as exc:
             self.banner.show_message(f"The unattended setting was not saved: {exc}", "error")
             self._show_policy()

@@ -2,7 +2,7 @@
 restoring a whole version or only one of its changes.
 
 The list comes from the project model (the backend's own history, e.g. ``postgres``'s shared database, else
-``core.history``); by default it holds the memory documents only (internal files
+``core.storage.history.versions``); by default it holds the memory documents only (internal files
 such as stored proposals are shown on request). Each version is labelled by what replaced it
 ("before prune", "agent append", …). The diff of the selected version against the current content
 (left: now, right: the version) is computed on a worker thread. Restoring a memory document goes
@@ -34,11 +34,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import fileio, history
-from core.diff import DiffResult, apply_hunks, diff_texts
+from core.documents.diff import DiffResult, apply_hunks, diff_texts
 from core.errors import MemoryBackendError
 from core.project import Changes
 from core.search.corpus import read_file
+from core.storage import fileio
+from core.storage.history import versions as history
 from gui.models import RowTableModel
 from gui.proposal_text import format_when
 from gui.session import ProjectSession
@@ -57,7 +58,7 @@ SHORTCUTS = (("Ctrl+R", "Restore the selected version"), ("Ctrl+Shift+R", "Resto
 # Documents an operator keeps (design 2a); proposals, settings, audit and schedule files are internal.
 _MEMORY_DOCUMENT = re.compile(r"^\.fusion/(?:memory\.md|memory-insights\.md|memory/(?!memory-audit\.md$)[^/]+\.md"
                               r"|agent-memory/[^/]+/[^/]+\.md)$")
-# What replaced a version, said as what the version is. ``core.history.source_label`` takes over when present.
+# What replaced a version, said as what the version is. ``core.storage.history.versions.source_label`` takes over when present.
 _SOURCE_LABELS = {
     "editor": "before save", "prune": "before prune", "restore": "before restore", "append": "agent append",
     "cli-write": "before a CLI write", "write": "before a write", "insights-merge": "before an insights merge",
@@ -81,7 +82,7 @@ def source_label(source: str) -> str:
 
 
 def has_authors() -> bool:
-    """True when ``core.history`` records who wrote a version."""
+    """True when ``core.storage.history.versions`` records who wrote a version."""
     return any(f.name == "author" for f in dataclasses.fields(history.Version))
 
 
@@ -200,7 +201,8 @@ class HistoryView(QWidget):
     def _versions(self, path: str | None) -> list[history.Version]:
         """The project's versions (from the backend's own history when it keeps one); [] with the reason shown."""
         try:
-            versions = self.session.project.list_versions(path)
+            project = self.session.project  # history.db (or the backend's history): on the project's worker
+            versions = self.session.worker.call(lambda: project.list_versions(path), "")
         except Exception as exc:  # a damaged history.db, an unreachable server: say so, keep the view usable
             self.status.setText(f"The history cannot be read: {exc}")
             return []
@@ -257,7 +259,7 @@ class HistoryView(QWidget):
             self.diff_op.cancel()
         self.shown = None
         try:
-            current = self._current(version.path)
+            current = self.session.worker.call(lambda: self._current(version.path), "")  # a backend may ask its server
         except Exception as exc:
             self.diff.set_busy(f"Cannot read the current {version.path}: {exc}")
             self._update_buttons()

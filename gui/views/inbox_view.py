@@ -27,7 +27,7 @@ from core.firewall import review
 from core.firewall.inbox import Inbox, InboxError, Item
 from core.firewall.policy import Policy, PolicyError, load_policy, set_rule
 from core.project import Changes
-from core.userdirs import user_config_dir
+from core.storage.userdirs import user_config_dir
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.firewall_policy import FirewallPolicyTable
@@ -48,7 +48,8 @@ class InboxView(QWidget):
     def __init__(self, session: ProjectSession, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.session = session
-        self.inbox = Inbox(session.root, user_config_dir())
+        root = session.root  # the first use makes the user's sealing key: on the project's worker
+        self.inbox = session.worker.call(lambda: Inbox(root, user_config_dir()), "")
         self.items: list[Item] = []
         self.revealed = False
         self.editing = False
@@ -110,10 +111,15 @@ class InboxView(QWidget):
     def set_policy(self, writer: str, rule: str, action: str) -> None:
         """Save one writer's action for one rule family (an action it would get anyway removes the override)."""
         try:
-            current = load_policy(self.session.root)
-            rest = {w: {r: a for r, a in t.items() if (w, r) != (writer, rule)} for w, t in current.rules.items()}
-            inherited = Policy(rest).action(writer, None, rule, rule)
-            set_rule(self.session.root, writer, rule, None if action == inherited else action)
+            root = self.session.root
+
+            def save() -> None:  # on the project's worker: the policy file is rewritten
+                current = load_policy(root)
+                rest = {w: {r: a for r, a in t.items() if (w, r) != (writer, rule)} for w, t in current.rules.items()}
+                inherited = Policy(rest).action(writer, None, rule, rule)
+                set_rule(root, writer, rule, None if action == inherited else action)
+
+            self.session.worker.call(save, "Saving the firewall policy…")
         except (PolicyError, OSError, ValueError) as exc:
             self.banner.show_message(f"The policy was not changed: {exc}")
         self.show_policy()

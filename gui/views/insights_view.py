@@ -16,12 +16,12 @@ from pathlib import Path
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QFileDialog, QSplitter, QVBoxLayout, QWidget
 
-from core import fileio
+from core.automation.extraction import ExtractionRun, store_imported_reply
 from core.errors import MemoryBackendError
-from core.extraction import ExtractionRun, store_imported_reply
 from core.insights import is_duplicate_insight
 from core.project import Changes
 from core.proposals import Proposal, ProposalError, accept_insights, reject_insights
+from core.storage import fileio
 from gui.models import ReviewItem
 from gui.proposal_text import (
     find_source_lines,
@@ -85,7 +85,8 @@ class InsightsView(QWidget):
     def refresh(self, keep_edits: bool = True) -> None:
         """Re-read the insights file; raw edits in progress are kept unless ``keep_edits`` is False."""
         try:
-            text = self.session.project.read_insights()
+            project = self.session.project
+            text = self.session.worker.call(lambda: project.read_insights(), "")  # through the backend
         except MemoryBackendError as exc:
             self.banner.show_message(f"Cannot read {self.insights_path}: {exc}", "error")
             self.text = None
@@ -142,7 +143,8 @@ class InsightsView(QWidget):
     # -- where each insight came from ------------------------------------------------------------------
     def _source_lines(self, proposals: list[tuple[str, str | None]]) -> list[int | None]:
         try:
-            memory = self.session.project.read()  # the long-term document the extraction read
+            project = self.session.project  # the long-term document the extraction read (on the worker)
+            memory = self.session.worker.call(lambda: project.read(), "")
         except MemoryBackendError:
             return [None] * len(proposals)  # the links are a convenience; the review goes on without them
         return find_source_lines(memory, proposals)
@@ -247,10 +249,15 @@ class InsightsView(QWidget):
         """Store a saved AI extraction reply as a proposal and review it; a bad file changes nothing."""
         path = Path(path)
         try:
-            text = fileio.read_text(path)
-            if text is None:
-                raise ProposalError(f"{path} does not exist", "NOT_FOUND")
-            run = store_imported_reply(self.session.root, text, path.name)
+            root = self.session.root
+
+            def store() -> object:  # on the project's worker: reads the reply, writes the proposal
+                text = fileio.read_text(path)
+                if text is None:
+                    raise ProposalError(f"{path} does not exist", "NOT_FOUND")
+                return store_imported_reply(root, text, path.name)
+
+            run = self.session.worker.call(store, f"Importing {path.name}…")
         except (MemoryBackendError, ProposalError) as exc:
             self.banner.show_message(f"Could not import {path.name}: {exc}. Nothing was changed.", "error")
             return False

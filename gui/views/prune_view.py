@@ -27,10 +27,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import fileio
-from core.diff import DiffResult, apply_hunks, diff_texts
+from core.automation.extraction import store_imported_reply
+from core.documents.diff import DiffResult, apply_hunks, diff_texts
 from core.errors import MemoryBackendError
-from core.extraction import store_imported_reply
 from core.insights import (
     PruneValidationResult,
     read_working_memory,
@@ -45,6 +44,7 @@ from core.proposals import (
     reject_prune,
     store_prune_candidate,
 )
+from core.storage import fileio
 from gui.proposal_text import STALE_BANNER, proposal_origin
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
@@ -290,19 +290,22 @@ class PruneView(QWidget):
     def load_candidate_file(self, path: str | Path) -> bool:
         """Store a candidate from a file as a proposal and review it: an extraction reply or plain markdown."""
         path = Path(path)
+        root = self.session.root
         try:
-            text = fileio.read_text(path)
+            text = self.session.worker.call(lambda: fileio.read_text(path), "")
             if text is None:
                 raise ProposalError(f"{path} does not exist", "NOT_FOUND")
             if path.suffix.lower() == ".json" or text.lstrip().startswith(("{", "```")):
-                run = store_imported_reply(self.session.root, text, path.name)
+                run = self.session.worker.call(lambda: store_imported_reply(root, text, path.name),
+                                               f"Importing {path.name}…")
                 if run.ok and run.proposal_id is None:
                     raise ProposalError("the reply offers no prune and nothing new", "NOTHING")
                 proposal = self.session.extraction_finished(run)
                 if not run.ok:
                     raise ProposalError(run.message, run.error_kind or "failed")
             else:
-                proposal = store_prune_candidate(self.session.root, text, path.name)
+                proposal = self.session.worker.call(lambda: store_prune_candidate(root, text, path.name),
+                                                    f"Importing {path.name}…")
                 self.session.set_proposal(proposal)
         except (ProposalError, MemoryBackendError) as exc:
             self.banner.show_message(f"Cannot review {path.name}: {exc}. Nothing was changed.", "error")

@@ -30,7 +30,7 @@ from PySide6.QtWidgets import (
 
 from core.backends import MemorySearchOptions, MemorySearchResult
 from core.firewall.search_filter import without_superseded
-from core.reindex import ReindexReport, reindex
+from core.project.reindex import ReindexReport, reindex
 from core.search.derived import DERIVED_MODE
 from gui.models import RowTableModel
 from gui.session import ProjectSession

@@ -19,8 +19,8 @@ from PySide6.QtWidgets import QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWi
 
 from core.errors import SettingsError
 from core.settings import OWN_KEYS, ProjectSettings
-from core.settings_schema import CRON_KEYS
-from core.settings_store.own import OWN_PATH
+from core.settings.schema import CRON_KEYS
+from core.settings.store.own import OWN_PATH
 from gui.session import ProjectSession
 from gui.widgets.banner import Banner
 from gui.widgets.cron_preview import CronPreview
@@ -98,7 +98,7 @@ class SettingsView(QWidget):
     # -- where the settings live -------------------------------------------------------------------
     @property
     def store(self) -> Any:
-        """The session's :class:`core.settings_store.StoreInfo` (``None`` before any could be read)."""
+        """The session's :class:`core.settings.store.StoreInfo` (``None`` before any could be read)."""
         return self.session.settings_store
 
     def store_name(self) -> str:

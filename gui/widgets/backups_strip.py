@@ -16,8 +16,8 @@ import logging
 from PySide6.QtCore import Signal
 from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
-from core import fileio
 from core.consolidation.backups import BACKUPS_DIR, list_backups, stage_restore
+from core.storage import fileio
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 
@@ -141,7 +141,9 @@ class BackupsStrip(QWidget):
         if not isinstance(name, str) or not self.review_button.isEnabled():
             return
         try:
-            proposal = stage_restore(self.session.project, name)
+            project = self.session.project  # the staged proposal is written: on the project's worker
+            proposal = self.session.worker.call(lambda: stage_restore(project, name), "Staging the restore…",
+                                                disable=(self.review_button,))
         except Exception as exc:
             self.summary.setText(f"Cannot stage the restore: {exc}")
             return

@@ -10,10 +10,11 @@ from collections.abc import Iterable
 
 from PySide6.QtCore import QRect, QRectF, Qt
 from PySide6.QtGui import QFont, QFontMetrics, QPainter, QPen
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QWidget
+from PySide6.QtWidgets import QLabel, QWidget
 
 from core.backends import CAPABILITIES
 from gui.widgets.colors import colour, css
+from gui.widgets.flow_layout import FlowLayout
 from gui.widgets.parts import scaled_font
 
 _PAD_X, _PAD_Y, _GAP = 7, 2, 5
@@ -28,16 +29,13 @@ class CapabilityBadges(QWidget):
 
     def __init__(self, capabilities: Iterable[str] = (), parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        self._layout = QHBoxLayout(self)
-        self._layout.setContentsMargins(0, 0, 0, 0)
-        self._layout.setSpacing(_GAP)
+        self._layout = FlowLayout(self, _GAP)  # a narrow column (800 px) wraps the chips, never cuts them
         self.chips: dict[str, QLabel] = {}
         for cap in CAPABILITIES:
             chip = QLabel(cap, self)
             chip.setFont(_chip_font(self.font()))
             self.chips[cap] = chip
             self._layout.addWidget(chip)
-        self._layout.addStretch(1)
         self.set_capabilities(capabilities)
 
     def set_capabilities(self, capabilities: Iterable[str]) -> None:

@@ -2,7 +2,7 @@
 
 A project's settings may name a team connection and project key; memdesk opens it read-only, reading
 nothing from the team's database, until the operator confirms that binding once for this folder
-(:mod:`core.bindings`). The strip says which connection and key, and its button confirms.
+(:mod:`core.settings.bindings`). The strip says which connection and key, and its button confirms.
 """
 
 from __future__ import annotations

@@ -105,6 +105,7 @@ class LedgerPanel(QWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
         self.title = QLabel("<b>Ledger</b>", self)
+        self.title.setWordWrap(True)  # "(N entries removed or rewritten)" wraps in the narrow column at 800 px
         self.list = QListWidget(self)
         self.list.setObjectName("consolidationLedger")
         self.list.setWordWrap(True)

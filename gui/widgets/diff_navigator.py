@@ -1,6 +1,6 @@
 """Next / previous difference (F7 / Shift+F7) for two side-by-side texts: the conflict view's.
 
-:func:`diff_hunks` finds the differing blocks once (with :func:`core.textmerge.changed_lines`'
+:func:`diff_hunks` finds the differing blocks once (with :func:`core.documents.textmerge.changed_lines`'
 matcher); :class:`DiffNavigator` moves both panes to the next or previous block, selects its lines
 on the side that has them, puts it in the upper third of the view, and says "Difference 2 of 5".
 """

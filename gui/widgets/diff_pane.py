@@ -14,7 +14,7 @@ from PySide6.QtCore import QEvent, QRect, QRectF, QSize, Qt
 from PySide6.QtGui import QBrush, QColor, QFont, QFontDatabase, QPainter, QPaintEvent, QResizeEvent, QTextLine
 from PySide6.QtWidgets import QPlainTextEdit, QWidget
 
-from core.diff import DiffRow
+from core.documents.diff import DiffRow
 from gui.widgets.colors import colour, help_colour
 
 LEFT, RIGHT = "left", "right"

@@ -1,7 +1,7 @@
 """Side-by-side diff: two read-only panes that scroll together, a change summary and change navigation.
 
 ``set_busy(message)`` shows a message instead of the panes (``Computing diff…``); ``set_diff(result)``
-shows a :class:`core.diff.DiffResult`. F7 and Shift+F7 go to the next and previous change; the change
+shows a :class:`core.documents.diff.DiffResult`. F7 and Shift+F7 go to the next and previous change; the change
 holding the row last shown is the current hunk (``currentHunkChanged(index)``, -1 for none). Notes
 (a reason per removed row) show in the other side's filler rows and under the panes; the rows of
 hunks left out are painted neutral.
@@ -10,6 +10,7 @@ hunks left out are painted neutral.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import (
     QHBoxLayout,
     QLabel,
@@ -20,7 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.diff import DiffResult, Hunk
+from core.documents.diff import DiffResult, Hunk
 from gui.widgets.colors import css, help_colour
 from gui.widgets.diff_pane import LEFT, RIGHT, DiffPane
 from gui.widgets.line_detail import LineDetail
@@ -57,6 +58,7 @@ class SideBySideDiff(QWidget):
             action = view_action(self, text, key, slot)
             action.setToolTip(f"{text[2:]} ({key})")
             button.setDefaultAction(action)
+            button.setProperty("fullText", text)
         self.detail = LineDetail(self)
         self.message = QLabel(self)
         self.message.setAlignment(Qt.AlignmentFlag.AlignCenter)
@@ -97,6 +99,17 @@ class SideBySideDiff(QWidget):
         for pane in (self.left, self.right):
             pane.cursorPositionChanged.connect(lambda pane=pane: self.show_row(pane.textCursor().blockNumber()))
         self.set_busy("No prune candidate loaded.")
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt override)
+        """Narrow (the consolidation view's middle at 800 px), the buttons show their arrows alone, whole;
+        squeezed, "↑ Previous change" was elided to "↑ P…nge". The tooltip keeps the name and key."""
+        super().resizeEvent(event)
+        buttons = (self.previous_button, self.next_button)
+        wide = sum(b.fontMetrics().horizontalAdvance(b.property("fullText")) + 24 for b in buttons)
+        narrow = event.size().width() < wide + 80
+        for button in buttons:
+            full = button.property("fullText")
+            button.defaultAction().setIconText(full[0] if narrow else full)
 
     @property
     def busy(self) -> bool:

@@ -9,11 +9,11 @@ anything itself.
 from __future__ import annotations
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QResizeEvent
+from PySide6.QtGui import QFontMetrics, QResizeEvent
 from PySide6.QtWidgets import QHeaderView, QTreeWidget, QTreeWidgetItem, QWidget
 
-from core.fileio import format_size
-from core.layout import DocumentInfo
+from core.documents.layout import DocumentInfo
+from core.storage.fileio import format_size
 
 PATH_ROLE = Qt.ItemDataRole.UserRole + 1
 #: Widths (px) from which the Layer and Changed columns show (the default window's picker is 300 wide).
@@ -102,8 +102,32 @@ class DocumentPicker(QTreeWidget):
         """Narrow: name and size only (the name tells the layer); wide: layer and last change too."""
         super().resizeEvent(event)
         width = event.size().width()
-        self.setColumnHidden(1, width < LAYER_FROM)
-        self.setColumnHidden(3, width < CHANGED_FROM)
+        hide_changed = width < CHANGED_FROM
+        hide_layer = width < LAYER_FROM or not self._names_fit(width, {1, 3} - ({3} if hide_changed else set()))
+        if not hide_changed and not self._names_fit(width, {3} if hide_layer else {1, 3}):
+            hide_changed = True  # the names first: "MEM…" and "2026-…" at 285 px told nothing
+        self.setColumnHidden(1, hide_layer)
+        self.setColumnHidden(3, hide_changed)
+
+    def _names_fit(self, width: int, shown: set[int]) -> bool:
+        """Whether every document's name fits beside the size column and the columns ``shown`` (1, 3)."""
+        metrics = self.fontMetrics()
+        font = self.font()
+        font.setBold(True)
+        bold = QFontMetrics(font)  # names are measured bold with their dot: a first keystroke moves no column
+        widest = {column: 0 for column in (0, 1, 2, 3)}
+        for item in self._items.values():
+            depth = 0
+            parent = item.parent()
+            while parent is not None:
+                depth, parent = depth + 1, parent.parent()
+            name = bold.horizontalAdvance(item.text(0).removesuffix(DIRTY_MARK) + DIRTY_MARK)  # as when unsaved
+            widest[0] = max(widest[0], name + self.indentation() * (depth + 1))
+            for column in (1, 2, 3):
+                widest[column] = max(widest[column], metrics.horizontalAdvance(item.text(column)))
+        header = self.header()
+        others = sum(max(widest[c] + 12, self.sizeHintForColumn(c), header.sectionSizeHint(c)) for c in (2, *shown))
+        return width - self.frameWidth() * 2 - others >= widest[0] + 8
 
     def paths(self) -> list[str]:
         """The documents listed, in order."""

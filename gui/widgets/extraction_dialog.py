@@ -1,7 +1,7 @@
 """Run an insight extraction from the app: pick a provider, Run, watch the progress, Cancel.
 
-The provider comes from the user's own config (:mod:`core.user_config`; "offline" is always there).
-``core.extraction.run_extraction`` runs on a worker thread (``gui.tasks``) and reports its progress
+The provider comes from the user's own config (:mod:`core.settings.user_config`; "offline" is always there).
+``core.automation.extraction.run_extraction`` runs on a worker thread (``gui.tasks``) and reports its progress
 on the GUI thread; Cancel asks it to stop, and the dialog is idle again once it has. A finished run
 goes to the session, which reviews the proposal it stored; a failed one says why here (nothing but
 the audit changed). ``providersRequested`` asks for the Model providers dialog.
@@ -27,10 +27,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.automation.extraction import ExtractionRun, run_extraction
 from core.errors import SettingsError
-from core.extraction import ExtractionRun, run_extraction
 from core.providers import ProviderError, resolve_provider
-from core.user_config import OFFLINE_PROVIDER, ProviderConfig, UserConfig, load_user_config
+from core.settings.user_config import OFFLINE_PROVIDER, ProviderConfig, UserConfig, load_user_config
 from gui.proposal_text import failure_hint, run_outcome
 from gui.session import ProjectSession
 from gui.tasks import CancelToken, Operation, run_in_background

@@ -62,8 +62,8 @@ class FusionConnectDialog(QDialog):
 
         def work(_token: object) -> str:
             from core.errors import SettingsError
-            from core.settings_store.connections import FusionConnection, check_url, save_connection
-            from core.settings_store.detect import probe
+            from core.settings.store.connections import FusionConnection, check_url, save_connection
+            from core.settings.store.detect import probe
 
             checked = check_url(url)
             store, reason = probe(root, FusionConnection(checked, token))

@@ -13,13 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import (
-    QAbstractListModel,
     QEvent,
     QModelIndex,
     QObject,
     QPersistentModelIndex,
     QRect,
     QSize,
+    QStringListModel,
     Qt,
     Signal,
 )
@@ -36,6 +36,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from gui import gc_guard
 from gui.fuzzy import FuzzyIndex, FuzzyMatch, match_positions
 from gui.widgets.raise_window import bring_forward
 
@@ -54,32 +55,32 @@ class PickItem:
     key: Any = None
 
 
-class _Model(QAbstractListModel):
+class _Model(QStringListModel):
+    """The rows shown. A ``QStringListModel``, not a Python ``QAbstractListModel``: the view asks
+    ``rowCount`` ~300 times per keystroke, each a call into Python (measured in ``python -m bench gui``'s
+    quick open); here it stays in C++, and a keystroke's reset is one ``setStringList``."""
+
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self.items: list[PickItem] = []
         self.rows: list[FuzzyMatch] = []
         self.query = ""
 
-    def rowCount(self, parent: QModelIndex | QPersistentModelIndex = QModelIndex()) -> int:  # noqa: B008
-        return 0 if parent.isValid() else len(self.rows)
-
     def data(self, index: QModelIndex | QPersistentModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
-        if not index.isValid():
-            return None
-        item = self.items[self.rows[index.row()].index]
-        if role == Qt.ItemDataRole.DisplayRole:
-            return f"{item.text}  {item.detail}".rstrip()
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return item.text
-        if role == Qt.ItemDataRole.UserRole:
-            return item
-        return None
+        if role == Qt.ItemDataRole.UserRole and index.isValid():
+            return self.item(index.row())
+        if role == Qt.ItemDataRole.ToolTipRole and index.isValid():
+            return self.item(index.row()).text
+        return super().data(index, role)
+
+    def item(self, row: int) -> PickItem:
+        """The item shown at ``row``."""
+        return self.items[self.rows[row].index]
 
     def set_rows(self, rows: list[FuzzyMatch], query: str) -> None:
-        self.beginResetModel()
         self.rows, self.query = rows, query
-        self.endResetModel()
+        items = self.items
+        self.setStringList([f"{items[m.index].text}  {items[m.index].detail}".rstrip() for m in rows])
 
 
 _ALIGN = int(Qt.AlignmentFlag.AlignVCenter | Qt.AlignmentFlag.AlignLeft)
@@ -130,12 +131,12 @@ class _Delegate(QStyledItemDelegate):
     def paint(self, painter: QPainter, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         model = index.model()
         assert isinstance(model, _Model)
-        item: PickItem = index.data(Qt.ItemDataRole.UserRole)
-        opt = QStyleOptionViewItem(option)
-        self.initStyleOption(opt, index)
-        opt.text = ""
+        item = model.item(index.row())
+        # No initStyleOption: it asks the model for a dozen roles, each a call into Python, for a text and an
+        # icon this delegate draws itself; the view's option has the state, palette, font and rect needed.
+        opt = option
         style = opt.widget.style() if opt.widget else None
-        if style is not None:
+        if style is not None:  # the row's background: selection, hover, focus
             style.drawControl(QStyle.ControlElement.CE_ItemViewItem, opt, painter, opt.widget)
         selected = bool(opt.state & QStyle.StateFlag.State_Selected)
         palette = opt.palette
@@ -256,6 +257,7 @@ class FuzzyPicker(QDialog):
         """Keys in the field: Up/Down/Page move the selection, Enter chooses, Esc closes."""
         if watched is self.field and event.type() == QEvent.Type.KeyPress:
             assert isinstance(event, QKeyEvent)
+            gc_guard.note_input()  # the list filters on each key: no collection in between
             key = event.key()
             rows = self.model.rowCount()
             row = self.list.currentIndex().row()

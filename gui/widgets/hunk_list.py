@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core.diff import DiffResult, Hunk
+from core.documents.diff import DiffResult, Hunk
 from gui.widgets.colors import help_colour
 
 #: The list's keys, for the buttons, the tooltips and the Help menu's list.

@@ -10,7 +10,7 @@ import html
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QGridLayout, QLabel, QWidget
 
-from core.diff import DiffRow
+from core.documents.diff import DiffRow
 from gui.widgets.colors import css, help_colour
 
 

@@ -10,11 +10,11 @@ from __future__ import annotations
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from core.migrate import MigrationPlan
+from core.project.migrate import MigrationPlan
 
 
 class MigrateDialog(QDialog):
-    """Shows a :class:`~core.migrate.MigrationPlan` as a unified diff; accepted means "apply it"."""
+    """Shows a :class:`~core.project.migrate.MigrationPlan` as a unified diff; accepted means "apply it"."""
 
     def __init__(self, plan: MigrationPlan, parent: QWidget | None = None) -> None:
         super().__init__(parent)

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from core.documents.layout import AGENT_DIR, DREAMS_NAME, Layout
 from core.errors import MemoryBackendError
-from core.layout import AGENT_DIR, DREAMS_NAME, Layout
 
 Kind = Literal["daily", "memory", "dreams"]
 KINDS: tuple[tuple[Kind, str], ...] = (("daily", "Daily note"), ("memory", "Long-term memory (MEMORY.md)"),

@@ -1,4 +1,4 @@
-"""Preferences ▸ Connections: the user's named PostgreSQL connections (:mod:`core.connections`).
+"""Preferences ▸ Connections: the user's named PostgreSQL connections (:mod:`core.settings.connections`).
 
 A list (name and DSN with the password masked), and a form to add or replace one: name and DSN. Save
 validates first (a bad name or DSN is said in one line and nothing is written); Test connects and
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from core import connections
+from core.settings import connections
 from gui.serial_worker import SerialWorker
 
 NO_PSYCOPG = ("PostgreSQL connections need the 'postgres' extra (psycopg); install it with "
@@ -132,7 +132,7 @@ class ConnectionsPage(QWidget):
         """Add or replace the connection in the form; nothing is written when it is bad."""
         name, dsn = self.name.text().strip(), self.dsn.text().strip()
         try:
-            conn = connections.set_connection(name, dsn)
+            conn = self._worker.call(lambda: connections.set_connection(name, dsn), "")  # the user config file
         except ModuleNotFoundError:
             _status(self.status, NO_PSYCOPG, "error")
             return False
@@ -173,7 +173,7 @@ class ConnectionsPage(QWidget):
                              "database until it is added again."):
             return False
         try:
-            connections.remove_connection(name)
+            self._worker.call(lambda: connections.remove_connection(name), "")
         except Exception as exc:
             _status(self.status, f"Not removed: {exc}", "error")
             return False

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.server.tokens import TokenStore
+from gui.serial_worker import SerialWorker
 from gui.widgets.prefs_connections import _status
 
 
@@ -54,6 +55,7 @@ class TokensPage(QWidget):
         self.name = QLineEdit(self)
         self.name.setObjectName("tokenName")
         self.name.setPlaceholderText("who will use it: claude-desktop, ci-bot…")
+        self._worker = SerialWorker(self)  # the tokens file is written here, off the GUI thread
         self.create_button = QPushButton("&Create token", self)
         self.revoke_button = QPushButton("Re&voke…", self)
         self.secret = QLineEdit(self)
@@ -113,7 +115,7 @@ class TokensPage(QWidget):
         """Create a token named as typed and show it once; ``None`` (and why) when the name is refused."""
         name = self.name.text().strip()
         try:
-            token = self.store.create(name)
+            token = self._worker.call(lambda: self.store.create(name), "")  # the tokens file, off the GUI thread
         except Exception as exc:
             _status(self.status, f"Not created: {exc}", "error")
             return None
@@ -139,7 +141,7 @@ class TokensPage(QWidget):
         if not self._confirm(f"Revoke the token {name!r}? Whoever uses it is refused from their next request."):
             return False
         try:
-            self.store.revoke(name)
+            self._worker.call(lambda: self.store.revoke(name), "")
         except Exception as exc:
             _status(self.status, f"Not revoked: {exc}", "error")
             return False

@@ -1,6 +1,6 @@
 """The settings of one model provider: kind, and the fields that kind needs.
 
-Labels and tooltips come from :class:`core.user_config.ProviderConfig` (declared once). The form
+Labels and tooltips come from :class:`core.settings.user_config.ProviderConfig` (declared once). The form
 does no I/O: :meth:`values` gives the name and the camelCase dict to save; the offline provider is
 built in and shown read-only. An API key is never asked for, only the NAME of the environment
 variable that holds it.
@@ -13,7 +13,7 @@ from typing import Any
 
 from PySide6.QtWidgets import QComboBox, QDoubleSpinBox, QFormLayout, QLabel, QLineEdit, QSpinBox, QWidget
 
-from core.user_config import OFFLINE_PROVIDER, ProviderConfig
+from core.settings.user_config import OFFLINE_PROVIDER, ProviderConfig
 from gui.widgets.colors import css
 
 KINDS = ("openai", "command")

@@ -1,6 +1,6 @@
 """Model providers: the user's own list of providers, the default one, and the unattended-prune opt-in.
 
-Everything here is saved through :mod:`core.user_config` to the user's config folder
+Everything here is saved through :mod:`core.settings.user_config` to the user's config folder
 (platformdirs, or ``$MEMDESK_CONFIG_DIR``), never into a project: a project cannot choose what runs
 or where its memory is sent. Each change is saved when it is made; ``providersChanged`` says so.
 """
@@ -25,7 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from core.errors import SettingsError
-from core.user_config import (
+from core.settings.user_config import (
     OFFLINE_PROVIDER,
     UserConfig,
     load_user_config,
@@ -35,6 +35,7 @@ from core.user_config import (
     set_provider,
     user_config_path,
 )
+from gui.serial_worker import SerialWorker
 from gui.widgets.banner import Banner
 from gui.widgets.colors import help_colour
 from gui.widgets.provider_form import KIND_NAMES, ProviderForm
@@ -51,6 +52,7 @@ class ProvidersDialog(QDialog):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
+        self._worker = SerialWorker(self)  # the user config is written here, one change at a time
         self.setWindowTitle("Model providers")
         self.config: UserConfig | None = None
         #: Asks before a provider is removed (tests replace it).
@@ -208,7 +210,7 @@ class ProvidersDialog(QDialog):
 
     def _change(self, action: Callable[[], UserConfig], message: str, select: str | None = None) -> bool:
         try:
-            action()
+            self._worker.call(action, "")  # the user config file is written off the GUI thread
         except SettingsError as exc:  # nothing was saved; what was typed stays in the form
             self.form.set_error(f"Not saved: {exc}")
             return False

@@ -170,7 +170,7 @@ def pg(pg_server: PgServer) -> PgServer:
 @pytest.fixture
 def pg_connection(pg: PgServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     """A user config (``MEMDESK_CONFIG_DIR``) holding the connection ``team`` to the test database."""
-    from core.connections import set_connection
+    from core.settings.connections import set_connection
 
     config_dir = tmp_path / "user-config"
     monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(config_dir))

@@ -11,8 +11,8 @@ import random
 from datetime import date
 from pathlib import Path
 
-from core import appending
 from core.entries import MEMORY_ARCHIVE_PATH, append_memory_entry, split_dated_entries
+from core.project import appending
 
 REL = ".fusion/memory.md"
 REAL = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"

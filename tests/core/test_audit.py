@@ -10,8 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
-from core.history import list_versions
 from core.insights import (
     MEMORY_AUDIT_PATH,
     MEMORY_AUDIT_STATE_PATH,
@@ -31,6 +29,8 @@ from core.insights import (
     write_memory_audit_state,
 )
 from core.insights._text import format_time_ago
+from core.storage import fileio
+from core.storage.history.versions import list_versions
 from tests.conftest import REAL_MEMORY
 
 NOW = datetime(2024, 6, 15, 12, 0, tzinfo=UTC)

@@ -14,7 +14,6 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
 from core.backends import (
     MemoryBackend,
     MemorySearchOptions,
@@ -25,7 +24,8 @@ from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
 from core.backends.postgres import PostgresMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
 from core.errors import MemoryBackendError
-from core.fileio import MAX_FILE_SIZE
+from core.storage import fileio
+from core.storage.fileio import MAX_FILE_SIZE
 from tests.conftest import REAL_MEMORY
 from tests.core.pg_server import project_key
 from tests.core.searching import make_searching_backend
@@ -67,7 +67,7 @@ def kind(request: pytest.FixtureRequest) -> str:
 
 def versions(backend: MemoryBackend, project: Path) -> list[str]:
     """The texts kept in history for the working memory (the database's history for postgres)."""
-    from core import history
+    from core.storage.history import versions as history
 
     if isinstance(backend, PostgresMemoryBackend):
         return [backend.get_version(v.id)[1] for v in backend.list_versions(".fusion/memory.md")]
@@ -160,7 +160,7 @@ def test_one_mebibyte_limit(kind: str, backend: MemoryBackend, project: Path):
 
 def assert_refused(backend: MemoryBackend, project: Path, **kwargs) -> None:
     """The write-refusal variant: READ_ONLY, and nothing on disk or in history changes."""
-    from core import history
+    from core.storage.history import versions as history
 
     before = on_disk(project)
     with pytest.raises(MemoryBackendError) as err:

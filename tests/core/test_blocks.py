@@ -1,4 +1,4 @@
-"""The one block scanner (core.blocks) against CommonMark, and the five readers that use it.
+"""The one block scanner (core.documents.blocks) against CommonMark, and the five readers that use it.
 
 The oracle is markdown-it-py's CommonMark block pass (its token stream: ``heading_open``, ``fence``,
 ``code_block``, ``html_block`` with their line ``map``). Every case is also written out by hand, so a
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from markdown_it import MarkdownIt
 
-from core import blocks
+from core.documents import blocks
 
 FIXTURES = Path(__file__).resolve().parents[1] / "data"
 REAL = FIXTURES / "fusion-real" / ".fusion" / "memory.md"
@@ -141,7 +141,7 @@ def test_prune_validation_reads_tab_and_setext_headings_and_skips_comments():
 
 
 def test_migrate_keeps_a_heading_inside_a_comment_as_content():
-    from core.migrate import merge_legacy
+    from core.project.migrate import merge_legacy
 
     target = "# Memory\n\n## Decisions\n\n## Context\n"
     legacy = "## Architecture\n\n- kept\n\n<!--\n## Pitfalls\n-->\n\n##\tConventions\n\n- conv\n"

@@ -156,7 +156,7 @@ def test_user_defined_consumer_from_the_user_config(user_config_dir: Path, real:
 
 def test_a_broken_user_rule_leaves_the_shipped_consumers(user_config_dir: Path) -> None:
     from core.errors import SettingsError
-    from core.user_config import load_user_config
+    from core.settings.user_config import load_user_config
 
     user_config_dir.mkdir(parents=True)
     (user_config_dir / "config.json").write_text('{"consumers": {"bot": {"what": "no limit"}}}', encoding="utf-8")
@@ -166,7 +166,7 @@ def test_a_broken_user_rule_leaves_the_shipped_consumers(user_config_dir: Path) 
 
 
 def test_user_consumers_survive_a_provider_change(user_config_dir: Path) -> None:
-    from core.user_config import load_user_config, set_provider
+    from core.settings.user_config import load_user_config, set_provider
 
     user_config_dir.mkdir(parents=True)
     (user_config_dir / "config.json").write_text('{"consumers": {"bot": {"lines": 10}}}', encoding="utf-8")

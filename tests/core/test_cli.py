@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from core import history
 from core.cli import main
 from core.insights import read_memory_audit_state
+from core.storage.history import versions as history
 
 MEM = ".fusion/memory.md"
 

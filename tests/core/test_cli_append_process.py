@@ -7,8 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core import history
-from core.appending import ARCHIVE_HEADER, DEFAULT_MAX_LINES, format_entry, split_dated_entries
+from core.project.appending import ARCHIVE_HEADER, DEFAULT_MAX_LINES, format_entry, split_dated_entries
+from core.storage.history import versions as history
 
 REPO = Path(__file__).resolve().parents[2]
 MEM = ".fusion/memory.md"

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from core.cli import main
-from core.user_config import load_user_config
+from core.settings.user_config import load_user_config
 
 DAILY = ".fusion/memory/2026-08-19.md"
 
@@ -98,7 +98,7 @@ def test_no_broken_pipe_when_the_reader_stops_early(layered_project, tmp_path: P
 
 def test_a_short_password_is_masked_as_a_token_not_as_every_letter():
     """A password "p" masked every p of the error ("****ort 1 failed … acce****ting")."""
-    from core.connections import scrub
+    from core.settings.connections import scrub
 
     dsn = "postgresql://u:p@127.0.0.1:1/db"
     line = scrub('connection to server at "127.0.0.1", port 1 failed: accepting; user=u password=p', dsn)

@@ -86,13 +86,13 @@ def test_show_on_the_file_backend_imports_no_settings_model(sample_project: Path
 # -- memdesk append: the project model and the budget check without pydantic ---------------------------
 # What `append` on a file backend no longer imports: the settings and load-rule models (pydantic), the
 # user config, the plugin scan (importlib.metadata), the temporary-file machinery, the filelock library
-# (core.locks takes the same flock itself), platformdirs (core.userdirs), OpenSSL's hashes (an append hashes
-# nothing), argparse's shutil, history's versions (core.history_worker records the event), the search types
-# and the backend picker's BackendInfo.
-APPEND_FREE = ("pydantic", "core.settings", "core.load_rules", "core.user_config", "core.budget.rules",
-               "importlib.metadata", "tempfile", "core.search.derived", "croniter", "filelock", "platformdirs",
-               "hashlib", "shutil", "difflib", "core.history", "core.saving", "core.search.types",
-               "core.backends.info")
+# (core.storage.locks takes the same flock itself), platformdirs (core.storage.userdirs), OpenSSL's hashes
+# (an append hashes nothing), argparse's shutil, history's versions (core.storage.history.worker records the
+# event), the search types and the backend picker's BackendInfo.
+APPEND_FREE = ("pydantic", "core.settings.model", "core.documents.load_rules", "core.settings.user_config",
+               "core.budget.rules", "importlib.metadata", "tempfile", "core.search.derived", "croniter", "filelock",
+               "platformdirs", "hashlib", "shutil", "difflib", "core.storage.history.versions", "core.storage.saving",
+               "core.search.types", "core.backends.info")
 
 
 def run_cli(root: Path, tmp_path: Path, *args: str, modules: tuple[str, ...] = APPEND_FREE) -> dict:
@@ -265,8 +265,8 @@ def test_the_light_copies_of_constants_match_their_sources():
 
 
 def test_the_light_user_config_path_is_the_user_configs(monkeypatch, tmp_path: Path):
-    from core import user_config
     from core.budget.registry import user_config_path
+    from core.settings import user_config
 
     assert user_config_path() == user_config.user_config_path()
     monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(tmp_path))
@@ -278,7 +278,7 @@ def test_the_light_user_config_path_is_the_user_configs(monkeypatch, tmp_path: P
 def test_the_user_config_folder_is_platformdirs_answer(monkeypatch, xdg: str | None, home: str | None):
     import platformdirs
 
-    from core import userdirs
+    from core.storage import userdirs
 
     for name, value in (("XDG_CONFIG_HOME", xdg), ("HOME", home)):
         if value is None:
@@ -295,8 +295,8 @@ def test_the_plain_rules_are_the_load_rule_models():
 
     from core.budget.plain import UNITS, PlainRule
     from core.budget.table import BUILTIN_CONSUMERS, PLAIN_CONSUMERS
-    from core.load_rules import UNITS as MODEL_UNITS
-    from core.load_rules import LoadRule
+    from core.documents.load_rules import UNITS as MODEL_UNITS
+    from core.documents.load_rules import LoadRule
 
     fields = {f.name: f.default for f in dataclasses.fields(PlainRule)}
     assert list(fields) == list(LoadRule.model_fields)

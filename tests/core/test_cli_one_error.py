@@ -101,3 +101,25 @@ def test_settings_get_on_a_folder_it_cannot_read_is_one_line(layered_project, us
     out = cli("settings", "get", "-p", str(layered_project), config=user_config_dir)
     assert out.stderr.count("\n") <= 1 and "CliError" not in out.stderr and "Traceback" not in out.stderr
     assert files_under(layered_project) == before
+
+
+def test_serve_on_a_busy_port_says_only_why(sample_project, user_config_dir):
+    import socket
+
+    busy = socket.socket()
+    busy.bind(("127.0.0.1", 0))
+    busy.listen()
+    port = busy.getsockname()[1]
+    try:
+        out = cli("serve", "-p", str(sample_project), "--port", str(port), config=user_config_dir)
+    finally:
+        busy.close()
+    assert (out.returncode, out.stdout) == (1, "")
+    # was: "warning: no tokens yet…" first, for a server that never started
+    assert out.stderr == f"memdesk: cannot listen on 127.0.0.1:{port}: Address already in use\n"
+
+
+def test_serve_on_a_port_that_is_not_one_says_only_why(sample_project, user_config_dir):
+    out = cli("serve", "-p", str(sample_project), "--port", "99999", "--host", "0.0.0.0", config=user_config_dir)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == "memdesk: --port 99999 is not a port number (0-65535)\n"

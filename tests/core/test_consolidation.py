@@ -23,7 +23,7 @@ from core.consolidation import (
 from core.consolidation.fusion import build_dream_prompt, parse_dream_reply
 from core.consolidation.policy import Policy, save_policy
 from core.consolidation.scheduled import settle_unattended
-from core.layout import SEED_SCAFFOLD
+from core.documents.layout import SEED_SCAFFOLD
 from core.project import Project
 from core.providers import OfflineProvider, OpenAIProvider
 from tests.core.chat_server import Scripted

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from core import history
 from core.consolidation import apply_proposal, run_dream
 from core.errors import MemoryBackendError
 from core.project import Project
 from core.proposals import ProposalError
 from core.providers import OfflineProvider, ProviderError
+from core.storage.history import versions as history
 
 NOW = datetime(2026, 8, 21, 4, 0, 0, tzinfo=UTC)
 MEM = ".fusion/memory"

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from core import history
 from core.consolidation import apply_proposal
 from core.consolidation.backups import list_backups, stage_restore
 from core.consolidation.programs import check_run, program_runs, stage_undo
 from core.project import Project
+from core.storage.history import versions as history
 
 MEM = ".fusion/memory"
 
@@ -31,7 +31,7 @@ def fusion_dream_by_hand(root: Path) -> dict[str, bytes]:
         path = root / MEM / name
         before[name] = path.read_bytes()
         history.record_version(root, f"{MEM}/{name}", path.read_bytes(), "external-change",
-                               author="program:fusion")  # what core/noticed.py records
+                               author="program:fusion")  # what core/storage/noticed.py records
         path.write_text(new if new is not None else path.read_text() + "\n## 2026-08-19\n\n- Polling hooks.\n")
     return before
 
@@ -78,7 +78,7 @@ def test_fusion_backups_are_listed_and_restored_after_review(layered):
 
 
 def test_changes_the_pipeline_noticed_form_one_run(layered):
-    from core.noticed import record_noticed
+    from core.storage.noticed import record_noticed
 
     project = Project(layered)
     pending = []

@@ -1,4 +1,4 @@
-"""core.diff: aligned rows, word highlights in changed lines, and speed on a 1 MiB file."""
+"""core.documents.diff: aligned rows, word highlights in changed lines, and speed on a 1 MiB file."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.diff import DiffRow, apply_hunks, diff_line_opcodes, diff_texts, split_lines, word_spans
+from core.documents.diff import DiffRow, apply_hunks, diff_line_opcodes, diff_texts, split_lines, word_spans
 
 REAL_MEMORY = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from core.extraction import run_extraction
+from core.automation.extraction import run_extraction
 from core.insights import PRUNE_NOT_OFFERED_REASON
 from core.proposals import list_proposals, load_proposal
 from core.providers import CommandProvider, OfflineProvider, OpenAIProvider, ProviderError

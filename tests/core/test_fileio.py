@@ -6,8 +6,9 @@ import os
 
 import pytest
 
-from core import fileio, history, saving
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.storage import fileio, saving
+from core.storage.history import versions as history
 
 REL = ".fusion/memory.md"
 

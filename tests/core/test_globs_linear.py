@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from core.globs import glob_match
+from core.documents.globs import glob_match
 
 
 def reference(glob: str, path: str) -> bool:

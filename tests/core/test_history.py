@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history, saving
 from core.backends.sqlite import SqliteMemoryBackend
 from core.errors import MemoryBackendError
+from core.storage import fileio, saving
+from core.storage.history import versions as history
 
 MEMORY = ".fusion/memory.md"
 

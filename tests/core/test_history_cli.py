@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from core import history, saving
 from core.cli import main
+from core.storage import saving
+from core.storage.history import versions as history
 
 MEMORY = ".fusion/memory.md"
 REPO = Path(__file__).resolve().parents[2]

@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history, history_store, saving
 from core.errors import MemoryBackendError
-from core.history_db import SCHEMA_VERSION, HistoryUnavailable
+from core.storage import fileio, saving
+from core.storage.history import store as history_store
+from core.storage.history import versions as history
+from core.storage.history.db import SCHEMA_VERSION, HistoryUnavailable
 
 MEMORY = ".fusion/memory.md"
 REAL = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
@@ -345,7 +347,7 @@ def test_reading_history_changes_no_byte_on_disk(project: Path):
 
     before = tree()
     assert history.get_version(project, history.list_versions(project)[0].id)[1] == "two\n"
-    code = f"from core import history; print(len(history.list_versions({str(project)!r})))"
+    code = f"from core.storage.history import versions as history; print(len(history.list_versions({str(project)!r})))"
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
     assert out.strip() == "2"
@@ -357,7 +359,7 @@ def test_the_hash_without_openssl_is_the_same_sha256(monkeypatch):
     import hashlib
     import sys
 
-    from core import history_store
+    from core.storage.history import store as history_store
 
     for data in (b"", b"abc", "é daily note\n".encode() * 9000, b"x" * (history_store._BUILTIN_HASH_MAX + 1)):
         with monkeypatch.context() as m:

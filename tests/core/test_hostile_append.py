@@ -94,7 +94,7 @@ def test_a_failed_producer_in_a_pipe_does_not_empty_the_memory(project):
 
 
 def test_write_allow_empty_empties_on_purpose_and_keeps_history(project):
-    from core import history
+    from core.storage.history import versions as history
 
     path = seed(project)
     before = path.read_text()

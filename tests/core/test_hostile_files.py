@@ -1,4 +1,4 @@
-"""Hostile project state against core.fileio (issue 9 items 1, 5, 6, 11): failed writes, links, odd files."""
+"""Hostile project state against core.storage.fileio (issue 9 items 1, 5, 6, 11): failed writes, links, odd files."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history, saving
 from core.errors import MemoryBackendError
+from core.storage import fileio, saving
+from core.storage.history import versions as history
 from tests.core.hostile import one_line, run_cli, run_python, snapshot
 
 REL = ".fusion/memory.md"
@@ -74,7 +75,7 @@ def test_real_file_size_limit_mid_write_leaves_file_intact(memory, project):
     # RLIMIT_FSIZE makes the kernel refuse the write part-way (EFBIG), as a full disk does.
     result = run_python(textwrap.dedent(f"""
         import resource, signal
-        from core import fileio, saving
+        from core.storage import fileio, saving
         from core.errors import MemoryBackendError
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (3000, 3000))
@@ -90,7 +91,7 @@ def test_real_file_size_limit_mid_write_leaves_file_intact(memory, project):
 def test_append_that_hits_the_limit_rolls_back(memory, project):
     result = run_python(textwrap.dedent(f"""
         import resource, signal
-        from core import fileio, saving
+        from core.storage import fileio, saving
         from core.errors import MemoryBackendError
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (200, 200))
@@ -256,7 +257,7 @@ def test_fifo_memory_is_refused_without_hanging(project):
     (project / ".fusion").mkdir()
     os.mkfifo(project / REL)
     result = run_python(textwrap.dedent(f"""
-        from core import fileio, saving
+        from core.storage import fileio, saving
         from core.errors import MemoryBackendError
         for op in (lambda: fileio.read_in_root({str(project)!r}, {REL!r}),
                    lambda: saving.replace_text({str(project)!r}, {REL!r}, "x"),

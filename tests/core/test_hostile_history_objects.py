@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from core import history, history_store
-from core.history_delta import DeltaError, apply_delta, make_delta
+from core.storage.history import store as history_store
+from core.storage.history import versions as history
+from core.storage.history.delta import DeltaError, apply_delta, make_delta
 
 REPO = Path(__file__).resolve().parents[2]
 MEM = ".fusion/memory.md"

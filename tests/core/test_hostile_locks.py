@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, saving
 from core.entries import append_memory_entry
 from core.errors import MemoryBackendError
+from core.storage import fileio, saving
 from tests.core.hostile import snapshot
 
 REL = ".fusion/memory.md"

@@ -20,9 +20,9 @@ import pytest
 
 from core.backends.pg.documents import CHANNEL
 from core.backends.postgres import PostgresMemoryBackend
-from core.connections import set_connection
 from core.errors import MemoryBackendError
 from core.settings import load_settings, update_settings
+from core.settings.connections import set_connection
 from tests.conftest import REPO
 from tests.core.pg_server import PgServer, project_key
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
 from core.adapter import MemoryFileAdapter
 from core.backends import MemoryBackend, MemoryBackendRegistry, default_registry, resolve_memory_backend
+from core.storage import fileio
 
 
 class _Store:

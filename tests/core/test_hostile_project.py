@@ -23,10 +23,10 @@ from pathlib import Path
 import markdown
 import pytest
 
-from core import fileio
+from core.documents.layout import AGENT_DIR, Layout, sanitize_agent_id
 from core.errors import MemoryBackendError
-from core.layout import AGENT_DIR, Layout, sanitize_agent_id
 from core.project import MemoryDisabledError, Project
+from core.storage import fileio
 
 REPO = Path(__file__).resolve().parents[2]
 DAY = date(2026, 9, 1)
@@ -586,7 +586,7 @@ MIGRATE_CASES = {
 
 @pytest.mark.parametrize("case", list(MIGRATE_CASES))
 def test_migration_keeps_headings_inside_code_and_comments_where_they_were(layered_project, case):
-    from core.migrate import apply_migration, plan_migration
+    from core.project.migrate import apply_migration, plan_migration
 
     long_term = layered_project / LONG
     long_term.write_text(long_term.read_text() + "\n```\nexisting code\n```\n")
@@ -607,8 +607,8 @@ def test_migration_keeps_headings_inside_code_and_comments_where_they_were(layer
                                     "# Project Memory\n\nbefore any section\n\n## Context\n\n- in context\n"],
                          ids=["no-sections", "only-comment", "head-and-section"])
 def test_migration_moves_text_outside_sections_instead_of_dropping_it(layered_project, legacy):
-    from core import history
-    from core.migrate import apply_migration, plan_migration
+    from core.project.migrate import apply_migration, plan_migration
+    from core.storage.history import versions as history
 
     (layered_project / LEGACY).write_text(legacy)
     project = Project(layered_project)
@@ -624,8 +624,8 @@ def test_migration_moves_text_outside_sections_instead_of_dropping_it(layered_pr
 
 
 def test_migration_drops_only_the_scaffold_comments(layered_project):
-    from core.layout import SEED_SCAFFOLD
-    from core.migrate import plan_migration
+    from core.documents.layout import SEED_SCAFFOLD
+    from core.project.migrate import plan_migration
 
     (layered_project / LEGACY).write_text(SEED_SCAFFOLD + "\n- a real entry\n")
     plan = plan_migration(Project(layered_project))
@@ -633,7 +633,7 @@ def test_migration_drops_only_the_scaffold_comments(layered_project):
 
 
 def test_a_legacy_file_too_big_to_fit_changes_nothing(layered_project):
-    from core.migrate import apply_migration, plan_migration
+    from core.project.migrate import apply_migration, plan_migration
 
     (layered_project / LEGACY).write_text("## Context\n\n" + "".join(f"- entry {i} {'x' * 60}\n" for i in range(20_000)))
     before = tree(layered_project)
@@ -661,8 +661,8 @@ def test_a_hostile_legacy_file_is_refused_by_migrate_with_one_line(layered_proje
 
 
 def test_migration_into_a_missing_memory_starts_from_the_scaffold(layered_project):
-    from core.layout import LONG_TERM_SCAFFOLD
-    from core.migrate import apply_migration, plan_migration
+    from core.documents.layout import LONG_TERM_SCAFFOLD
+    from core.project.migrate import apply_migration, plan_migration
 
     (layered_project / LONG).unlink()
     (layered_project / LEGACY).write_text("## Context\n\n- from the legacy file\n")
@@ -673,7 +673,7 @@ def test_migration_into_a_missing_memory_starts_from_the_scaffold(layered_projec
 
 @pytest.mark.parametrize("changed", [LONG, LEGACY])
 def test_a_change_between_plan_and_apply_is_a_conflict_and_changes_nothing(layered_project, changed):
-    from core.migrate import apply_migration, plan_migration
+    from core.project.migrate import apply_migration, plan_migration
 
     (layered_project / LEGACY).write_text("## Context\n\n- legacy entry\n")
     project = Project(layered_project)
@@ -740,8 +740,8 @@ def test_a_document_of_the_other_layout_is_refused(project, layered_project, lay
 
 
 def test_readonly_refuses_every_write_path_even_one_that_changes_nothing(layered_project):
-    from core import history
-    from core.migrate import apply_migration, plan_migration
+    from core.project.migrate import apply_migration, plan_migration
+    from core.storage.history import versions as history
 
     project = Project(layered_project)
     project.write(None, project.read() + "\n- a version for history\n")

@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from core.providers import CommandProvider, OpenAIProvider, ProviderError, ProviderRequest, create_provider
-from core.user_config import ProviderConfig
+from core.settings.user_config import ProviderConfig
 
 REQUEST = ProviderRequest("the prompt", "# Project Memory\n")
 REPLY = json.dumps({"summary": "ok", "insights": [], "prunedMemory": None})

@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
+from core.automation.schedule import run_scheduled
 from core.insights import validate_prune_candidate
 from core.insights.prune import count_entries, unattended_prune_refusal
 from core.proposals import load_proposal
 from core.providers import OpenAIProvider
-from core.schedule import run_scheduled
-from core.user_config import set_auto_apply_prune
+from core.settings.user_config import set_auto_apply_prune
 from tests.core.chat_server import GOOD_REPLY, Scripted
 
 FIRST = datetime(2026, 12, 1, 2, 5, tzinfo=UTC)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from core import history, saving
 from core.errors import SettingsError
 from core.settings import CONFIG_PATH, ProjectSettings, update_settings
+from core.storage import saving
+from core.storage.history import versions as history
 from tests.core.hostile import one_line, run_cli
 
 OUT_OF_RANGE = [

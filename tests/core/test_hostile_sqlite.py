@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from core import history
 from core.backends.sqlite import SqliteMemoryBackend
 from core.errors import MemoryBackendError
+from core.storage.history import versions as history
 from tests.core.hostile import snapshot
 
 MEMORY = ".fusion/memory.md"

@@ -11,9 +11,10 @@ from pathlib import Path
 import filelock
 import pytest
 
-from core import fileio, history, locks
 from core.errors import MemoryBackendError
 from core.project import Project
+from core.storage import fileio, locks
+from core.storage.history import versions as history
 
 pytestmark = pytest.mark.skipif(locks.fcntl is None, reason="flock is POSIX")
 

@@ -1,4 +1,4 @@
-"""core.locks.FileLock: flock on the lock file, excluding filelock's lock on the same file both ways."""
+"""core.storage.locks.FileLock: flock on the lock file, excluding filelock's lock on the same file both ways."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pathlib import Path
 import filelock
 import pytest
 
-from core import fileio, locks
+from core.storage import fileio, locks
 
 pytestmark = pytest.mark.skipif(locks.fcntl is None, reason="flock is POSIX; elsewhere the lock is filelock's")
 

@@ -31,7 +31,7 @@ WORKER = textwrap.dedent('''
         from core.backends.sqlite import SqliteMemoryBackend as B
     else:
         from core.backends.postgres import PostgresMemoryBackend as B
-    from core.fileio import content_hash
+    from core.storage.fileio import content_hash
     b = B()
     b.initialize(config, root)
     path = ".fusion/memory.md"

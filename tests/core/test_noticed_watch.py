@@ -1,4 +1,4 @@
-"""Every memory document another program changes is kept (issue 21, must-have 3): core.noticed_watch.
+"""Every memory document another program changes is kept (issue 21, must-have 3): core.project.noticed_watch.
 
 A real second process rewrites three documents as Fusion's dream does; the watch keeps each one's text
 before as a version, the run is one event of three documents, and undoing it restores the bytes."""
@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from core import history, history_worker
 from core.consolidation.apply import apply_proposal
 from core.consolidation.programs import program_runs, stage_undo
-from core.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
-from core.noticed_watch import NoticeWatch
 from core.project import Project
+from core.project.noticed_watch import NoticeWatch
+from core.storage.history import versions as history
+from core.storage.history import worker as history_worker
+from core.storage.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
 from tests.core.fusion_dream_process import MEM, TOUCHED, run_fusion_dream
 
 

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from core import history, pipeline
 from core.errors import MemoryBackendError
-from core.pipeline import PASS_ALL, Flag, ScreenVerdict, Writer, WriteRefused, WriteRequest
 from core.project import Project
+from core.storage import pipeline
+from core.storage.history import versions as history
+from core.storage.pipeline import PASS_ALL, Flag, ScreenVerdict, Writer, WriteRefused, WriteRequest
 
 MEM = ".fusion/memory.md"
 

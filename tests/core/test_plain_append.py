@@ -1,6 +1,6 @@
 """Appends at O(entry) (issue 19, items 4 and 7): one resolve, one lock, one read, and no duplicate ever missed.
 
-The real agent memory is repeated to 1 MB with dated entries; the text ``core.plain_append`` keeps
+The real agent memory is repeated to 1 MB with dated entries; the text ``core.storage.plain_append`` keeps
 between appends must never hide what another program did to the file meanwhile.
 """
 
@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, plain_append
 from core.entries import append_memory_entry
+from core.storage import fileio, plain_append
 
 REAL = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
 REL = ".fusion/memory.md"

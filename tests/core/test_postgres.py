@@ -11,13 +11,13 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from core import fileio
 from core.backends import MemorySearchOptions, default_registry, resolve_memory_backend
 from core.backends.pg import schema
 from core.backends.postgres import PostgresMemoryBackend
-from core.bindings import confirm
-from core.connections import set_connection
 from core.errors import MemoryBackendError
+from core.settings.bindings import confirm
+from core.settings.connections import set_connection
+from core.storage import fileio
 from tests.core.pg_server import PASSWORD, PgServer, free_port, project_key
 
 MEMORY = ".fusion/memory.md"

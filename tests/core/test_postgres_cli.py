@@ -15,10 +15,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from core import fileio, history
 from core.backends.file import FileMemoryBackend
 from core.cli import main
 from core.settings import load_settings
+from core.storage import fileio
+from core.storage.history import versions as history
 from tests.conftest import REAL_MEMORY, REPO
 from tests.core.pg_server import PASSWORD, PgServer, free_port, project_key
 
@@ -208,7 +209,7 @@ def test_backends_says_why_postgres_fell_back(pg: PgServer, config_dir: Path, pr
 
 def test_move_of_a_layered_project_carries_every_document(pg: PgServer, config_dir: Path, layered_project: Path,
                                                           capsys):
-    from core.layout import Layout
+    from core.documents.layout import Layout
 
     run(capsys, "connections", "set", "team", "--dsn", pg.dsn())
     key = project_key()

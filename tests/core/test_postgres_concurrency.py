@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from core.backends.postgres import PostgresMemoryBackend
-from core.connections import set_connection
+from core.settings.connections import set_connection
 from tests.conftest import REPO
 from tests.core.pg_server import PgServer, project_key
 

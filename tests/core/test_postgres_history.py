@@ -13,10 +13,11 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from core import fileio, history
-from core.bindings import confirm
 from core.errors import MemoryBackendError
 from core.project import Project
+from core.settings.bindings import confirm
+from core.storage import fileio
+from core.storage.history import versions as history
 from tests.conftest import REPO
 from tests.core.pg_server import PASSWORD, PgServer, project_key
 
@@ -31,7 +32,7 @@ def configure(root: Path, key: str, mirror: bool = True) -> None:
     (root / ".fusion" / "config.json").write_text(json.dumps({
         "memoryBackend": "postgres",
         "memoryBackendConfig": {"connection": "team", "projectKey": key, "mirror": mirror}}), encoding="utf-8")
-    confirm(root, "team", key)  # the operator confirms the binding once (core.bindings)
+    confirm(root, "team", key)  # the operator confirms the binding once (core.settings.bindings)
 
 
 def db_text(pg: PgServer, key: str, path: str = MEM) -> str | None:

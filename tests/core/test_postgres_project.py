@@ -9,10 +9,10 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from core import fileio
-from core.bindings import confirm
 from core.errors import MemoryBackendError
 from core.project import Project
+from core.settings.bindings import confirm
+from core.storage import fileio
 from tests.core.pg_server import PgServer, project_key
 
 
@@ -21,7 +21,7 @@ def configure(root: Path, key: str, mirror: bool = True) -> None:
     (root / ".fusion" / "config.json").write_text(json.dumps({
         "memoryBackend": "postgres",
         "memoryBackendConfig": {"connection": "team", "projectKey": key, "mirror": mirror}}), encoding="utf-8")
-    confirm(root, "team", key)  # the operator confirms the binding once (core.bindings)
+    confirm(root, "team", key)  # the operator confirms the binding once (core.settings.bindings)
 
 
 def stored(pg: PgServer, key: str) -> dict[str, str]:

@@ -13,7 +13,7 @@ from core.backends import MemorySearchOptions
 from core.backends.pg import schema
 from core.backends.pg import search as pg_search
 from core.backends.postgres import PostgresMemoryBackend
-from core.connections import set_connection
+from core.settings.connections import set_connection
 from tests.core.pg_server import PgServer, project_key
 from tests.core.test_postgres import MEMORY, open_backend, sql
 

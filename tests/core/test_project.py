@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
+from core.documents.layout import LONG_TERM_SCAFFOLD, Layout, daily_scaffold, detect_layout, sanitize_agent_id
 from core.errors import MemoryBackendError
-from core.layout import LONG_TERM_SCAFFOLD, Layout, daily_scaffold, detect_layout, sanitize_agent_id
 from core.project import MemoryDisabledError, Project
+from core.storage import fileio
 from tests.snapshot import tree
 
 REPO = Path(__file__).resolve().parents[2]
@@ -256,7 +256,7 @@ def test_readonly_refuses_a_migration_that_has_something_to_migrate(layered_proj
 
 
 def test_readonly_refuses_every_core_write_path(layered_project):
-    from core.extraction import store_imported_reply
+    from core.automation.extraction import store_imported_reply
     from core.insights import write_insights_memory, write_working_memory
     from core.proposals import accept_insights
 
@@ -275,7 +275,7 @@ def test_readonly_refuses_every_core_write_path(layered_project):
 
 
 def test_insights_accepted_land_in_the_layered_path(layered_project):
-    from core.extraction import store_imported_reply
+    from core.automation.extraction import store_imported_reply
     from core.proposals import accept_insights
 
     reply = json.dumps({"summary": "s", "insights": [{"category": "pitfall", "content": "Never trust mtime"}],
@@ -287,7 +287,7 @@ def test_insights_accepted_land_in_the_layered_path(layered_project):
 
 
 def test_extraction_on_sqlite_without_mirror_sees_the_memory(project, tmp_path, monkeypatch):
-    from core.extraction import run_extraction
+    from core.automation.extraction import run_extraction
 
     monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(tmp_path / "cfg"))
     fusion = project / ".fusion"
@@ -358,7 +358,7 @@ def test_migrate_moves_legacy_entries_under_matching_sections(layered_project):
     assert pitfalls < text.index("- Legacy pitfall") < text.index("## Context")
     assert "## Deploy notes\n\n- Only on Fridays" in text
     assert not (layered_project / ".fusion/memory.md").exists()
-    from core import history
+    from core.storage.history import versions as history
 
     paths = {v.path for v in history.list_versions(layered_project)}
     assert {".fusion/memory.md", ".fusion/memory/MEMORY.md"} <= paths
@@ -385,7 +385,7 @@ def test_process_run_result_has_fusions_flat_shape(sample_project):
 @pytest.mark.parametrize("planted", [".git/hooks/pre-commit", ".fusion/config.json", "../outside.md",
                                      ".fusion/memdesk/proposals/x.json"])
 def test_restore_of_a_planted_history_row_is_refused(sample_project, planted):
-    from core import history
+    from core.storage.history import versions as history
 
     version_id = history.record_version(sample_project, planted, "#!/bin/sh\necho owned\n", "planted")
     before = tree(sample_project)

@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history
 from core.errors import MemoryBackendError
 from core.project import Project
+from core.storage import fileio
+from core.storage.history import versions as history
 
 MEM = ".fusion/memory.md"
 

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from core import history
-from core.extraction import run_extraction, store_imported_reply
+from core.automation.extraction import run_extraction, store_imported_reply
 from core.insights import (
     MEMORY_AUDIT_PATH,
     MEMORY_AUDIT_STATE_PATH,
@@ -35,6 +34,7 @@ from core.proposals import (
     store_prune_candidate,
 )
 from core.providers import ProviderRequest, rule_based_reply
+from core.storage.history import versions as history
 from tests.core.chat_server import (
     GOOD_REPLY,
     REPO,

@@ -22,7 +22,7 @@ from core.providers import (
     ProviderRequest,
     resolve_provider,
 )
-from core.user_config import (
+from core.settings.user_config import (
     ProviderConfig,
     UserConfig,
     load_user_config,

@@ -6,8 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
-from core.history import get_version, list_versions
 from core.insights import (
     MEMORY_WORKING_PATH,
     PRUNE_NOT_OFFERED_REASON,
@@ -15,6 +13,8 @@ from core.insights import (
     apply_memory_pruning,
     validate_prune_candidate,
 )
+from core.storage import fileio
+from core.storage.history.versions import get_version, list_versions
 from tests.conftest import REAL_MEMORY
 
 GOOD = "# Project Memory\n\n## Architecture\n- layers\n\n## Conventions\n- snake_case\n"

@@ -6,9 +6,8 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from core import history
-from core.diff import apply_hunks, diff_texts
-from core.extraction import run_extraction
+from core.automation.extraction import run_extraction
+from core.documents.diff import apply_hunks, diff_texts
 from core.insights import (
     MEMORY_WORKING_PATH,
     PruneReason,
@@ -18,6 +17,7 @@ from core.insights import (
 )
 from core.proposals import apply_prune, load_proposal
 from core.providers import OfflineProvider, ProviderRequest
+from core.storage.history import versions as history
 from tests.core.chat_server import GOOD_REPLY, audit_state
 
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)

@@ -9,7 +9,7 @@ import pytest
 
 from core.backends import MemoryBackend, MemorySearchOptions
 from core.backends.file import FileMemoryBackend
-from core.reindex import reindex
+from core.project.reindex import reindex
 from tests.conftest import REAL_MEMORY, SAMPLE
 from tests.core.searching import SEARCHING_KINDS, make_searching_backend
 

@@ -8,13 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core import fileio
+from core.automation.schedule import SCHEDULE_STATE_PATH, read_schedule_state, run_scheduled
 from core.insights import AUTOMATIONS_PATH, INSIGHT_EXTRACTION_SCHEDULE_NAME, read_automations
 from core.proposals import list_proposals, load_proposal
 from core.providers import OpenAIProvider
-from core.schedule import SCHEDULE_STATE_PATH, read_schedule_state, run_scheduled
 from core.settings import update_settings
-from core.user_config import UserConfig, set_auto_apply_prune
+from core.settings.user_config import UserConfig, set_auto_apply_prune
+from core.storage import fileio
 from tests.core.chat_server import (
     SERVER_ERROR,
     audit_state,

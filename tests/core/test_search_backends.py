@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history
 from core.backends import MemorySearchOptions, default_registry, resolve_memory_backend
 from core.backends.sqlite import SqliteMemoryBackend
 from core.errors import MemoryBackendError
+from core.storage import fileio
+from core.storage.history import versions as history
 
 MEMORY = ".fusion/memory.md"
 

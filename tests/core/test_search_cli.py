@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from core import saving
 from core.cli import main
+from core.storage import saving
 
 MEMORY = ".fusion/memory.md"
 

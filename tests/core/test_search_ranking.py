@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio
 from core.backends import MemorySearchOptions, mirror_ledger
 from core.backends.hybrid import HybridMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
@@ -25,6 +24,7 @@ from core.search.index import KeywordHit, SearchIndex
 from core.search.relevance import load_labels
 from core.search.service import RACY_NS, SearchService
 from core.search.snippet import exact_matcher, make_snippet
+from core.storage import fileio
 from tests.conftest import REPO, SAMPLE
 
 KEYWORD = MemorySearchOptions(limit=10, mode="keyword")

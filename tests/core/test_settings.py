@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from core.errors import SettingsError
 from core.settings import CONFIG_PATH, ProjectSettings, load_settings, update_settings
-from core.settings_store.own import OWN_PATH
+from core.settings.store.own import OWN_PATH
 
 
 def write_config(root, doc) -> bytes:
@@ -76,7 +76,7 @@ def test_memdesk_keys_an_earlier_memdesk_left_in_config_json_move_once_kept_in_h
     update_settings(project, {"insightExtractionEnabled": True})
     assert read_config(project) == {"memoryEnabled": False, "maxConcurrent": 2, "insightExtractionEnabled": True}
     assert json.loads((project / OWN_PATH).read_text()) == {"historyRetentionDays": 30, "memoryBackend": "sqlite"}
-    from core import history
+    from core.storage.history import versions as history
 
     old = [v for v in history.list_versions(project, CONFIG_PATH)]
     assert old and "historyRetentionDays" in history.get_version(project, old[-1].id)[1]

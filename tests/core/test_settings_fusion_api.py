@@ -20,8 +20,8 @@ import pytest
 
 from core.errors import SettingsError
 from core.settings import load_settings, read_settings, update_settings
-from core.settings_store import StoreReadOnlyError, detect_store
-from core.settings_store.connections import save_connection
+from core.settings.store import StoreReadOnlyError, detect_store
+from core.settings.store.connections import save_connection
 from tests.core.fusion_contract_server import FusionState, RunningFusion, start_fusion
 
 REPO = Path(__file__).resolve().parents[2]

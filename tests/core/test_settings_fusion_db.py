@@ -28,8 +28,8 @@ from hypothesis import strategies as st
 
 from core.errors import SettingsError
 from core.settings import load_settings, read_settings, update_settings
-from core.settings_store import detect_store, fusion_db
-from core.settings_store.own import OWN_PATH
+from core.settings.store import detect_store, fusion_db
+from core.settings.store.own import OWN_PATH
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURE = REPO / "tests" / "data" / "fusion-seed-db"

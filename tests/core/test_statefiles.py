@@ -1,4 +1,4 @@
-"""The state-file door (core.statefiles): what, where, lock, atomic write, record, and state read back untrusted."""
+"""The state-file door (core.storage.statefiles): what, where, lock, atomic write, record, and state read back untrusted."""
 
 from __future__ import annotations
 
@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from core import fileio, history, statefiles
 from core.errors import MemoryBackendError
-from core.pipeline import STATE_FILES
+from core.storage import fileio, statefiles
+from core.storage.history import versions as history
+from core.storage.pipeline import STATE_FILES
 
 
 def test_only_named_files_and_well_formed_keys_pass_stage_what(project: Path):

@@ -1,8 +1,8 @@
-"""core.textmerge: change classification, append messages, text style round trips, three-way merge."""
+"""core.documents.textmerge: change classification, append messages, text style round trips, three-way merge."""
 
 from __future__ import annotations
 
-from core.textmerge import (
+from core.documents.textmerge import (
     MARK_MINE,
     MARK_SPLIT,
     MARK_THEIRS,

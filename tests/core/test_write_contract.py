@@ -1,7 +1,7 @@
 """The write contract in CI (issue 19, item 1): only the pipeline's file layer opens files for writing.
 
-Every change to a memory document or to memdesk's state goes through :mod:`core.pipeline` and the file
-layer under it (:mod:`core.fileio`, :mod:`core.locks`). This test reads the code (its AST, not its
+Every change to a memory document or to memdesk's state goes through :mod:`core.storage.pipeline` and the file
+layer under it (:mod:`core.storage.fileio`, :mod:`core.storage.locks`). This test reads the code (its AST, not its
 text) of ``core`` and ``gui`` and fails on any other module that writes a file: ``open`` with a
 writing mode, ``os.open``/``os.fdopen`` with writing flags or modes, ``Path.write_text``/``write_bytes``,
 ``shutil`` copies and moves, ``os.replace``/``rename``/``truncate``, deletes, temporary files, or a
@@ -10,8 +10,8 @@ may; a new one must go through the pipeline, or be added here with its reason in
 
 A second list keeps the file layer's own writers (``fileio.atomic_write_bytes``, ``fileio.replace_text``,
 ``saving.replace_text``, ``docio.replace_document``…) to the two doors and what they call: a memory
-document goes through :mod:`core.pipeline`, one of memdesk's named state files (settings, proposals,
-tokens, the firewall's policy and inbox…) through :mod:`core.statefiles`. A module that calls the file
+document goes through :mod:`core.storage.pipeline`, one of memdesk's named state files (settings, proposals,
+tokens, the firewall's policy and inbox…) through :mod:`core.storage.statefiles`. A module that calls the file
 layer's writers around them fails the test.
 """
 
@@ -29,25 +29,25 @@ OS_WRITES = {"replace", "rename", "renames", "link", "symlink", "truncate", "ftr
 
 #: module -> (kinds it may use, why). Kinds: see :func:`writes`.
 ALLOWED: dict[str, tuple[frozenset[str], str]] = {
-    "core/fileio.py": (frozenset({"tempfile", "fdopen-write", "os.replace", "os.ftruncate", "write-flags",
+    "core/storage/fileio.py": (frozenset({"tempfile", "fdopen-write", "os.replace", "os.ftruncate", "write-flags",
                                   "unlink"}),
                        "the file layer: atomic replace (temp file, fsync, rename) and O_APPEND under the lock"),
-    "core/plain_append.py": (frozenset({"write-flags"}),
+    "core/storage/plain_append.py": (frozenset({"write-flags"}),
                              "the file layer's append at O(entry): O_RDWR|O_APPEND|O_NOFOLLOW on the target the "
                              "pipeline resolved and checked, under the document's lock"),
-    "core/locks.py": (frozenset({"write-flags", "unlink"}),
+    "core/storage/locks.py": (frozenset({"write-flags", "unlink"}),
                       "the file layer's lock files under .fusion/memdesk/locks (confined, never through a link)"),
-    "core/history_db.py": (frozenset({"sqlite3.connect"}),
+    "core/storage/history/db.py": (frozenset({"sqlite3.connect"}),
                            "memdesk's history.db, confined to the project before every open (check_confined)"),
     "core/search/db.py": (frozenset({"sqlite3.connect"}),
                           "the derived search index in the user's cache folder, never in a project"),
     "core/cli/__init__.py": (frozenset({"write-flags"}),
                              "opens /dev/null to stand in for stdout once the reader closed the pipe (| head)"),
-    "core/readlog.py": (frozenset({"sqlite3.connect"}),
+    "core/storage/readlog.py": (frozenset({"sqlite3.connect"}),
                         "the log of reads (reads.db) in the user's memdesk folder, never in a project"),
-    "core/settings_store/fusion_db.py": (frozenset({"sqlite3.connect"}),
+    "core/settings/store/fusion_db.py": (frozenset({"sqlite3.connect"}),
                                          "Fusion's own settings database (.fusion/fusion.db), as Fusion writes it"),
-    "core/settings_store/stamp.py": (frozenset({"sqlite3.connect"}),
+    "core/settings/store/stamp.py": (frozenset({"sqlite3.connect"}),
                                      "reads fusion.db's change stamp (read-only URI)"),
     "core/backends/pg/mirror.py": (frozenset({"write-flags", "os.replace", "os.ftruncate", "unlink"}),
                                    "the postgres mirror's O_APPEND and its note of what was mirrored (confined, "
@@ -60,7 +60,7 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                                      "regenerates its bundled data file, only when run as a script by a developer"),
     "core/firewall/prefilter_build.py": (frozenset({"write_text"}),
                                          "regenerates data/prefilter.json, only when run as a script by a developer"),
-    "core/migrate.py": (frozenset({"unlink"}),
+    "core/project/migrate.py": (frozenset({"unlink"}),
                         "removes the legacy .fusion/memory.md after its text is kept in history and moved"),
     "core/providers/session.py": (frozenset({"write-flags"}),
                                   "compares the flags of /proc fdinfo (who holds a file open for writing); opens "
@@ -78,11 +78,11 @@ LAYER_WRITERS = frozenset({"atomic_write_bytes", "replace_text", "append_bytes",
 LAYER_MODULES = frozenset({"fileio", "saving", "docio"})
 #: module -> why it may call the file layer's writers (everything else goes through one of the two doors).
 DOORS: dict[str, str] = {
-    "core/pipeline.py": "the door for memory documents (what, where, lock, read, screen, write, record, report)",
-    "core/statefiles.py": "the door for memdesk's named state files (core.statefiles.REGISTRY)",
-    "core/saving.py": "the pipeline's versioned replace: fileio.replace_text with the previous version kept",
-    "core/docio.py": "the backends' document replace and append, called by the pipeline's write stage",
-    "core/plain_append.py": "the pipeline's O(entry) append on the target it resolved, under its lock",
+    "core/storage/pipeline.py": "the door for memory documents (what, where, lock, read, screen, write, record, report)",
+    "core/storage/statefiles.py": "the door for memdesk's named state files (core.storage.statefiles.REGISTRY)",
+    "core/storage/saving.py": "the pipeline's versioned replace: fileio.replace_text with the previous version kept",
+    "core/storage/docio.py": "the backends' document replace and append, called by the pipeline's write stage",
+    "core/storage/plain_append.py": "the pipeline's O(entry) append on the target it resolved, under its lock",
     "core/backends/base.py": "a backend's write_document/append_document, called by the pipeline's write stage",
     "core/backends/file.py": "the file backend's write of the working memory, called through the pipeline",
     "core/backends/mirror_ledger.py": "the database backends' mirror files and ledger notes (issue 19 item 2: "
@@ -164,7 +164,7 @@ def writes(path: Path) -> list[Write]:
 
 
 def _layer_names(tree: ast.AST) -> set[str]:
-    """Names bound to the file layer's writers by ``from core.fileio import replace_text [as x]`` and the like."""
+    """Names bound to the file layer's writers by ``from core.storage.fileio import replace_text [as x]`` and the like."""
     return {alias.asname or alias.name for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
             and (node.module or "").rsplit(".", 1)[-1] in LAYER_MODULES for alias in node.names
             if alias.name in LAYER_WRITERS}
@@ -192,7 +192,7 @@ def all_layer_calls() -> list[Write]:
     out: list[Write] = []
     for package in ("core", "gui"):
         for path in sorted((REPO / package).rglob("*.py")):
-            if path.relative_to(REPO).as_posix() not in ("core/fileio.py",):
+            if path.relative_to(REPO).as_posix() not in ("core/storage/fileio.py",):
                 out += layer_calls(path)
     return out
 
@@ -207,16 +207,16 @@ def all_writes() -> list[Write]:
 
 def test_no_module_outside_the_file_layer_writes_files():
     stray = [w for w in all_writes() if w.kind not in ALLOWED.get(w.module, (frozenset(), ""))[0]]
-    assert not stray, "files written outside core.pipeline's file layer (route them through core.pipeline / " \
-        "core.fileio, or add the module to ALLOWED with its reason):\n" + \
+    assert not stray, "files written outside core.storage.pipeline's file layer (route them through core.storage.pipeline / " \
+        "core.storage.fileio, or add the module to ALLOWED with its reason):\n" + \
         "\n".join(f"  {w.module}:{w.line}: {w.kind}" for w in stray)
 
 
 def test_only_the_doors_call_the_file_layers_writers():
-    """A state file (settings, proposals, tokens…) written with fileio around core.statefiles fails here."""
+    """A state file (settings, proposals, tokens…) written with fileio around core.storage.statefiles fails here."""
     stray = [w for w in all_layer_calls() if w.module not in DOORS]
     assert not stray, "the file layer's writers called around the doors (write memory documents through " \
-        "core.pipeline and memdesk's state files through core.statefiles.write):\n" + \
+        "core.storage.pipeline and memdesk's state files through core.storage.statefiles.write):\n" + \
         "\n".join(f"  {w.module}:{w.line}: {w.kind}" for w in stray)
 
 
@@ -229,13 +229,13 @@ def test_a_state_write_around_the_door_fails_the_contract():
     """Proven by trying: a module writing memdesk's settings with fileio directly is caught, in every spelling."""
     probe = REPO / "core" / "_door_probe.py"
     probe.write_text(
-        "from core import fileio, saving\nfrom core.fileio import atomic_write_bytes as awb\n"
-        "import core.fileio\n"
+        "from core.storage import fileio, saving\nfrom core.storage.fileio import atomic_write_bytes as awb\n"
+        "import core.storage.fileio\n"
         "def f(root, path):\n"
         "    fileio.atomic_write_bytes(path, b'{}')\n"
         "    fileio.replace_text(root, '.fusion/memdesk/settings.json', '{}', keep_history=False)\n"
         "    saving.replace_text(root, '.fusion/memdesk/proposals/x.json', '{}')\n"
-        "    core.fileio.append_bytes(root, '.fusion/memdesk/inbox.json', b'x')\n"
+        "    core.storage.fileio.append_bytes(root, '.fusion/memdesk/inbox.json', b'x')\n"
         "    awb(path, b'{}')\n", encoding="utf-8")
     try:
         calls = [w for w in all_layer_calls() if w.module == "core/_door_probe.py"]

@@ -6,8 +6,8 @@ import time
 
 from PySide6.QtCore import Qt
 
-from core import history
 from core.project import Project
+from core.storage.history import versions as history
 from gui.views.activity_view import ActivityView
 from gui.widgets.shortcuts_dialog import ShortcutsDialog
 from tests.gui.desk_window import CTRL, DREAMS, MEMORY, type_text
@@ -105,8 +105,8 @@ def test_an_agents_read_through_the_local_server_is_listed_and_opens_at_its_line
                                                                                   user_config_dir):
     import httpx
 
-    from core import readlog
     from core.server.tokens import TokenStore
+    from core.storage import readlog
 
     token = TokenStore().create("claude-desktop")
     server = desk.desk.server

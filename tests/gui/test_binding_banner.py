@@ -9,7 +9,7 @@ from pathlib import Path
 from PySide6.QtCore import QSettings, Qt, QThreadPool
 
 from core.backends.postgres import PostgresMemoryBackend
-from core.bindings import confirmed
+from core.settings.bindings import confirmed
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
 from tests.core.pg_server import PgServer, project_key

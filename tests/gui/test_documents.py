@@ -144,7 +144,7 @@ def test_empty_folder_asks_before_creating_memory(qtbot, window, tmp_path):
     assert list(root.iterdir()) == []
     assert "does not exist yet" in editor.missing_banner.text()
     qtbot.mouseClick(editor.missing_banner.button, Qt.MouseButton.LeftButton)
-    from core.layout import SEED_SCAFFOLD
+    from core.documents.layout import SEED_SCAFFOLD
 
     assert (root / ".fusion/memory.md").read_text() == SEED_SCAFFOLD
     assert editor.text_edit.toPlainText() == SEED_SCAFFOLD

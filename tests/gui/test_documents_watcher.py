@@ -47,7 +47,7 @@ def test_a_size_follows_an_append(qtbot, window, layered_project):
     with (layered_project / path).open("a", encoding="utf-8") as handle:
         handle.write("\n- appended by an agent " + "x" * 4000 + "\n")
     qtbot.waitUntil(lambda: window.picker._items[path].text(2) != before, timeout=5000)
-    from core.fileio import format_size
+    from core.storage.fileio import format_size
 
     assert window.picker._items[path].text(2) == format_size((layered_project / path).stat().st_size)
 

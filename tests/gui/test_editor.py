@@ -10,7 +10,7 @@ from pathlib import Path
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication, QTextCursor
 
-from core.fileio import MAX_FILE_SIZE
+from core.storage.fileio import MAX_FILE_SIZE
 from gui.editor.memory_editor import MEMORY_OFF, MemoryEditor
 
 MEMORY = ".fusion/memory.md"

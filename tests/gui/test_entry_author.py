@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import QThreadPool
 from PySide6.QtGui import QTextCursor
 
-from core.history import list_events
 from core.project import Project
+from core.storage.history.versions import list_events
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
 

@@ -17,8 +17,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
 
-from core import history
-from core.extraction import run_extraction
+from core.automation.extraction import run_extraction
 from core.insights import (
     MEMORY_AUDIT_PATH,
     MEMORY_WORKING_PATH,
@@ -27,7 +26,8 @@ from core.insights import (
 )
 from core.proposals import list_proposals
 from core.providers import OfflineProvider
-from core.user_config import set_provider
+from core.settings.user_config import set_provider
+from core.storage.history import versions as history
 from gui.proposal_text import STALE_BANNER
 from gui.session import ProjectSession
 from gui.views.insights_view import InsightsView

@@ -66,6 +66,30 @@ def test_redact_merge_supersede_and_ignore_once_edit_the_buffer(qtbot):
     assert all(m.finding.kind != "secret" for m in marks.marks)  # ignored while the document is open
 
 
+def test_a_long_document_underlines_what_is_in_view_and_follows_the_scroll(qtbot):
+    from pathlib import Path
+
+    real = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
+    text = real.read_text(encoding="utf-8") * 3 + "\n- Deploy key AKIAIOSFODNN7EXAMPLE\n"
+    edit = MemoryTextEdit()
+    qtbot.addWidget(edit)
+    edit.resize(700, 500)
+    edit.show()
+    edit.setPlainText(text)
+    marks = FirewallMarks(edit)
+    with qtbot.waitSignal(marks.marksChanged, timeout=30_000):
+        marks.refresh()
+    assert any(m.finding.kind == "secret" for m in marks.marks) and len(marks.marks) > 500
+    shown = {s.cursor.selectedText() for s in edit.extraSelections()}
+    assert "AKIAIOSFODNN7EXAMPLE" not in shown and len(edit.extraSelections()) < len(marks.marks) // 2
+    edit.verticalScrollBar().setValue(edit.verticalScrollBar().maximum())  # the operator scrolls to the end
+    qtbot.waitUntil(lambda: "AKIAIOSFODNN7EXAMPLE" in {s.cursor.selectedText() for s in edit.extraSelections()})
+    underlined = {s.cursor.selectedText(): s.format.underlineStyle() for s in edit.extraSelections()}
+    assert underlined["AKIAIOSFODNN7EXAMPLE"] == QTextCharFormat.UnderlineStyle.WaveUnderline
+    first = min(s.cursor.selectionStart() for s in edit.extraSelections())
+    assert first > len(text) // 2  # the marks at the top are no longer underlined
+
+
 def test_thousands_of_findings_underline_those_in_view_and_follow_the_scroll(qtbot):
     """A 1 MiB memory can hold thousands of findings: only those around the view are underlined (underlining
     all of them held the GUI thread), and scrolling to the end underlines the ones there."""

@@ -47,10 +47,42 @@ def test_check_collects_only_past_a_threshold(qapp):
     assert collector.check() == 0
 
 
+def test_a_due_collection_waits_while_the_operator_types_but_not_for_ever(qapp, monkeypatch):
+    monkeypatch.setattr(gc_guard, "_last_input", [float("-inf")])
+    now = [1000.0]
+    collector = gc_guard.GuiThreadCollector(interval_ms=3_600_000, clock=lambda: now[0])  # driven by hand
+    seen: list[object] = []
+    old = gc.get_threshold()
+    try:
+        gc.collect()
+        gc.set_threshold(1, 1, 1)
+        _Tracked(seen)
+        gc_guard.note_input(clock=lambda: now[0])  # a key, just now
+        assert collector.check() == 0 and seen == []  # due, but the operator is typing
+        now[0] += (gc_guard.QUIET_MS - 50) / 1000
+        gc_guard.note_input(clock=lambda: now[0])  # typing goes on
+        assert collector.check() == 0 and seen == []
+        now[0] += gc_guard.QUIET_MS / 1000 + 0.01  # a pause
+        assert collector.check() > 0 and seen == [qapp.thread()]
+
+        _Tracked(seen)  # typing without a pause: collected once the longest wait has passed
+        start = now[0]
+        for _ in range(gc_guard.MAX_DEFER_MS // 100 + 1):
+            gc_guard.note_input(clock=lambda: now[0])
+            if collector.check():
+                break
+            now[0] += 0.1
+        assert len(seen) == 2 and abs(now[0] - start - gc_guard.MAX_DEFER_MS / 1000) < 0.11
+    finally:
+        gc.set_threshold(*old)
+        collector.deleteLater()
+
+
 def test_full_collections_are_spaced_out(qapp, monkeypatch):
     """A full collection walks the whole heap (tens of ms with a 1 MiB document open): at most one per
     FULL_EVERY_S; past the oldest threshold in between, the younger generations are collected."""
     collector = gc_guard.install(qapp)
+    monkeypatch.setattr(gc_guard, "_last_input", [float("-inf")])  # no key typed just before (a test's typing)
     calls: list[int] = []
     monkeypatch.setattr(gc_guard.gc, "collect", lambda generation=2: calls.append(generation) or 0)
     monkeypatch.setattr(gc_guard.gc, "get_count", lambda: (800, 20, 20))

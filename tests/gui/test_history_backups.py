@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from core import history
+from core.storage.history import versions as history
 from tests.gui.test_outside_run import window  # noqa: F401  (the layered project in a real window)
 
 SNAP = ".fusion/backups/memory/memory-2026-08-20T04-00-00-000Z"

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
 
-from core import history, saving
-from core.extraction import store_imported_reply
+from core.automation.extraction import store_imported_reply
 from core.proposals import reject_insights
+from core.storage import saving
+from core.storage.history import versions as history
 from gui.session import ProjectSession
 from gui.views.history_view import ALL_FILES, HistoryView, is_memory_document, source_label
 

@@ -7,10 +7,11 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from core import history, saving
 from core.backends import MemoryBackendRegistry
 from core.backends.file import FileMemoryBackend, ReadOnlyMemoryBackend
 from core.backends.sqlite import SqliteMemoryBackend
+from core.storage import saving
+from core.storage.history import versions as history
 from gui.session import ProjectSession
 from gui.views.history_view import ALL_DOCUMENTS, HistoryView
 

@@ -7,8 +7,8 @@ import json
 from PySide6.QtCore import Qt
 
 from core.firewall.inbox import INBOX_FILE
-from core.pipeline import Writer
 from core.project import Project
+from core.storage.pipeline import Writer
 from gui.session import ProjectSession
 from gui.views.inbox_view import InboxView
 

@@ -10,7 +10,7 @@ import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QApplication
 
-from core.extraction import run_extraction
+from core.automation.extraction import run_extraction
 from core.insights import MEMORY_INSIGHTS_PATH, MEMORY_WORKING_PATH
 from core.proposals import load_proposal
 from core.providers import OfflineProvider

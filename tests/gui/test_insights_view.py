@@ -6,7 +6,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt
 
-from core.extraction import run_extraction
+from core.automation.extraction import run_extraction
 from core.insights import MEMORY_INSIGHTS_PATH, parse_insights_markdown
 from core.proposals import list_proposals, load_proposal, reject_prune
 from core.providers import OfflineProvider

@@ -7,7 +7,12 @@ from datetime import UTC, datetime
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QDialog
 
-from core.layout import AGENT_DREAMS_SCAFFOLD, AGENT_LONG_TERM_SCAFFOLD, agent_daily_scaffold, daily_scaffold
+from core.documents.layout import (
+    AGENT_DREAMS_SCAFFOLD,
+    AGENT_LONG_TERM_SCAFFOLD,
+    agent_daily_scaffold,
+    daily_scaffold,
+)
 from gui.widgets.new_document_dialog import NewDocumentDialog
 from gui.widgets.shortcuts_dialog import ShortcutsDialog
 from tests.gui.desk_window import CTRL

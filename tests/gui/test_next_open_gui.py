@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core import history
-from core.noticed import EXTERNAL_CHANGE
 from core.project import Project, forget_project
+from core.storage.history import versions as history
+from core.storage.noticed import EXTERNAL_CHANGE
 from gui.session import ProjectSession
 
 MEM = ".fusion/memory.md"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from core import history
-from core.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
+from core.storage.history import versions as history
+from core.storage.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
 from gui.main_window import MainWindow
 from tests.gui.test_external_changes import APPEND, REWRITE, WAIT_MS, other_process
 

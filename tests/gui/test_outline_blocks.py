@@ -1,4 +1,4 @@
-"""The outline reads headings as CommonMark does (core.blocks): not inside HTML comments or code, and
+"""The outline reads headings as CommonMark does (core.documents.blocks): not inside HTML comments or code, and
 ``##\\tTitle``, setext and closing-hash headings too; typed with key events, as the operator sees it."""
 
 from __future__ import annotations

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QModelIndex, Qt, QThreadPool
 
-from core import history
-from core.noticed import EXTERNAL_CHANGE
+from core.storage.history import versions as history
+from core.storage.noticed import EXTERNAL_CHANGE
 from tests.core.fusion_dream_process import MEM, TOUCHED, run_fusion_dream
 
 WAIT_MS = 20_000

@@ -8,9 +8,9 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from core import fileio
-from core.bindings import confirm
 from core.project import Project
+from core.settings.bindings import confirm
+from core.storage import fileio
 from gui.session import ProjectSession
 from gui.views.history_view import ALL_DOCUMENTS, HistoryView
 from tests.core.pg_server import PgServer, project_key
@@ -48,7 +48,7 @@ def view(qtbot, project: Path, key: str):
     (project / ".fusion" / "config.json").write_text(json.dumps({
         "memoryBackend": "postgres", "memoryBackendConfig": {"connection": "team", "projectKey": key,
                                                              "mirror": False}}), encoding="utf-8")
-    confirm(project, "team", key)  # the operator confirms the binding once (core.bindings)
+    confirm(project, "team", key)  # the operator confirms the binding once (core.settings.bindings)
     p = Project(project)
     try:
         for text in (V1, V2, V3):

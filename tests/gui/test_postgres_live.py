@@ -17,9 +17,9 @@ import pytest
 from PySide6.QtCore import QSettings, QThreadPool
 from PySide6.QtGui import QTextCursor
 
-from core import fileio
-from core.bindings import confirm
 from core.project import Project
+from core.settings.bindings import confirm
+from core.storage import fileio
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
 from tests.conftest import REPO
@@ -35,7 +35,7 @@ def configure(root: Path, key: str, mirror: bool) -> None:
     (root / ".fusion" / "config.json").write_text(json.dumps({
         "memoryBackend": "postgres",
         "memoryBackendConfig": {"connection": "team", "projectKey": key, "mirror": mirror}}), encoding="utf-8")
-    confirm(root, "team", key)  # the operator confirms the binding once (core.bindings)
+    confirm(root, "team", key)  # the operator confirms the binding once (core.settings.bindings)
 
 
 class OtherHost:

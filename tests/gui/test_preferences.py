@@ -9,8 +9,8 @@ import pytest
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 
-from core import connections
 from core.server.tokens import TokenStore, tokens_path
+from core.settings import connections
 from gui.widgets.preferences_dialog import PreferencesDialog
 from gui.widgets.shortcuts_dialog import ShortcutsDialog
 from tests.gui.desk_window import CTRL

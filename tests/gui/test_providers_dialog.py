@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import Qt
 
-from core.user_config import load_user_config, user_config_path
+from core.settings.user_config import load_user_config, user_config_path
 from gui.session import ProjectSession
 from gui.widgets.extraction_dialog import ExtractionDialog
 from gui.widgets.providers_dialog import ProvidersDialog

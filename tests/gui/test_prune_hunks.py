@@ -10,12 +10,12 @@ import pytest
 from PySide6.QtCore import Qt, QThreadPool
 from PySide6.QtWidgets import QApplication
 
-from core import history
-from core.diff import apply_hunks
-from core.extraction import run_extraction
+from core.automation.extraction import run_extraction
+from core.documents.diff import apply_hunks
 from core.insights import MEMORY_WORKING_PATH
 from core.proposals import load_proposal
 from core.providers import OfflineProvider
+from core.storage.history import versions as history
 from gui.session import ProjectSession
 from gui.views.prune_view import PruneView
 

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from PySide6.QtCore import QPoint, Qt, QThreadPool
 
-from core import history
-from core.extraction import store_imported_reply
+from core.automation.extraction import store_imported_reply
 from core.insights import MEMORY_AUDIT_PATH, MEMORY_AUDIT_STATE_PATH, MEMORY_WORKING_PATH
 from core.insights import parse_insight_extraction_response as parse_reply
 from core.proposals import list_proposals, load_proposal
+from core.storage.history import versions as history
 from gui.proposal_text import STALE_BANNER
 from gui.session import ProjectSession
 from gui.views.prune_view import PruneView

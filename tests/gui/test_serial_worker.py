@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtWidgets import QApplication
 
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
@@ -61,3 +62,31 @@ def test_a_backend_switch_runs_on_the_worker(qtbot, window):
     store.update_settings = update  # type: ignore[method-assign]
     window.session.switch_backend("sqlite")
     assert threads == [False] and window.session.backend.id == "sqlite"
+
+
+def test_a_collection_waits_while_the_worker_runs(qtbot, window, monkeypatch):
+    """The GUI thread's cyclic collection (gui.gc_guard) waits for a pause in the worker's calls, as for typing."""
+    import gc
+
+    from PySide6.QtCore import QTimer
+
+    from gui import gc_guard
+
+    collector = gc_guard.install(QApplication.instance())
+    collected: list[int] = []
+    monkeypatch.setattr(gc, "collect", lambda generation=2: collected.append(generation) or 0)
+    monkeypatch.setattr(gc, "get_count", lambda: (10_000, 0, 0))  # a young collection is due
+    monkeypatch.setattr(gc_guard, "_last_input", [float("-inf")])
+    gate, on_gui = threading.Event(), []
+
+    def during() -> None:  # on the GUI thread, while the worker's call waits on the gate
+        on_gui.append(threading.current_thread() is threading.main_thread())
+        collector.check()
+        gate.set()
+
+    QTimer.singleShot(0, during)
+    window.session.worker.call(lambda: gate.wait(10), "")
+    assert on_gui == [True] and collected == []  # not while the call ran
+    monkeypatch.setattr(gc_guard, "_last_input", [float("-inf")])  # the pause has come
+    collector.check()
+    assert collected == [0]

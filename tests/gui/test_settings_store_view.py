@@ -152,7 +152,7 @@ def test_a_stale_apply_takes_fresh_values_for_other_keys_and_is_a_conflict_for_t
 
 def test_fusion_stopped_makes_fusions_fields_read_only_with_the_reason(qtbot, window, tmp_path: Path,
                                                                        user_config_dir: Path):
-    from core.settings_store.connections import save_connection
+    from core.settings.store.connections import save_connection
 
     root = tmp_path / "current"
     shutil.copytree(REPO / "tests" / "data" / "fusion-layered", root)
@@ -175,7 +175,7 @@ def test_screenshot_of_the_settings_view_naming_its_store(qtbot, window, seed: P
 
 def test_a_running_fusion_refusal_is_shown_at_its_field_and_its_changes_show_live(qtbot, window, tmp_path: Path,
                                                                                   user_config_dir: Path, monkeypatch):
-    from core.settings_store.connections import save_connection
+    from core.settings.store.connections import save_connection
     from tests.core import fusion_contract_server as srv
 
     root = tmp_path / "current"

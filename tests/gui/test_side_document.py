@@ -1,4 +1,4 @@
-"""View ▸ Open beside (Ctrl+\\): another document beside the editor, read-only, following its file."""
+"""View ▸ Open beside (Ctrl+\\): another document beside the editor, following its file (editing it: test_side_editing)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def test_ctrl_backslash_shows_another_document_beside_the_editor(qtbot, desk, la
     assert side is not None and side.isVisible()
     assert side.path != MEMORY and side.path is not None
     assert side.text.toPlainText() == (layered_project / side.path).read_text(encoding="utf-8")
-    assert side.text.isReadOnly()
+    assert not side.text.isReadOnly()  # editable beside (tests/gui/test_side_editing.py)
     # Both are on screen: the editor keeps its document and its typing.
     type_text(qtbot, edit, "typed while reading beside ")
     assert desk.session.current_path == MEMORY and desk.editor.dirty
@@ -37,4 +37,4 @@ def test_ctrl_backslash_shows_another_document_beside_the_editor(qtbot, desk, la
 
 
 def test_open_beside_is_listed(desk):
-    assert ("View", "Open beside (another document, read-only)", "Ctrl+\\") in ShortcutsDialog(desk).rows
+    assert ("View", "Open beside (another document, to read or edit)", "Ctrl+\\") in ShortcutsDialog(desk).rows

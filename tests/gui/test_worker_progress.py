@@ -111,7 +111,7 @@ def test_an_inbox_accept_writes_on_the_worker(qtbot, project, user_config_dir):
 
 
 def test_a_connection_test_connects_on_a_worker(qtbot, prefs, user_config_dir):  # noqa: F811 (the fixture)
-    from core import connections
+    from core.settings import connections
 
     page = prefs.connections
     connections.set_connection("gone", "host=127.0.0.1 port=1 dbname=memdesk user=memdesk connect_timeout=2")
@@ -142,3 +142,89 @@ def test_a_switch_to_a_backend_with_the_same_text_keeps_the_document(qtbot, wind
     assert not window.editor.dirty and window.editor.notice.text() == ""
     text = (sample_project / ".fusion/memory.md").read_text(encoding="utf-8")
     assert text.startswith("kept across the switch then saved ")  # the cursor stayed where it was
+
+
+def test_the_audit_report_is_saved_on_the_worker(qtbot, sample_project):
+    from core.insights import MEMORY_AUDIT_PATH
+    from tests.gui.test_audit_view import make_view
+
+    view = make_view(qtbot, sample_project)
+    report = sample_project / MEMORY_AUDIT_PATH
+    report.unlink(missing_ok=True)
+    _, ticks, saw = run_while_held(
+        view.session.worker, lambda: qtbot.mouseClick(view.save_button, Qt.MouseButton.LeftButton),
+        lambda: not view.save_button.isEnabled() and not report.exists())
+    assert ticks >= TICKS and saw and view.save_button.isEnabled()
+    assert report.read_text(encoding="utf-8").startswith("# ") and view.status.text().startswith("Saved ")
+
+
+def test_opening_a_project_resolves_its_backend_off_the_gui_thread(qtbot, sample_project, monkeypatch):
+    """Opening a project bound to a database connects while resolving its backend: the window keeps
+    running and says so meanwhile (the open waits here on an event the GUI thread's timer sets)."""
+    import threading
+
+    from PySide6.QtCore import QTimer
+
+    import gui.session as session_module
+
+    real, gate, on_gui = session_module.open_project, threading.Event(), []
+
+    def slow_open(root, registry=None):
+        on_gui.append(threading.current_thread() is threading.main_thread())
+        gate.wait(10)  # on the GUI thread this would hold it: the timer below could never set the gate
+        return real(root, registry)
+
+    monkeypatch.setattr(session_module, "open_project", slow_open)
+    win = MainWindow(recent=RecentProjects(persist=False))
+    qtbot.addWidget(win)
+    win.show()
+    ticks, said = [0], []
+
+    def tick() -> None:
+        ticks[0] += 1
+        if ticks[0] == TICKS:
+            said.append(win.status.currentMessage())
+            gate.set()
+
+    timer = QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(tick)
+    timer.start()
+    try:
+        assert win.open_project(sample_project)
+    finally:
+        timer.stop()
+        gate.set()
+    assert on_gui == [False] and ticks[0] >= TICKS and said == [f"Opening {sample_project.name}…"]
+    assert win.editor.text().startswith("# Project Memory")
+    win.close()
+
+
+def test_the_change_feed_connects_and_stops_off_the_gui_thread(qtbot):
+    """Subscribing to a backend's changes connects (postgres LISTEN) and stopping joins the feed's thread
+    (up to its 250 ms poll): both on the watcher's worker; a change the feed delivers still arrives."""
+    import threading
+
+    from gui.watcher import BackendChangeWatcher
+
+    where: dict[str, bool] = {}
+
+    class Handle:
+        def stop(self) -> None:
+            where["stop"] = threading.current_thread() is threading.main_thread()
+
+    class Backend:
+        def watch(self, callback):
+            where["subscribe"] = threading.current_thread() is threading.main_thread()
+            self.callback = callback
+            return Handle()
+
+    watcher = BackendChangeWatcher()
+    backend = Backend()
+    assert watcher.watch(backend) and watcher.active and where == {"subscribe": False}
+    with qtbot.waitSignal(watcher.changed, timeout=5_000) as changed:
+        threading.Thread(target=backend.callback, args=(type("Change", (), {"path": ".fusion/memory.md"})(),)).start()
+    assert changed.args == [".fusion/memory.md"]
+    watcher.stop()
+    qtbot.waitUntil(lambda: "stop" in where, timeout=5_000)
+    assert where == {"subscribe": False, "stop": False} and not watcher.active

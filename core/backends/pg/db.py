@@ -16,8 +16,8 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from core.backends.pg import schema
-from core.connections import CONNECT_TIMEOUT_S, one_line, redact_dsn, scrub
 from core.errors import MemoryBackendError
+from core.settings.connections import CONNECT_TIMEOUT_S, one_line, redact_dsn, scrub
 
 log = logging.getLogger(__name__)
 

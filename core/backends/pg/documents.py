@@ -20,9 +20,9 @@ import psycopg
 
 from core.backends.pg.schema import TSV
 from core.errors import MemoryBackendError
-from core.fileio import content_hash
-from core.history import RetentionPolicy, Version
 from core.search.chunking import Entry, chunk_markdown
+from core.storage.fileio import content_hash
+from core.storage.history.versions import RetentionPolicy, Version
 
 CHANNEL = "memdesk_changes"
 

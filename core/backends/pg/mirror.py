@@ -28,10 +28,10 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from core import fileio
+from core.documents.textmerge import merge3
 from core.errors import MemoryBackendError, PathOutsideRootError
-from core.safepath import O_CLOEXEC, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK
-from core.textmerge import merge3
+from core.storage import fileio
+from core.storage.safepath import O_CLOEXEC, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK
 
 log = logging.getLogger(__name__)
 

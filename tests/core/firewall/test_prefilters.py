@@ -214,3 +214,68 @@ def test_an_everyday_entry_compiles_few_rules_and_loads_no_re2():
                          cwd=Path(__file__).resolve().parents[3]).stdout.split()
     assert out == ["False", "0"], out
     assert injection._may_hold_run("x" * 96) and not injection._may_hold_run("word " * 100)
+
+
+# -- the lines a save adds, found by walking both texts (core.firewall.align) -------------------------------
+
+def _edited(rng, lines: list[str], edits: int) -> list[str]:
+    new = list(lines)
+    for _ in range(edits):
+        op, i = rng.randrange(6), rng.randrange(len(new) + 1)
+        if op == 0:
+            new.insert(i, f"- new {rng.random()} AKIAIOSFODNN7EXAMPLE")
+        elif op == 1 and new:
+            del new[min(i, len(new) - 1)]
+        elif op == 2 and new:
+            new[min(i, len(new) - 1)] += rng.choice(["x", "", " AKIA", "\n"])
+        elif op == 3:
+            new.insert(i, rng.choice(lines) if lines else "")  # an existing line, copied or moved
+        elif op == 4:
+            new.insert(i, "")
+        else:
+            new.append(f"- added at the end {rng.random()}")
+    return new
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_walk_finds_the_lines_the_set_split_finds(seed, monkeypatch):
+    import random
+
+    import core.firewall.engine as engine
+
+    rng = random.Random(seed)
+    base = REAL.split("\n") * 3
+    aligned = 0
+    for _ in range(120):
+        lines = base[:rng.randrange(1, len(base))]
+        current = "\n".join(lines) + rng.choice(["", "\n", "\n\n"])
+        new = "\n".join(_edited(rng, lines, rng.randrange(0, 9))) + rng.choice(["", "\n", "\n\n"])
+        with monkeypatch.context() as m:
+            m.setattr(engine, "_small_change", lambda a, b: None)
+            walked = engine._aligned_change(new, current)
+            m.setattr(engine, "_aligned_change", lambda a, b: None)
+            full = engine.added_lines(new, current)
+        if walked is not None:
+            aligned += 1
+            assert (walked.text, walked.lines, walked.gone) == (full.text, full.lines, full.gone)
+        fast = engine.added_lines(new, current)
+        assert (fast.text, fast.lines, fast.gone) == (full.text, full.lines, full.gone)
+    assert aligned > 80
+
+
+def test_an_operators_save_of_a_mebibyte_is_walked_not_split():
+    import random
+
+    import core.firewall.engine as engine
+    from core.firewall.align import changed_regions
+
+    lines = (REAL * 12).split("\n")
+    rng = random.Random(5)
+    new_lines = list(lines)
+    new_lines[rng.randrange(len(lines))] = "- edited: use the DB clock for lease expiry"
+    current, new = "\n".join(lines), "\n".join(new_lines) + "\n- a new entry at the end"
+    assert engine._small_change(new, current) is None  # two places: the in-place diff does not apply
+    regions = changed_regions(new, current)
+    assert regions is not None and len(regions) == 2
+    excerpt = engine.added_lines(new, current)
+    assert excerpt.text.split("\n") == ["- edited: use the DB clock for lease expiry", "", "- a new entry at the end"]

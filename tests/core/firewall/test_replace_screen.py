@@ -15,8 +15,8 @@ import pytest
 from core.firewall.engine import LOOKUP_MAX_ENTRIES, Engine, rest_lookup
 from core.firewall.rules import Deadline
 from core.firewall.similarity import EntryIndex, TextLookup, scan_similar, split_entries
-from core.pipeline import Writer
 from core.project import Project
+from core.storage.pipeline import Writer
 
 REAL = Path(__file__).resolve().parents[2] / "data" / "fusion-real" / ".fusion" / "memory.md"
 REL = ".fusion/memory.md"
@@ -179,6 +179,7 @@ def test_a_small_change_is_diffed_in_place_with_the_same_lines_as_the_full_split
         small += engine._small_change(new, current) is not None
         with monkeypatch.context() as m:
             m.setattr(engine, "_small_change", lambda a, b: None)
+            m.setattr(engine, "_aligned_change", lambda a, b: None)
             full = engine.added_lines(new, current)
         assert (fast.text, fast.lines, fast.gone) == (full.text, full.lines, full.gone)
     assert small > 100

@@ -7,8 +7,8 @@ import json
 from core.cli import main
 from core.firewall.similarity import split_entries
 from core.firewall.supersede import in_superseded, mark, superseded_on
-from core.pipeline import Writer
 from core.project import Project
+from core.storage.pipeline import Writer
 
 MEMORY = ".fusion/memory.md"
 DOC = ("# Project Memory\n\n## Context\n\n- Use the DB clock for lease expiry\n- Cache the settings reads for "

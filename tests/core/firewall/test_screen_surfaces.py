@@ -57,8 +57,8 @@ def test_policy_refuse_makes_the_cli_append_fail_with_the_reason(project, user_c
 
 def test_a_failing_rule_holds_an_agents_write_and_warns_the_operators(project, user_config_dir, monkeypatch):
     from core.firewall import engine
-    from core.pipeline import Writer
     from core.project import Project
+    from core.storage.pipeline import Writer
 
     def broken(text, deadline):
         raise RuntimeError("rule crashed")

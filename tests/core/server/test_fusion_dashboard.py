@@ -7,7 +7,16 @@ Read from Runfusion/Fusion: ``packages/dashboard/app/api/projects/projects.ts`` 
 ``app/api/memory.ts`` (``fetchMemoryFiles``, ``fetchMemoryFile``, ``saveMemoryFile``, ``fetchMemoryStats``,
 ``fetchMemoryInsights``, ``fetchMemoryBackendStatus``, ``testMemoryRetrieval``), ``app/api/client/client.ts``
 (errors read as ``{error, details}``), ``app/api/client/health.ts`` (``withProjectId``). No Fusion code is
-in memdesk; these are the requests and shapes, restated.
+in memdesk; these are the requests and shapes, restated. Every call of ``app/api/memory.ts`` at Fusion's commit
+c81144c7c37b4ec58f87e2771c2b599ed88c16cc that reads or writes memory is sent here (``fetchMemory``,
+``saveMemory``, ``fetchMemoryFiles``, ``fetchMemoryFile``, ``saveMemoryFile``, ``fetchMemoryInsights``,
+``saveMemoryInsights``, ``fetchMemoryAudit``, ``fetchMemoryStats``, ``fetchMemoryBackendStatus``,
+``testMemoryRetrieval``); those that run an AI or a command (``compactMemory``, ``triggerMemoryDreams``,
+``triggerInsightExtraction``, ``installQmd``) are not served (docs/servers.md).
+
+No published build of the dashboard could be run from outside: Fusion's packages are not on the npm registry
+this project reaches (``npm view @runfusion/fusion``, ``@fusion/dashboard``, ``runfusion``,
+``fusion-dashboard``: each E404, 2026-12-01).
 """
 
 from __future__ import annotations
@@ -100,6 +109,21 @@ def test_the_dashboards_start_up_and_memory_view_requests(memdesk_serve, layered
         saved = api.put(f"/memory/file?projectId={pid}", json={"path": first, "content": new})
         assert saved.status_code == 200 and saved.json()["success"] is True
         assert (layered_project / first).read_text(encoding="utf-8") == new
+
+        # fetchMemory / saveMemory ({content} → {success}), saveMemoryInsights, fetchMemoryAudit (MemoryAuditReport).
+        memory = api.get(f"/memory?projectId={pid}")
+        assert memory.status_code == 200 and isinstance(memory.json()["content"], str)
+        saved = api.put(f"/memory?projectId={pid}", json={"content": memory.json()["content"] + "\n- From the view.\n"})
+        assert saved.status_code == 200 and saved.json()["success"] is True
+        assert api.get(f"/memory?projectId={pid}").json()["content"].endswith("- From the view.\n")
+        ins = api.put(f"/memory/insights?projectId={pid}", json={"content": "# Memory Insights\n\n- one\n"})
+        assert ins.status_code == 200 and ins.json()["success"] is True
+        back = api.get(f"/memory/insights?projectId={pid}").json()
+        assert back["content"] == "# Memory Insights\n\n- one\n" and back["exists"] is True
+        audit = api.get(f"/memory/audit?projectId={pid}").json()
+        assert set(audit) >= {"generatedAt", "workingMemory", "insightsMemory", "extraction", "pruning", "checks",
+                              "health"} and audit["health"] in ("healthy", "warning", "issues")
+        assert isinstance(audit["workingMemory"]["exists"], bool) and isinstance(audit["checks"], list)
 
         # Errors in Fusion's shape {error, details: {code, backend}}, memdesk's code beside it.
         missing = api.get(f"/memory/file?path=2001-01-01.md&projectId={pid}")

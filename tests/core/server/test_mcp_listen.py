@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
-from mcp.client.subscriptions import ResourceUpdated
+from mcp.client.subscriptions import ResourcesListChanged, ResourceUpdated
 
 from tests.core.server.conftest import cli_env
 
@@ -44,7 +44,7 @@ async def _quiet(sub: Any, seconds: float) -> bool:
     return True
 
 
-def test_a_stdio_listener_hears_an_outside_append_and_a_tools_write_once_each(layered_project, user_config_dir):
+def test_a_stdio_listener_hears_an_outside_append_an_editors_save_and_a_tools_write_once_each(layered_project, user_config_dir):
     uri = f"memdesk://layered/{LONG}"
     params = StdioServerParameters(command=sys.executable, args=["-m", "core.cli", "mcp", "--project",
                                                                  str(layered_project)], env=cli_env(user_config_dir))
@@ -56,6 +56,10 @@ def test_a_stdio_listener_hears_an_outside_append_and_a_tools_write_once_each(la
             async with c.listen(resource_subscriptions=[uri, "memdesk://layered/../../etc/passwd"]) as sub:
                 _shell_append(layered_project / LONG, "\n- an agent's >> around memdesk\n")
                 got.append((await _next(sub)).uri)
+                # An editor's save: a second process writes a new file beside it and renames it over.
+                subprocess.run(["sh", "-c", 'sed "s/Pitfalls/Traps/" "$1" > "$1.tmp" && mv "$1.tmp" "$1"', "sh",
+                                str(layered_project / LONG)], check=True, timeout=60)
+                got.append((await _next(sub)).uri)
                 r = await c.call_tool("memory_append", {"content": "Through the tool.", "layer": "long-term"})
                 assert not r.is_error
                 got.append((await _next(sub)).uri)
@@ -64,7 +68,7 @@ def test_a_stdio_listener_hears_an_outside_append_and_a_tools_write_once_each(la
                 assert await _quiet(sub, 1.5)
         return got
 
-    assert anyio.run(main) == [uri, uri]
+    assert anyio.run(main) == [uri, uri, uri]
 
 
 def test_an_http_listener_and_an_http_subscriber_both_hear_an_outside_append(serve, tokens, layered_project):
@@ -102,3 +106,28 @@ def test_an_http_listener_and_an_http_subscriber_both_hear_an_outside_append(ser
 
     assert anyio.run(main) == [uri, uri]
     assert seen_by_subscriber[0] == uri
+
+
+def test_a_listener_following_the_list_hears_a_new_document_and_not_a_write(layered_project, user_config_dir):
+    """``resourcesListChanged``: an agent's new daily note, made by a second process, changes the list; a write to an
+    existing document does not."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "core.cli", "mcp", "--project",
+                                                                 str(layered_project)], env=cli_env(user_config_dir))
+    note = ".fusion/agent-memory/new-bot/2026-12-02.md"
+
+    async def main() -> tuple[Any, list[str]]:
+        async with Client(params) as c:
+            async with c.listen(resources_list_changed=True) as sub:
+                r = await c.call_tool("memory_append", {"content": "A write, not a new document.",
+                                                        "layer": "long-term"})
+                assert not r.is_error
+                assert await _quiet(sub, 1.5)
+                subprocess.run(["sh", "-c", 'mkdir -p "$(dirname "$1")" && printf "# Agent Daily Memory\\n" > "$1"',
+                                "sh", str(layered_project / note)], check=True, timeout=60)
+                event = await _next(sub)
+                listed = [str(r.uri) for r in (await c.list_resources()).resources]
+        return event, listed
+
+    event, listed = anyio.run(main)
+    assert isinstance(event, ResourcesListChanged)
+    assert f"memdesk://layered/{note}" in listed

@@ -16,8 +16,8 @@ from mcp import types
 from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from core.fileio import content_hash
-from core.history import list_versions
+from core.storage.fileio import content_hash
+from core.storage.history.versions import list_versions
 from tests.core.server.conftest import cli_env
 from tests.core.server.test_server_mcp import MEMORY, _text, run_http, run_stdio
 

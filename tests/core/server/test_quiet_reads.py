@@ -9,10 +9,11 @@ import sys
 import time
 from pathlib import Path
 
-from core import history, readlog
-from core.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
 from core.project import Project
 from core.server import noticing
+from core.storage import readlog
+from core.storage.history import versions as history
+from core.storage.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
 from tests.core.server.conftest import cli_env
 
 MEM = ".fusion/memory.md"

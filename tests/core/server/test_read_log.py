@@ -11,8 +11,8 @@ from typing import Any
 
 from mcp.client import ClientSession
 
-from core import readlog
-from core.fileio import content_hash
+from core.storage import readlog
+from core.storage.fileio import content_hash
 from tests.core.server.conftest import cli_env
 from tests.core.server.test_server_mcp import run_http, run_stdio
 

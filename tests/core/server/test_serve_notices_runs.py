@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from core import history
-from core.noticed import EXTERNAL_CHANGE
+from core.storage.history import versions as history
+from core.storage.noticed import EXTERNAL_CHANGE
 from tests.core.fusion_dream_process import TOUCHED, run_fusion_dream
 from tests.core.server.conftest import REPO, cli_env
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from core.fileio import content_hash
+from core.storage.fileio import content_hash
 from tests.conftest import REAL_MEMORY
 
 MEMORY = ".fusion/memory.md"
@@ -35,7 +35,7 @@ def test_get_memory_returns_the_file_whole_and_empty_string_when_absent(serve, t
 
 
 def test_put_memory_writes_keeps_history_and_refuses_bad_input(serve, token, sample_project):
-    from core import history
+    from core.storage.history import versions as history
 
     c = serve(sample_project).client(token)
     before = (sample_project / MEMORY).read_bytes()

@@ -16,7 +16,7 @@ from mcp.client import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from core.fileio import content_hash
+from core.storage.fileio import content_hash
 from tests.core.server.conftest import cli_env
 
 MEMORY = ".fusion/memory.md"

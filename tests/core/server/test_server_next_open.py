@@ -8,8 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from core import history
-from core.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
+from core.storage.history import versions as history
+from core.storage.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
 
 REPO = Path(__file__).resolve().parents[3]
 

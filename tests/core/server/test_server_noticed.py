@@ -6,8 +6,8 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from core import history
-from core.noticed import EXTERNAL_CHANGE
+from core.storage.history import versions as history
+from core.storage.noticed import EXTERNAL_CHANGE
 
 MEM = ".fusion/memory.md"
 
