@@ -90,7 +90,11 @@ class SideEditing:
         try:
             project = session.project
             text = session.worker.call(lambda: project.read(path), "")  # on the project's worker
-        except Exception:
+        except Exception as exc:  # no longer readable (not UTF-8, too big, not a file): not editable here
+            slot = editor.buffer.slots.get(path)
+            if self.pane is not None and slot is not None and not slot.document.isModified():
+                self.pane.detach()  # shows "Cannot read …"; unsaved edits stay, and their save says why
+                self.pane.note.setText(f"Read-only here: {getattr(exc, 'message', str(exc))}")
             return
         editor.buffer.refresh_beside(text, content_hash(text))
 

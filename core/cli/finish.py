@@ -4,8 +4,9 @@ Measured reason: after ``memdesk append`` has written, synced and recorded its e
 shutdown frees every object of the ~170 modules it loaded, about 7 ms of a process whose target is
 3.5x a bare ``python -c pass`` (~26 ms). :func:`finish` does what that shutdown must do for
 memdesk (wait for the other threads, history's writes among them; run the ``atexit`` callbacks;
-flush what was printed) and then ends the process with ``os._exit``. Where this Python lacks the
-hooks it needs, or a thread is still running that it does not know, the process ends as usual.
+flush what was printed) and then ends the process with ``os._exit``: every non-daemon thread is
+joined first, as the ordinary shutdown joins them. Where this Python lacks the hooks it needs (or it
+is not called from the main thread), the process ends as usual.
 """
 
 from __future__ import annotations

@@ -6,10 +6,11 @@ Most patterns cannot match without one of a few literal strings (``AKIA``, ``---
 ``ignore``...). Those strings are worked out once from each pattern (:func:`core.firewall.prefilter_build.derive`, from
 Python's own parse of it) and kept in ``data/prefilter.json`` (a test checks the file against the patterns), so a
 rule whose strings are all absent from the screened text is neither compiled nor run: it could not
-have matched. A pattern with no such string (or one this module cannot read) is always compiled, as
-before. What the strings must satisfy, and the tests that check it: every match RE2 finds contains
-one of them (``tests/core/firewall/test_prefilters.py``, on every labelled example and on strings
-generated from each pattern).
+have matched. A pattern with no such string (or one this module cannot read, or a pattern changed
+since the file was made) is always compiled, as before. The strings come in groups (up to three), each
+required on its own: every match RE2 finds holds one string of each group
+(``tests/core/firewall/test_prefilters.py`` checks it on every labelled example, every fixture line and
+strings generated from each pattern).
 
 Case: a case-sensitive rule's strings are looked for as they are; a case-insensitive rule's strings
 are lower case and looked for in the lower-cased text. RE2 folds ``ſ`` (U+017F) with ``s`` where

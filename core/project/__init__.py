@@ -1,7 +1,7 @@
 """``core.project``: the seed's name (design §3a), a thin wrapper over :mod:`core.project.model`.
 
 The project model (``Project``, ``open_project``) lives in :mod:`core.project.model`, beside
-the operations over it (appending, migrate, reindex, activity).
+the operations over it (appending, migrate, reindex, activity, the watcher of outside changes).
 Its names load on first use, so importing a module of this package (``core.project.appending``, say)
 does not load the model.
 """

@@ -1,9 +1,10 @@
 """Appended entries (seed 002): their format, the tool's messages, and rotation of old ones to the archive.
 
 :meth:`core.project.Project.append` is the one code path that appends (this module sits below it;
-``core.entries.append_memory_entry`` is the seed-named wrapper above it). In the seed layout, once the working memory runs 10 % over its line
-budget, the oldest dated entries move to ``.fusion/memory-archive.md`` until it is 10 % under, so
-the whole-file rewrite that rotation costs happens once per many appends, not on every one.
+``core.entries.append_memory_entry`` is the seed-named wrapper above it). In the seed layout, once the
+working memory runs 10 % over its line budget, the oldest dated entries move to ``.fusion/memory-archive.md``
+until it is 10 % under, so the whole-file rewrite that rotation costs happens once per many appends, not on
+every one.
 Nothing is deleted: the archive is written first, so a crash can duplicate an entry but never lose one.
 """
 
@@ -19,8 +20,19 @@ from core.documents.layout import ARCHIVE
 from core.storage import docio, fileio
 
 if TYPE_CHECKING:
-    from core.entries import AppendResult
+    from typing import Protocol
+
     from core.project.model import Project
+
+    class Appended(Protocol):
+        """What an append reports: :class:`core.entries.AppendResult` (the seed's wrapper, above this module)
+        or the project model's :class:`~core.project.model.AppendOutcome`."""
+
+        @property
+        def status(self) -> str: ...
+
+        @property
+        def file_path(self) -> Path | None: ...
 
 AppendStatus = Literal["written", "held", "skipped_empty", "skipped_duplicate"]
 MEMORY_ARCHIVE_PATH = ARCHIVE
@@ -49,7 +61,7 @@ def tool_message_for(status: str, file_path: Path | str | None, scope: str = "pr
     return f"Memory write returned unknown status: {status}"
 
 
-def tool_message(result: AppendResult, scope: str = "project") -> str:
+def tool_message(result: Appended, scope: str = "project") -> str:
     """Map an :class:`~core.entries.AppendResult` to the ``memory_write`` tool's user-facing string (seed 002 §3)."""
     return tool_message_for(result.status, result.file_path, scope)
 

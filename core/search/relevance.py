@@ -15,7 +15,14 @@ from typing import TYPE_CHECKING, Any
 from core.search.types import MemorySearchOptions
 
 if TYPE_CHECKING:
-    from core.backends.base import MemoryBackend
+    from typing import Protocol
+
+    from core.search.types import MemorySearchResult
+
+    class Searchable(Protocol):
+        """What recall is measured on: a backend's ``search`` (the backends sit above search)."""
+
+        def search(self, query: str, options: MemorySearchOptions | None = None) -> list[MemorySearchResult]: ...
 from core.search.chunking import chunk_markdown
 
 
@@ -47,7 +54,7 @@ def relevant_entries(root: Path, label: dict[str, Any]) -> set[tuple[str, int]]:
     return out
 
 
-def recall_at_k(backend: MemoryBackend, root: Path, labels: list[dict[str, Any]], mode: str,
+def recall_at_k(backend: Searchable, root: Path, labels: list[dict[str, Any]], mode: str,
                 k: int = 5) -> RecallReport:
     """Run every labelled query through ``backend`` in ``mode`` and return recall@k."""
     total = 0.0

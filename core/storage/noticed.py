@@ -29,8 +29,23 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from core.project.model import Project
+    from pathlib import Path
+    from typing import Protocol
+
+    from core.documents.layout import Layout
     from core.storage.pipeline import Writer
+
+    class Project(Protocol):
+        """What this module asks of a project (:class:`core.project.model.Project`, above storage)."""
+
+        @property
+        def root(self) -> Path: ...
+
+        @property
+        def layout(self) -> Layout: ...
+
+        @property
+        def backend_history(self) -> bool: ...
 
 log = logging.getLogger(__name__)
 

@@ -31,7 +31,18 @@ from core.errors import MemoryBackendError
 from core.storage.fileio import sha256_hex
 
 if TYPE_CHECKING:
-    from core.project.model import Project
+    from typing import Protocol
+
+    from core.storage.history.versions import Version
+
+    class HoldsVersions(Protocol):
+        """What :func:`version_read` asks of a project (:class:`core.project.model.Project`, above storage)."""
+
+        def read(self, path: str | None = None) -> str: ...
+
+        def list_versions(self, path: str | None = None, limit: int | None = None) -> list[Version]: ...
+
+        def get_version(self, version_id: int) -> tuple[Version, str] | None: ...
 
 __all__ = ["MAX_AGE_DAYS", "MAX_ROWS", "ReadEvent", "flush", "log_path", "query", "record", "version_read"]
 
@@ -262,7 +273,7 @@ def query(*, root: str | Path | None = None, client: str | None = None, since: d
         conn.close()
 
 
-def version_read(project: Project, event: ReadEvent) -> str | None:
+def version_read(project: HoldsVersions, event: ReadEvent) -> str | None:
     """Exactly the text ``event`` served (its SHA-256 checked), or ``None`` when memdesk no longer has it.
 
     Candidates: the document now, then its stored versions newest first. Each is taken whole and, since

@@ -182,6 +182,14 @@ def _base(sf: StateFile, root: Path | str | None, directory: Path | None) -> Pat
     return Path(directory) if directory is not None else user_dir()
 
 
+def _outside(sf: StateFile, exc: PathOutsideRootError) -> str:
+    """The confinement's reason in the scope's words: a user file's base is the user's config folder, not a project."""
+    if sf.scope == "project":
+        return str(exc)
+    return (str(exc).replace("the project root", "your memdesk config folder")
+            .replace("inside the project", "inside that folder"))
+
+
 def _refused(sf: StateFile, rel: str, why: str, code: str = "INVALID_CONFIG",
              cause: BaseException | None = None) -> StateRefused:
     why = why.rstrip(". ")
@@ -209,7 +217,7 @@ def locate(name: str, root: Path | str | None = None, *, key: str | None = None,
     try:
         _logical, target = resolve_both_in_root(base, rel)
     except PathOutsideRootError as exc:
-        raise _refused(sf, shown, str(exc), cause=exc) from exc
+        raise _refused(sf, shown, _outside(sf, exc), cause=exc) from exc
     parts = Path(rel).parts
     for i in range(1, len(parts)):  # a file where a folder belongs is named before anything is created
         step = Path(base).resolve().joinpath(*parts[:i])
@@ -241,7 +249,8 @@ def read(name: str, root: Path | str | None = None, *, key: str | None = None,
     try:
         _logical, target = resolve_both_in_root(base, rel)
     except PathOutsideRootError as exc:
-        raise StateRefused(f"cannot read {sf.what} ({shown}): {exc}", "READ_FAILED", "state", exc) from exc
+        raise StateRefused(f"cannot read {sf.what} ({shown}): {_outside(sf, exc)}", "READ_FAILED", "state",
+                           exc) from exc
     try:
         return fileio.read_text(target, "state", max_size=sf.max_size or None)
     except MemoryBackendError as exc:
@@ -286,7 +295,7 @@ def _user_lock_dir(sf: StateFile, base: Path, rel: str) -> tuple[Path, Path]:
     try:
         logical, real = resolve_both_in_root(base, "locks")
     except PathOutsideRootError as exc:
-        raise _refused(sf, str(base / rel), str(exc), cause=exc) from exc
+        raise _refused(sf, str(base / rel), _outside(sf, exc), cause=exc) from exc
     if os.path.lexists(real) and not real.is_dir():
         raise _refused(sf, str(base / rel), f"{logical} is not a folder")
     real.mkdir(parents=True, exist_ok=True)

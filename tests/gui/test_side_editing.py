@@ -147,3 +147,16 @@ def test_the_document_the_editor_shows_is_read_only_beside(qtbot, window, layere
     qtbot.waitUntil(lambda: side.attached is not None, timeout=3000)
     assert side.text.toPlainText().endswith("- kept") and not side.text.isReadOnly()
     assert window.editor.unsaved_documents() == [DAILY]
+
+
+def test_a_file_beside_that_becomes_unreadable_is_shown_read_only_with_the_reason(qtbot, window, layered_project):
+    """Found by the round-5 review: the pane's re-read swallowed a read error, so a document whose file stopped
+    being UTF-8 went on looking editable with its old text, and the note still said it could be edited."""
+    side = open_beside(qtbot, window, DAILY)
+    assert not side.text.isReadOnly()
+    (layered_project / DAILY).write_bytes(b"# note\n\xff\xfe not UTF-8\n")
+    qtbot.waitUntil(lambda: side.attached is None, timeout=5000)
+    assert side.text.isReadOnly()
+    assert side.text.toPlainText().startswith(f"Cannot read {DAILY}")
+    assert "not valid UTF-8" in side.text.toPlainText()
+    assert (layered_project / DAILY).read_bytes() == b"# note\n\xff\xfe not UTF-8\n"
