@@ -40,7 +40,7 @@ def test_a_write_is_atomic_logged_and_keeps_history_where_it_should(project: Pat
     kept = history.list_versions(project, ".fusion/memdesk/settings.json")
     assert [history.get_version(project, v.id)[1] for v in kept] == ['{"a": 1}\n']
     assert kept[0].author == "operator" and kept[0].source == "settings"
-    statefiles.write("schedule-state", project, "{}\n", source="schedule")  # no history for schedule state
+    statefiles.write("schedule-state", project, "{}\n", source="schedule", writer="memdesk")  # no history for schedule state
     assert history.list_versions(project, ".fusion/memdesk/schedule-state.json") == []
     log = statefiles.read_log(project)
     assert [(c.file, c.writer, c.source) for c in log] == [
