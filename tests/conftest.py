@@ -27,6 +27,18 @@ LAYERED = REPO / "tests" / "data" / "fusion-layered"
 pytest_plugins = ("tests.core.chat_server", "tests.core.pg_server")
 
 
+@pytest.fixture(autouse=True)
+def _state_writer_of_the_process():
+    """Each test starts with memdesk's default state writer: the CLI's ``main`` and the app's session name
+    this process's writer (:func:`core.storage.statefiles.set_process_writer`), and a test that ran them
+    in-process would otherwise hand its writer on to the next test's state log."""
+    from core.storage import statefiles
+
+    statefiles.set_process_writer("memdesk")
+    yield
+    statefiles.set_process_writer("memdesk")
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """An empty project folder."""

@@ -19,6 +19,7 @@ from core.backends import default_registry
 from core.backends.base import MemorySearchOptions
 from core.backends.registry import MemoryBackendRegistry
 from core.errors import MemoryBackendError
+from core.insights.audit import generate_memory_audit
 from core.project.model import Project, open_project
 from core.server import models
 from core.server.memo import FactsMemo, TextFacts
@@ -255,8 +256,8 @@ def stats(project: Project) -> models.StatsResponse:
 
 def audit(project: Project) -> models.AuditResponse:
     """The audit report of the project's memory (reads only; the report is not written)."""
-    from core.insights.audit import generate_memory_audit
-
+    # generate_memory_audit is imported with this module, not here: importing insights imports croniter, whose
+    # import runs platform.architecture(), which starts the `file` program, and no request may run a program.
     return models.AuditResponse.model_validate(generate_memory_audit(project.root).to_json())
 
 
