@@ -38,3 +38,14 @@ def test_concurrent_connections_each_keep_theirs(user_config_dir: Path):
     assert [p.returncode for p in procs] == [0] * N, errors
     kept = json.loads((user_config_dir / "connections.json").read_text(encoding="utf-8"))["connections"]
     assert sorted(kept) == sorted(f"team{i}" for i in range(N))
+
+
+def test_concurrent_provider_changes_each_keep_theirs(user_config_dir: Path):
+    """The same for the user config's providers (``memdesk providers set`` from several shells, or beside the app)."""
+    code = ("import sys; from core.settings.user_config import set_provider\n"
+            "for n in range(10): set_provider(f'{sys.argv[1]}-{n}', {'kind': 'command', 'command': ['cat']})\n")
+    procs = [subprocess.Popen([sys.executable, "-c", code, f"local{i}"], cwd=REPO, env=cli_env(user_config_dir))
+             for i in range(N)]
+    assert [p.wait(120) for p in procs] == [0] * N
+    kept = json.loads((user_config_dir / "config.json").read_text(encoding="utf-8"))["providers"]
+    assert {f"local{i}-{n}" for i in range(N) for n in range(10)} <= set(kept), sorted(kept)
