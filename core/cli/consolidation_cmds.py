@@ -282,19 +282,16 @@ def cmd_backups(args: argparse.Namespace) -> int:
 
 def cmd_policy(args: argparse.Namespace) -> int:
     """Show or change the unattended policy (memdesk's own state, never Fusion's settings)."""
-    from dataclasses import replace
-
-    from core.consolidation.policy import POLICY_PATH, load_policy, save_policy
+    from core.consolidation.policy import POLICY_PATH, change_policy, load_policy
     from core.errors import SettingsError
 
     root = project_root(args)
     try:
-        policy = load_policy(root)
         if args.unattended is not None or args.max_change_bytes is not None:
-            policy = replace(policy, unattended=policy.unattended if args.unattended is None else args.unattended == "on",
-                             max_change_bytes=policy.max_change_bytes if args.max_change_bytes is None
-                             else args.max_change_bytes)
-            save_policy(root, policy)
+            policy = change_policy(root, unattended=None if args.unattended is None else args.unattended == "on",
+                                   max_change_bytes=args.max_change_bytes)
+        else:
+            policy = load_policy(root)
     except SettingsError as exc:
         raise CliError(str(exc), 2) from exc
     except Exception as exc:

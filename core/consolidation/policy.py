@@ -9,7 +9,7 @@ threshold; otherwise it waits for review with the reason.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -17,7 +17,7 @@ from core.consolidation.model import ConsolidationProposal
 from core.errors import MemoryBackendError, SettingsError
 from core.storage import fileio, statefiles
 
-__all__ = ["POLICY_PATH", "Policy", "load_policy", "save_policy", "wait_reason"]
+__all__ = ["POLICY_PATH", "Policy", "change_policy", "load_policy", "save_policy", "wait_reason"]
 
 POLICY_PATH = f"{fileio.MEMDESK_DIR}/consolidation.json"
 DEFAULT_MAX_CHANGE_BYTES = 64 * 1024
@@ -64,6 +64,17 @@ def save_policy(root: Path | str, policy: Policy) -> None:
     if not 0 <= policy.max_change_bytes <= fileio.MAX_FILE_SIZE * 4:
         raise SettingsError(f"maxChangeBytes must be from 0 to {fileio.MAX_FILE_SIZE * 4:,}")
     statefiles.write("consolidation-policy", root, json.dumps(policy.to_json(), indent=2) + "\n", source="settings")
+
+
+def change_policy(root: Path | str, *, unattended: bool | None = None, max_change_bytes: int | None = None) -> Policy:
+    """Change the given fields (``None``: keep) and save, reading, changing and writing as one under the file's
+    lock: the app's switch and ``memdesk consolidation policy`` changing different fields at once both stay."""
+    with statefiles.lock("consolidation-policy", root):
+        policy = load_policy(root)
+        policy = replace(policy, unattended=policy.unattended if unattended is None else unattended,
+                         max_change_bytes=policy.max_change_bytes if max_change_bytes is None else max_change_bytes)
+        save_policy(root, policy)
+    return policy
 
 
 def wait_reason(policy: Policy, proposal: ConsolidationProposal) -> str | None:

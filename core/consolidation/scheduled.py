@@ -31,6 +31,8 @@ from core.insights._text import iso_timestamp, parse_timestamp
 from core.storage import fileio, statefiles
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from core.project.model import Project
     from core.providers import Provider
 
@@ -56,16 +58,25 @@ def fusion_setting(project: Project, key: str, default: Any) -> Any:
 
 
 def _state(project: Project) -> dict[str, Any]:
+    return _read_state(project.root)
+
+
+def _read_state(root: Path | str) -> dict[str, Any]:
     try:
-        text = fileio.read_in_root(project.root, STATE_PATH, max_size=64 * 1024)
+        text = fileio.read_in_root(root, STATE_PATH, max_size=64 * 1024)
         data = json.loads(text) if text else {}
     except Exception:
         return {}
     return data if isinstance(data, dict) else {}
 
 
-def _save_state(project: Project, state: dict[str, Any]) -> None:
-    statefiles.write("consolidation-state", project.root, json.dumps(state, indent=2) + "\n", source="schedule")
+def note_runs(root: Path | str, runs: dict[str, str], *, only_new: bool = False) -> None:
+    """Record when runs happened (``{kind: timestamp}``; with ``only_new``, only kinds not noted yet), reading,
+    changing and writing the state as one under its lock: the app's schedule and ``memdesk serve`` note at once."""
+    with statefiles.lock("consolidation-state", root):
+        state = _read_state(root)
+        state.update({k: v for k, v in runs.items() if not (only_new and k in state)})
+        statefiles.write("consolidation-state", root, json.dumps(state, indent=2) + "\n", source="schedule")
 
 
 @dataclass(frozen=True)
@@ -90,7 +101,7 @@ def due_runs(project: Project, now: datetime | None = None) -> list[DueRun]:
     moment = now or datetime.now(UTC)
     state = _state(project)
     out: list[DueRun] = []
-    started = False
+    started: dict[str, str] = {}
     for kind, enabled_key, cron_key, default in (
             ("dream", "memoryDreamsEnabled", "memoryDreamsSchedule", DEFAULT_MEMORY_DREAMS_SCHEDULE),
             ("compact", "memoryAutoSummarizeEnabled", "memoryAutoSummarizeSchedule", DEFAULT_AUTO_SUMMARIZE_SCHEDULE)):
@@ -100,12 +111,11 @@ def due_runs(project: Project, now: datetime | None = None) -> list[DueRun]:
         if not isinstance(cron, str):
             continue
         if kind not in state:
-            state[kind] = iso_timestamp(moment)
-            started = True
+            started[kind] = iso_timestamp(moment)
         elif _due(cron, state.get(kind), moment):
             out.append(DueRun(kind, cron))
     if started:
-        _save_state(project, state)
+        note_runs(project.root, started, only_new=True)  # a start another process noted first stays
     return out
 
 
@@ -147,9 +157,7 @@ def run_due(project: Project, provider: Provider, now: datetime | None = None) -
                 outcome = run_compact(project, project.memory_path, provider, now=moment, origin="scheduled")
                 outcomes.append(settle_unattended(project, outcome, policy))
     if due:
-        state = _state(project)
-        state.update({run.kind: iso_timestamp(moment) for run in due})
-        _save_state(project, state)
+        note_runs(project.root, {run.kind: iso_timestamp(moment) for run in due})
     return outcomes
 
 

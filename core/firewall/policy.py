@@ -186,12 +186,14 @@ def set_rule(root: Path | str, writer: str, rule: str, action: str | None) -> Po
     """Set (or, with ``None``, remove) one writer's action for one rule and save; return the new policy."""
     _check_writer(writer)
     _check_rule(rule)
-    policy = load_policy(root)
-    if action is None:
-        policy.rules.get(writer, {}).pop(rule, None)
-        if writer in policy.rules and not policy.rules[writer]:
-            del policy.rules[writer]
-    else:
-        policy.rules.setdefault(writer, {})[rule] = _check_action(action, f"{writer} {rule}")
-    save_policy(root, policy)
+    checked = None if action is None else _check_action(action, f"{writer} {rule}")
+    with statefiles.lock("firewall-policy", root):  # read, change, write as one: the CLI and the app set rules too
+        policy = load_policy(root)
+        if checked is None:
+            policy.rules.get(writer, {}).pop(rule, None)
+            if writer in policy.rules and not policy.rules[writer]:
+                del policy.rules[writer]
+        else:
+            policy.rules.setdefault(writer, {})[rule] = checked
+        save_policy(root, policy)
     return policy

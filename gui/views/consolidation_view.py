@@ -338,13 +338,11 @@ class ConsolidationView(QWidget):
             "otherwise they wait here for review")
 
     def _set_unattended(self, on: bool) -> None:
-        from dataclasses import replace
-
-        from core.consolidation.policy import load_policy, save_policy
+        from core.consolidation.policy import change_policy
 
         try:
             root = self.session.root
-            self.session.worker.call(lambda: save_policy(root, replace(load_policy(root), unattended=on)),
+            self.session.worker.call(lambda: change_policy(root, unattended=on),
                                      "Saving the consolidation policy…")
         except Exception as exc:
             self.banner.show_message(f"The unattended setting was not saved: {exc}", "error")
