@@ -125,19 +125,7 @@ def _small_change(new: str, current: str) -> _Excerpt | None:
         return None
     if new == current:
         return _Excerpt("", [], set())
-    kept: list[str] = []
-    mapping: list[tuple[int, int]] = []
-    number, offset = new.count("\n", 0, start) + 1, start
-    for line in new[start:end_new].split("\n"):
-        if not _has_line(current, line):
-            if mapping and mapping[-1][0] != number - 1:  # apart in the document: apart in the excerpt
-                kept.append("")
-                mapping.append((number - 1, offset - 1))
-            kept.append(line)
-            mapping.append((number, offset))
-        number, offset = number + 1, offset + len(line) + 1
-    gone = {line for line in current[start:end_cur].split("\n") if not _has_line(new, line)}
-    return _Excerpt("\n".join(kept), mapping, gone)
+    return _excerpt(new, current, [(start, new[start:end_new].split("\n"), current[start:end_cur].split("\n"))])
 
 
 def _aligned_change(new: str, current: str) -> _Excerpt | None:
@@ -152,6 +140,12 @@ def _aligned_change(new: str, current: str) -> _Excerpt | None:
     stretches = [(ns, lines_of(new, ns, ne), lines_of(current, cs, ce)) for ns, ne, cs, ce in regions]
     if sum(len(a) + len(b) for _ns, a, b in stretches) > 2 * SMALL_CHANGE_LINES:
         return None  # each line is looked for in the other whole text: many lines cost more than splitting
+    return _excerpt(new, current, stretches)
+
+
+def _excerpt(new: str, current: str, stretches: list[tuple[int, list[str], list[str]]]) -> _Excerpt:
+    """The excerpt of the lines of ``stretches`` (each: where it starts in ``new``, its lines in ``new`` and in
+    ``current``) that ``current`` does not hold anywhere, and the lines they replace that ``new`` no longer holds."""
     kept: list[str] = []
     mapping: list[tuple[int, int]] = []
     gone: set[str] = set()

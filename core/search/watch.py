@@ -21,6 +21,7 @@ import logging
 import os
 import struct
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -128,11 +129,12 @@ class Watcher:
         self.complete = True
         self._watch_all()
 
-    def close(self) -> None:
-        """Stop watching (idempotent)."""
+    def close(self, _close: Callable[[int], None] = os.close) -> None:
+        """Stop watching (idempotent). ``os.close`` is bound at definition: the finalizer may run as the
+        interpreter exits, when this module's globals are gone ("Exception ignored in Watcher.__del__")."""
         if self._fd >= 0:
             try:
-                os.close(self._fd)
+                _close(self._fd)
             except OSError:
                 pass
             self._fd = -1

@@ -14,6 +14,7 @@ Resources are ``memdesk://<project>/<document path>``; a subscribed client gets
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
@@ -111,7 +112,10 @@ class McpServer(MCPServer):
         low.add_request_handler("resources/subscribe", SubscribeRequestParams, self._subscribe)
         low.add_request_handler("resources/unsubscribe", UnsubscribeRequestParams, self._unsubscribe)
         low.add_request_handler("subscriptions/listen", SubscriptionsListenRequestParams,
-                                ListenHook(ListenHandler(bus), self.hub))
+                                ListenHook(ListenHandler(bus), self.hub, lambda ctx, uri: self.may_follow(ctx, uri)))
+        #: ``may_follow(request_ctx, uri)``: whether the caller's scope lets it read (so follow) that document;
+        #: :func:`build_mcp_server` sets it from the token or the stdio scope.
+        self.may_follow: Callable[[Any, str], bool] = lambda _ctx, _uri: True
 
     # -- refusals --------------------------------------------------------------------------------
     def roots(self) -> list[tuple[str, Any]]:
@@ -166,6 +170,8 @@ class McpServer(MCPServer):
 
     async def _subscribe(self, ctx: Any, params: SubscribeRequestParams) -> EmptyResult:
         try:
+            if not self.may_follow(ctx, str(params.uri)):
+                raise Refusal("SCOPE", f"this caller's scope does not cover {params.uri}; nothing was subscribed")
             self.hub.subscribe(_connection(ctx), str(params.uri))
         except (Refusal, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError) as exc:
             from mcp.shared.exceptions import MCPError
@@ -200,11 +206,31 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     mcp = McpServer(served, name="memdesk", title="memdesk", instructions=INSTRUCTIONS, version=server_version(),
                     log_level="WARNING", website_url="https://github.com/runfusion/fusion")
 
-    def caller(ctx: Context | None) -> Access:
-        if tokens is None or ctx is None or ctx.request_context is None or ctx.headers is None:
+    def access_of(headers: Any) -> Access:
+        if tokens is None or headers is None:
             return access
-        info = tokens.lookup(bearer(ctx.headers.get("authorization")))
+        info = tokens.lookup(bearer(headers.get("authorization")))
         return info.access if info is not None else Access("unknown", "read", projects=("\0",))
+
+    def caller(ctx: Context | None) -> Access:
+        if ctx is None or ctx.request_context is None:
+            return access
+        return access_of(ctx.headers)
+
+    def may_follow(request_ctx: Any, uri: str) -> bool:
+        """Whether the caller of a subscribe or listen request may read the document ``uri``."""
+        who = access_of(getattr(getattr(request_ctx, "request", None), "headers", None))
+        try:
+            key, path = _split_uri(uri)
+            found = served.find(key)
+            who.check("read", found.key, found.root, resolve(served.get(key), path))
+        except ScopeError:
+            return False
+        except (Refusal, MemoryBackendError, PathOutsideRootError, ProjectNotServed, SettingsError):
+            return True  # not a served document: refused (subscribe) or never fires (listen) as before
+        return True
+
+    mcp.may_follow = may_follow
 
     def project_of(selector: str | None, ctx: Context | None = None, need: str = "read",
                    path: str | None = None, *, doc: bool = False) -> tuple[Project, str | None]:

@@ -198,12 +198,21 @@ class ListenHook:
     """``subscriptions/listen``: the SDK's handler (``inner``), with the stream's resource URIs watched by the hub
     while it is open."""
 
-    def __init__(self, inner: Callable[[Any, Any], Awaitable[Any]], hub: ResourceHub) -> None:
+    def __init__(self, inner: Callable[[Any, Any], Awaitable[Any]], hub: ResourceHub,
+                 allowed: Callable[[Any, str], bool] | None = None) -> None:
         self.inner, self.hub = inner, hub
+        #: ``allowed(ctx, uri)``: whether the caller's scope lets it follow ``uri`` (others are left out of the
+        #: stream: the SDK's acknowledgement names only those it keeps, and their changes never reach it).
+        self.allowed = allowed or (lambda _ctx, _uri: True)
 
     async def __call__(self, ctx: Any, params: Any) -> Any:
         stream = object()
         uris = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
+        kept = [u for u in uris if self.allowed(ctx, u)]
+        if kept != uris:
+            notifications = params.notifications.model_copy(update={"resource_subscriptions": kept})
+            params = params.model_copy(update={"notifications": notifications})
+            uris = kept
         watched = [u for u in uris if self.hub.listen(stream, u)]
         if params.notifications.resources_list_changed:
             self.hub.listen_list(stream)

@@ -83,25 +83,27 @@ def confirm(root: str | os.PathLike[str], connection: str, project_key: str) -> 
     """Record that the operator binds the folder ``root`` to ``connection`` and ``project_key``; the file written."""
     if not isinstance(connection, str) or not connection or not isinstance(project_key, str):
         raise SettingsError("a binding needs a connection name and a project key")
-    data = _load()
-    data["version"] = 1
-    data["projects"][_folder(root)] = {"connection": connection, "projectKey": project_key,
-                                       "confirmedAt": datetime.now(UTC).isoformat(timespec="seconds")}
     path = bindings_path()
-    text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
-    statefiles.write("bindings", None, text, source="binding-confirm", directory=path.parent)
+    with statefiles.lock("bindings", directory=path.parent):  # read, change and write as one: others confirm too
+        data = _load()
+        data["version"] = 1
+        data["projects"][_folder(root)] = {"connection": connection, "projectKey": project_key,
+                                           "confirmedAt": datetime.now(UTC).isoformat(timespec="seconds")}
+        text = json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n"
+        statefiles.write("bindings", None, text, source="binding-confirm", directory=path.parent)
     os.chmod(path, 0o600)
     return path
 
 
 def forget(root: str | os.PathLike[str]) -> bool:
     """Drop the folder's binding (after a move back to files); whether there was one."""
-    data = _load()
-    if data["projects"].pop(_folder(root), None) is None:
-        return False
     path = bindings_path()
-    statefiles.write("bindings", None, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
-                     source="binding-forget", directory=path.parent)
+    with statefiles.lock("bindings", directory=path.parent):
+        data = _load()
+        if data["projects"].pop(_folder(root), None) is None:
+            return False
+        statefiles.write("bindings", None, json.dumps(data, indent=2, ensure_ascii=False, sort_keys=True) + "\n",
+                         source="binding-forget", directory=path.parent)
     return True
 
 

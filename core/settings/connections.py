@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,11 @@ def _load_raw() -> dict[str, Any]:
     return data
 
 
+def _locked() -> AbstractContextManager[None]:
+    """The connections file's lock: a change reads, changes and writes it as one (others change it too)."""
+    return statefiles.lock("connections", directory=connections_path().parent)
+
+
 def _save_raw(data: dict[str, Any]) -> Path:
     path = connections_path()
     text = json.dumps(data, indent=2, ensure_ascii=False) + "\n"
@@ -144,19 +150,21 @@ def set_connection(name: str, dsn: str) -> Connection:
     """Add or replace the connection ``name`` (the DSN is validated first; nothing is saved when it is bad)."""
     check_name(name)
     parse_dsn(dsn)
-    data = _load_raw()
-    data["connections"][name] = {"dsn": dsn}
-    _save_raw(data)
+    with _locked():
+        data = _load_raw()
+        data["connections"][name] = {"dsn": dsn}
+        _save_raw(data)
     return Connection(name, dsn)
 
 
 def remove_connection(name: str) -> None:
     """Remove the connection ``name``; unknown names raise :class:`SettingsError`."""
-    data = _load_raw()
-    if name not in data["connections"]:
-        raise SettingsError(f"no connection named {name!r}", field="name")
-    del data["connections"][name]
-    _save_raw(data)
+    with _locked():
+        data = _load_raw()
+        if name not in data["connections"]:
+            raise SettingsError(f"no connection named {name!r}", field="name")
+        del data["connections"][name]
+        _save_raw(data)
 
 
 @dataclass(frozen=True)

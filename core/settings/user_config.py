@@ -11,10 +11,12 @@ stored: a provider names the environment variable that holds its key.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -23,6 +25,8 @@ from core.documents.load_rules import CONSUMER_ID_RE, UserConsumer
 from core.errors import MemoryBackendError, SettingsError
 from core.storage import fileio, statefiles, userdirs
 from core.storage.userdirs import CONFIG_DIR_ENV
+
+P = ParamSpec("P")
 
 __all__ = [
     "CONFIG_DIR_ENV",
@@ -225,6 +229,19 @@ def _revalidate(data: dict[str, Any]) -> UserConfig:
         raise _settings_error(exc, "user config") from exc
 
 
+def _changed_under_lock(change: Callable[P, UserConfig]) -> Callable[P, UserConfig]:
+    """Run a read-change-save of the user config under its state file's lock: another process (the app, a
+    second ``memdesk providers set``) changing it at the same moment is not overwritten."""
+
+    @functools.wraps(change)
+    def locked(*args: P.args, **kwargs: P.kwargs) -> UserConfig:
+        with statefiles.lock("user-config", directory=user_config_path().parent):
+            return change(*args, **kwargs)
+
+    return locked
+
+
+@_changed_under_lock
 def set_provider(name: str, settings: ProviderConfig | dict[str, Any]) -> UserConfig:
     """Add or replace the provider ``name`` and save; invalid settings raise :class:`SettingsError`."""
     if isinstance(settings, dict):
@@ -240,6 +257,7 @@ def set_provider(name: str, settings: ProviderConfig | dict[str, Any]) -> UserCo
     return updated
 
 
+@_changed_under_lock
 def remove_provider(name: str) -> UserConfig:
     """Remove the provider ``name`` (not ``offline``); the default falls back to ``offline``."""
     if name == OFFLINE_PROVIDER:
@@ -256,6 +274,7 @@ def remove_provider(name: str) -> UserConfig:
     return updated
 
 
+@_changed_under_lock
 def set_default_provider(name: str) -> UserConfig:
     """Make ``name`` the default provider and save."""
     config = load_user_config()
@@ -267,6 +286,7 @@ def set_default_provider(name: str) -> UserConfig:
     return updated
 
 
+@_changed_under_lock
 def set_auto_apply_prune(enabled: bool) -> UserConfig:
     """Turn the unattended-prune opt-in on or off and save."""
     updated = _revalidate({**load_user_config().to_json(), "autoApplyPrune": bool(enabled)})

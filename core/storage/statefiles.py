@@ -381,14 +381,24 @@ def _record(sf: StateFile, root: Path | str | None, directory: Path | None, rel:
     name = LOG_NAME[sf.scope]
     try:
         with lock(name, root, directory=directory):
-            _base, _rel, target = locate(name, root, directory=directory)
-            old = fileio.read_bytes(target, "state", max_size=fileio.MAX_READ_SIZE) or b""
+            base, log_rel, target = locate(name, root, directory=directory)
             limit = REGISTRY[name].max_size
-            if len(old) + len(line) > limit:  # keep the newest half: a log, not an archive
-                old = old[-(limit // 2):]
-                old = old[old.find(b"\n") + 1:]
+            try:
+                size = os.lstat(target).st_size
+            except FileNotFoundError:
+                size = 0
+            if size + len(line) <= limit:  # the usual case: one O_APPEND, a third of an atomic replace
+                fd = fileio.open_regular_for_append(base, log_rel, backend_id="state")
+                try:
+                    fileio.write_all(fd, line.encode("ascii"))
+                finally:
+                    os.close(fd)
+                return
+            old = fileio.read_bytes(target, "state", max_size=fileio.MAX_READ_SIZE) or b""
+            old = old[-(limit // 2):]  # keep the newest half: a log, not an archive
+            old = old[old.find(b"\n") + 1:]
             write(name, root, old + line.encode("ascii"), source="log", directory=directory)
-    except (MemoryBackendError, OSError) as exc:
+    except (MemoryBackendError, OSError, fileio.AppendFailed) as exc:
         log.warning("the change to %s was written but not logged: %s", rel, exc)
 
 

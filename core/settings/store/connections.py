@@ -88,35 +88,37 @@ def save_connection(root: Path | None, url: str, token: str | None, project_id: 
     """Keep ``url``/``token`` for ``root`` (``None``: every project) in the user config; returns the file."""
     url = check_url(url)
     path = connections_path()
-    doc = _read_json(path)
     entry: dict[str, Any] = {"url": url}
     if token:
         entry["token"] = token
     if project_id:
         entry["projectId"] = project_id
-    if root is None:
-        doc["default"] = entry
-    else:
-        projects: dict[str, Any] = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
-        projects[str(Path(root).resolve())] = entry
-        doc["projects"] = projects
-    statefiles.write("fusion-connections", None, json.dumps(doc, indent=2) + "\n", source="fusion-connect",
-                     directory=path.parent)  # a new file: 0600
+    with statefiles.lock("fusion-connections", directory=path.parent):  # read, change, write as one
+        doc = _read_json(path)
+        if root is None:
+            doc["default"] = entry
+        else:
+            projects: dict[str, Any] = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
+            projects[str(Path(root).resolve())] = entry
+            doc["projects"] = projects
+        statefiles.write("fusion-connections", None, json.dumps(doc, indent=2) + "\n", source="fusion-connect",
+                         directory=path.parent)  # a new file: 0600
     return path
 
 
 def forget_connection(root: Path | None) -> bool:
     """Drop the saved connection of ``root`` (``None``: the default one); whether there was one."""
     path = connections_path()
-    doc = _read_json(path)
-    if root is None:
-        found = doc.pop("default", None) is not None
-    else:
-        projects = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
-        found = projects.pop(str(Path(root).resolve()), None) is not None
-    if found:
-        statefiles.write("fusion-connections", None, json.dumps(doc, indent=2) + "\n", source="fusion-forget",
-                         directory=path.parent)
+    with statefiles.lock("fusion-connections", directory=path.parent):
+        doc = _read_json(path)
+        if root is None:
+            found = doc.pop("default", None) is not None
+        else:
+            projects = doc["projects"] if isinstance(doc.get("projects"), dict) else {}
+            found = projects.pop(str(Path(root).resolve()), None) is not None
+        if found:
+            statefiles.write("fusion-connections", None, json.dumps(doc, indent=2) + "\n", source="fusion-forget",
+                             directory=path.parent)
     return found
 
 
