@@ -35,8 +35,42 @@ from core.errors import MemoryBackendError
 from core.storage.statefiles import project_paths
 
 if TYPE_CHECKING:
+    from typing import Protocol
+
     from core.documents.layout import Layout
-    from core.project.model import Project
+
+    class _Backend(Protocol):
+        """What a write asks of the project's backend (:class:`core.backends.base.MemoryBackend`, above storage)."""
+
+        @property
+        def id(self) -> str: ...
+
+        def require_writable(self) -> None: ...
+
+        def read_document_bytes(self, relpath: str) -> bytes | None: ...
+
+        def write_document(self, relpath: str, content: str, *, expected_hash: str | None = None,
+                           source: str = "write", author: str | None = None) -> None: ...
+
+        def append_document(self, relpath: str, build: Callable[[str], str | None], *,
+                            author: str | None = None, source: str = "append") -> str | None: ...
+
+    class Project(Protocol):
+        """The project a write goes to (:class:`core.project.model.Project`, above storage): what this asks of it."""
+
+        @property
+        def root(self) -> Path: ...
+
+        @property
+        def layout(self) -> Layout: ...
+
+        @property
+        def backend(self) -> _Backend: ...
+
+        @property
+        def backend_history(self) -> bool: ...
+
+        def _check_creatable(self, rel: str, current: str | bytes | None) -> None: ...
 
 log = logging.getLogger(__name__)
 
