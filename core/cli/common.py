@@ -158,11 +158,14 @@ def fail_from(exc: BaseException) -> CliError:
     if isinstance(exc, SettingsError | PathOutsideRootError):
         return CliError(str(exc), 2)
     if isinstance(exc, MemoryBackendError):
-        return CliError(f"{exc.message} [{exc.code}]", 2 if exc.code in BAD_INPUT_CODES else 1)
+        return CliError(f"{exc.message} [{exc.code}]", 2 if exc.code in BAD_INPUT_CODES or _state_refusal(exc) else 1)
     sqlite3 = sys.modules.get("sqlite3")  # a SQLite error comes only from a process that imported it
     if sqlite3 is not None and isinstance(exc, sqlite3.Error):
         return CliError(database_reason(exc, _database_of(exc)), 1)
     if isinstance(exc, OSError):
+        refusal = exc.__cause__  # the read log reports the door's refusal as an OSError (core.storage.readlog)
+        if isinstance(refusal, MemoryBackendError) and _state_refusal(refusal):
+            return CliError(f"{refusal.message} [{refusal.code}]", 2)
         return CliError(_os_line(exc), 1)
     if isinstance(exc, RecursionError):
         return CliError("a file or reply is nested too deeply to read (RecursionError); check the JSON files "
@@ -176,6 +179,24 @@ def fail_from(exc: BaseException) -> CliError:
         return CliError(f"text that is not valid UTF-8 ({type(exc).__name__}: {_safe(exc)}); memdesk reads and "
                         "writes UTF-8 only", 2)
     return CliError(f"{type(exc).__name__}: {_safe(exc)}", 1)
+
+
+def _state_refusal(exc: MemoryBackendError) -> bool:
+    """Whether ``exc`` is the state door refusing bad state (a FIFO, a hard link, a link out, a file too big where a
+    state file belongs): exit 2 like every bad input, whatever its code. A refusal caused by the system (an
+    ``OSError`` such as a full disk or a lock held too long, a database error) stays a failure (exit 1)."""
+    from core.storage.statefiles import StateRefused
+
+    if not isinstance(exc, StateRefused):
+        return False
+    cause: BaseException | None = exc
+    for _ in range(8):  # the chain of wrapped causes: MemoryBackendError around the OS's error
+        cause = getattr(cause, "cause", None) or getattr(cause, "__cause__", None)
+        if cause is None:
+            return True
+        if not isinstance(cause, MemoryBackendError | UnicodeError | ValueError):
+            return False
+    return True
 
 
 #: The install extra that brings each optional top-level module (pyproject.toml's optional-dependencies).

@@ -96,7 +96,7 @@ def _inbox(args: argparse.Namespace):  # noqa: ANN202 - core.firewall imported l
 
 def cmd_inbox(args: argparse.Namespace) -> int:
     from core.firewall import review
-    from core.firewall.inbox import InboxError
+    from core.firewall.inbox import InboxConflict, InboxError
 
     action = getattr(args, "action", None) or "list"
     try:
@@ -153,8 +153,8 @@ def cmd_inbox(args: argparse.Namespace) -> int:
             else:
                 print(f"{item.id}: rejected")
             return 0
-    except InboxError as exc:
-        raise CliError(str(exc), 1) from exc
+    except InboxError as exc:  # a damaged inbox or key, an unknown or settled item: bad state or input
+        raise CliError(str(exc), 1 if isinstance(exc, InboxConflict) else 2) from exc
     except Exception as exc:  # a refused or conflicting write: one line, exit 1 or 2
         from core.cli.common import fail_from
 

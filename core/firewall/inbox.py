@@ -37,6 +37,10 @@ class InboxError(ValueError):
     """An inbox that cannot be used (damaged, tampered with) or an action that cannot be taken."""
 
 
+class InboxConflict(InboxError):
+    """The held item's document changed since and the two conflict: a conflict (CLI exit 1), not bad input."""
+
+
 def _user_key(config_dir: Path) -> bytes:
     """The user's 32-byte firewall key, created (mode 0600) on first use."""
     path = config_dir / KEY_FILE

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from core.firewall.inbox import REDACTED, Inbox, InboxError, Item, redact
+from core.firewall.inbox import REDACTED, Inbox, InboxConflict, InboxError, Item, redact
 from core.firewall.rules import Finding
 
 
@@ -142,13 +142,13 @@ def _onto_current(project: Any, item: Item, text: str) -> tuple[str, str | None]
         return text, base_hash
     base = item.data.get("base")
     if not isinstance(base, str) or content_hash(base) != base_hash:
-        raise InboxError(f"{item.data['path']} changed since inbox item {item.id} was held, and the text it was "
+        raise InboxConflict(f"{item.data['path']} changed since inbox item {item.id} was held, and the text it was "
                          "written against is not kept; edit the item onto the current document, then accept")
     if classify_change(base, current) == "appended":  # agents appended meanwhile: keep the held text, then theirs
         return text + appended_text(base, current), content_hash(current)
     merged = merge3(base, text, current)
     if merged.conflicts:
-        raise InboxError(f"{item.data['path']} changed since inbox item {item.id} was held and the two conflict in "
+        raise InboxConflict(f"{item.data['path']} changed since inbox item {item.id} was held and the two conflict in "
                          f"{merged.conflicts} place(s); nothing was written; edit the item, then accept")
     return merged.text, content_hash(current)
 

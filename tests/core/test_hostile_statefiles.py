@@ -108,7 +108,7 @@ def test_a_tokens_file_linked_out_of_the_user_folder_is_refused(world):
     (config / "tokens.json").symlink_to(world["victim"])
     before, times = snapshot(world["outside"]), stamps(world["outside"])
     done = memdesk("tokens", "create", "bot", config=config)
-    assert done.returncode != 0
+    assert done.returncode == 2  # a refusal of bad state: exit 2, as every other
     line = one_line(done.stderr)
     assert "tokens.json" in line, line
     assert snapshot(world["outside"]) == before and stamps(world["outside"]) == times
@@ -120,7 +120,7 @@ def test_a_user_folder_whose_locks_lead_out_is_refused(world):
     (config / "locks").symlink_to(world["outside"])
     before = snapshot(world["outside"])
     done = memdesk("tokens", "create", "bot", config=config)
-    assert done.returncode != 0
+    assert done.returncode == 2
     assert "locks" in one_line(done.stderr)
     assert snapshot(world["outside"]) == before
     assert not (config / "tokens.json").exists()
@@ -159,7 +159,7 @@ def test_state_that_is_a_fifo_is_one_line_never_a_hang(world, where, command, na
         target.unlink(missing_ok=True)
         os.mkfifo(target)
     done = memdesk(*command, "--project", str(world["root"]), config=world["config"])  # times out on a hang
-    assert done.returncode != 0, done.stdout
+    assert done.returncode == 2, done.stdout + done.stderr  # bad state is refused with exit 2 on every command
     line = one_line(done.stderr)
     assert named in line and "named pipe" in line, line
 
@@ -201,7 +201,7 @@ def test_state_of_the_wrong_shape_is_one_line_naming_it(world, where, text, comm
     path.write_text(text, encoding="utf-8")
     args = (*command, "--project", str(world["root"])) if command[0] not in ("tokens", "connections") else command
     done = memdesk(*args, config=world["config"])
-    assert done.returncode != 0, done.stdout
+    assert done.returncode == 2, done.stdout + done.stderr
     assert named in one_line(done.stderr)
     assert path.read_text(encoding="utf-8") == text
 

@@ -84,7 +84,7 @@ def test_reject_drops_the_sealed_text(project, user_config_dir, capsys):
     code, out, _ = run(capsys, "inbox", "list", "--project", str(project))
     assert "The inbox is empty." in out
     code, _, err = run(capsys, "inbox", "reject", item, "--project", str(project))
-    assert code == 1 and "already rejected" in err
+    assert code == 2 and "already rejected" in err
 
 
 def test_a_tampered_or_damaged_inbox_is_refused_in_one_line(project, user_config_dir, capsys):
@@ -95,12 +95,12 @@ def test_a_tampered_or_damaged_inbox_is_refused_in_one_line(project, user_config
     path.write_text(json.dumps(data))
     before = path.read_bytes()
     code, _, err = run(capsys, "inbox", "list", "--project", str(project))
-    assert code == 1 and err.count("\n") == 1 and "changed outside memdesk" in err
+    assert code == 2 and err.count("\n") == 1 and "changed outside memdesk" in err
     code, _, err = run(capsys, "inbox", "accept", data["items"][0]["id"], "--project", str(project))
-    assert code == 1 and "changed outside memdesk" in err and path.read_bytes() == before
+    assert code == 2 and "changed outside memdesk" in err and path.read_bytes() == before
     path.write_text('{"version": 1, "items": [')
     code, _, err = run(capsys, "inbox", "list", "--project", str(project))
-    assert code == 1 and "is damaged (not JSON" in err and err.count("\n") == 1
+    assert code == 2 and "is damaged (not JSON" in err and err.count("\n") == 1
 
 
 def test_scan_reports_findings_and_exits_1_for_ci(project, capsys):
