@@ -99,3 +99,20 @@ def test_consolidation_policy_cli_changes_one_field(tmp_path: Path, user_config_
     assert ok.returncode == 0, ok.stderr
     stored = json.loads((tmp_path / ".fusion/memdesk/consolidation.json").read_text(encoding="utf-8"))
     assert stored == {"unattended": True, "maxChangeBytes": 2048}
+
+
+def test_concurrent_settings_patches_each_kept(tmp_path: Path, user_config_dir: Path):
+    """memdesk's own settings and Fusion's ``config.json`` patched by 8 processes at once (5 keys each): all 40 kept
+    in each (before, a patch read outside the lock and was refused as a conflict, or lost)."""
+    code = ("import sys; from core.settings.store.own import patch_own\n"
+            "from core.settings.store.config_json import ConfigJsonStore\n"
+            "for n in range(5):\n"
+            "    patch_own(sys.argv[1], {f'own{sys.argv[2]}-{n}': n})\n"
+            "    ConfigJsonStore(sys.argv[1]).patch({f'fusion{sys.argv[2]}-{n}': n})\n")
+    (tmp_path / ".fusion").mkdir()
+    (tmp_path / ".fusion/config.json").write_text('{"settings": {}}\n')
+    _run_all(code, tmp_path, user_config_dir)
+    own = json.loads((tmp_path / ".fusion/memdesk/settings.json").read_text(encoding="utf-8"))
+    fusion = json.loads((tmp_path / ".fusion/config.json").read_text(encoding="utf-8"))["settings"]
+    assert sorted(own) == sorted(f"own{i}-{n}" for i in range(N) for n in range(5))
+    assert sorted(fusion) == sorted(f"fusion{i}-{n}" for i in range(N) for n in range(5))

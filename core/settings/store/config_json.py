@@ -100,10 +100,11 @@ class ConfigJsonStore(SettingsStore):
         return dict(ConfigFile(self.root).settings)
 
     def patch(self, changes: Mapping[str, Any]) -> dict[str, Any]:
-        cfg = ConfigFile(self.root)
-        new = apply_patch(cfg.settings, changes)
-        if new != cfg.settings or not cfg.exists and new:
-            cfg.save(new)
+        with statefiles.lock("fusion-config", self.root):  # read, change, write as one among memdesk's writers
+            cfg = ConfigFile(self.root)
+            new = apply_patch(cfg.settings, changes)
+            if new != cfg.settings or not cfg.exists and new:
+                cfg.save(new)
         return dict(new)
 
     def stamp(self) -> str | None:

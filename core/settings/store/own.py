@@ -42,6 +42,11 @@ def read_own(root: Path | str) -> dict[str, Any]:
 def patch_own(root: Path | str, changes: Mapping[str, Any]) -> dict[str, Any]:
     """Apply ``changes`` (``None`` deletes) to the own settings file and return the new object."""
     root_p = Path(root)
+    with statefiles.lock("settings", root_p):  # read, change, write as one: the app and the CLI set keys at once
+        return _patch_locked(root_p, changes)
+
+
+def _patch_locked(root_p: Path, changes: Mapping[str, Any]) -> dict[str, Any]:
     try:
         before_text = fileio.read_in_root(root_p, OWN_PATH) or ""
     except MemoryBackendError as exc:
