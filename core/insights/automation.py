@@ -168,8 +168,14 @@ def sync_insight_extraction_automation(
 
     Returns the stored schedule, or ``None`` when extraction is disabled (any stored one is
     deleted). An invalid cron raises :class:`SettingsError` ("Invalid insight extraction schedule: …")
-    and nothing is written.
+    and nothing is written. Read, changed and written under the file's lock: every scheduled run and the app's
+    settings sync it, so two at once would refuse each other (``CONFLICT``).
     """
+    with statefiles.lock("automations", root):
+        return _sync(root, settings)
+
+
+def _sync(root: Path | str, settings: ProjectSettings | Mapping[str, Any] | None) -> dict[str, Any] | None:
     schedules, loaded_text = _load(root)
     existing = next((s for s in schedules if s.get("name") == INSIGHT_EXTRACTION_SCHEDULE_NAME), None)
     if not raw_setting(settings, "insightExtractionEnabled", "insight_extraction_enabled"):

@@ -116,3 +116,14 @@ def test_concurrent_settings_patches_each_kept(tmp_path: Path, user_config_dir: 
     fusion = json.loads((tmp_path / ".fusion/config.json").read_text(encoding="utf-8"))["settings"]
     assert sorted(own) == sorted(f"own{i}-{n}" for i in range(N) for n in range(5))
     assert sorted(fusion) == sorted(f"fusion{i}-{n}" for i in range(N) for n in range(5))
+
+
+def test_concurrent_automation_syncs_all_succeed_with_one_schedule(tmp_path: Path, user_config_dir: Path):
+    """8 processes syncing the extraction schedule at once (each scheduled run does): every one succeeds and one
+    schedule is stored (before, all but one could fail with a conflict)."""
+    code = ("import sys; from core.insights.automation import sync_insight_extraction_automation as sync\n"
+            "for n in range(5): sync(sys.argv[1], {'insightExtractionEnabled': True,\n"
+            "                                      'insightExtractionSchedule': f'{n} 2 * * *'})\n")
+    _run_all(code, tmp_path, user_config_dir)
+    stored = json.loads((tmp_path / ".fusion/memdesk/automations.json").read_text(encoding="utf-8"))
+    assert len(stored) == 1 and stored[0]["cronExpression"] == "4 2 * * *", stored
