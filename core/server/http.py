@@ -164,12 +164,17 @@ async def _read_memory(p: Project, request: Request) -> Response:
             service.note_read(request.app.state.served.key_of(p), p.root, rel, facts.hash, facts.size, 1,
                               facts.lines, facts.lines, client=_client(request), token=author(request), via="http")
             return Response(facts.bodies[models.ContentResponse.__name__], media_type="application/json")
-        doc = await run_in_threadpool(service.finish_read, p, None, rel, text)
+        doc, response = await run_in_threadpool(_memory_json, p, lambda: service.finish_read(p, None, rel, text))
     else:
-        doc = await run_in_threadpool(service.read_file, p, None)
+        doc, response = await run_in_threadpool(_memory_json, p, lambda: service.read_file(p, None))
     _on_record(request, p, doc)
-    return await run_in_threadpool(_document_json, p, doc,
-                                   models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
+    return response
+
+
+def _memory_json(p: Project, read: Any) -> tuple[models.FileResponse, Response]:
+    """In the pool, in one hop: the memory read (or its read finished) by ``read()`` and its response."""
+    doc = read()
+    return doc, _document_json(p, doc, models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
 
 
 def author(request: Request) -> str | None:
