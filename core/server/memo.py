@@ -97,6 +97,20 @@ class TextFacts:
 class FactsMemo(TextMemo):
     """:class:`TextFacts` by key: reused while the text is the same, grown when it only grew."""
 
+    def same(self, key: Hashable, text: str) -> TextFacts | None:
+        """The facts remembered under ``key`` when they are ``text``'s (one compare), else ``None``: nothing is
+        worked out, and nothing is noticed."""
+        hit = self._hit(key)
+        if hit is None:
+            return None
+        known: TextFacts = hit[1]
+        if known.text is not text and known.text != text:
+            return None
+        if known.text is not text:  # adopted, as :meth:`facts` does: asked again, it answers by identity
+            known.text = text
+            self.put(key, text, known)
+        return known
+
     def facts(self, key: Hashable, text: str, changed: Callable[[str | None], object] | None = None) -> TextFacts:
         """The facts of ``text`` (remembered under ``key``); ``changed(before)`` is called first when ``text`` is not
         the text remembered (``before``: that text, ``None`` when none was).

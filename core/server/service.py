@@ -137,11 +137,33 @@ def files(project: Project) -> models.FilesResponse:
 def read_file(project: Project, path: str | None) -> models.FileResponse:
     """One whole document; ``NOT_FOUND`` when it is a valid document name that does not exist yet."""
     rel = project.resolve_path(path)
-    text = project.read(rel)
+    return finish_read(project, path, rel, project.read(rel))
+
+
+def finish_read(project: Project, path: str | None, rel: str, text: str) -> models.FileResponse:
+    """:func:`read_file` after the read: ``text`` is document ``rel``'s text as just read."""
     if text == "" and path is not None and not project.exists(rel):
         raise MemoryBackendError(f"memory document {rel!r} does not exist yet", "NOT_FOUND", project.backend.id)
     facts = text_facts(project, rel, text)
     return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, total_lines=facts.lines)
+
+
+def read_unchanged(project: Project, path: str | None, shape: str) -> tuple[str, str, TextFacts | None]:
+    """For the event loop: read document ``path`` (one local file read, no lock) and give its remembered facts
+    when its text is the one this process last served and their body of ``shape`` is made (it is sent as is).
+
+    Returns ``(rel, text, facts)``; ``facts`` is ``None`` otherwise (noticing a change may write state files,
+    hashing a MiB takes time: :func:`finish_read` then runs in the thread pool with ``text``, not read twice)."""
+    rel = project.resolve_path(path)
+    text = project.read(rel)
+    if text == "" and path is not None:
+        return rel, text, None
+    facts = _facts_memo.same(_facts_key(project, rel), text)
+    return rel, text, facts if facts is not None and shape in facts.bodies else None
+
+
+def _facts_key(project: Project, rel: str) -> tuple[str, str]:
+    return (str(project.root), rel)
 
 
 _facts_memo = FactsMemo()
@@ -156,7 +178,7 @@ def text_facts(project: Project, rel: str, text: str) -> TextFacts:
         else:
             _notice(project, rel, before, text)
 
-    return _facts_memo.facts((str(project.root), rel), text, changed)
+    return _facts_memo.facts(_facts_key(project, rel), text, changed)
 
 
 def _check_seen(project: Project, rel: str, text: str) -> None:

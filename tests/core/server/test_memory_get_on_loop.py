@@ -1,0 +1,106 @@
+"""Issue 23, GET /api/memory p95 ≤ 5 ms: an unchanged file-backed memory is answered on the event loop (one read
+and a compare, the body kept for that text), with no thread-pool hop; a changed one still goes through the pool
+(where the change is noticed and the new body made). Every read stays on record and every scope is enforced."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from core.server import service
+from core.server.memo import FactsMemo, TextFacts
+from core.storage import readlog
+from core.storage.fileio import content_hash
+
+MEMORY = ".fusion/memory.md"
+
+
+def _spy(monkeypatch) -> list[tuple[str, str]]:
+    """Which service step ran in which thread, in order."""
+    calls: list[tuple[str, str]] = []
+    for name in ("read_unchanged", "finish_read", "read_file"):
+        real = getattr(service, name)
+
+        def wrapped(*args, _real=real, _name=name, **kw):
+            calls.append((_name, threading.current_thread().name))
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(service, name, wrapped)
+    return calls
+
+
+def test_an_unchanged_memory_is_answered_on_the_loop_and_a_changed_one_in_the_pool(serve, tokens, real_project,
+                                                                                    monkeypatch):
+    calls = _spy(monkeypatch)
+    srv = serve(real_project)
+    loop_thread = srv.thread.name
+    c = srv.client(tokens.create("reader", scope="read"), {"User-Agent": "agent/1"})
+    disk = real_project / MEMORY
+    text = disk.read_text(encoding="utf-8")
+
+    first = c.get("/api/memory")
+    assert first.status_code == 200 and first.json() == {"content": text, "path": MEMORY, "hash": content_hash(text)}
+    # First serve in this process: read on the loop, worked out (hash, body) in the pool.
+    assert [n for n, _ in calls] == ["read_unchanged", "finish_read"]
+    assert calls[0][1] == loop_thread and calls[1][1] != loop_thread
+
+    calls.clear()
+    again = [c.get("/api/memory") for _ in range(3)]
+    assert all(r.status_code == 200 and r.content == first.content for r in again)
+    assert calls == [("read_unchanged", loop_thread)] * 3  # no hop: nothing ran in the pool
+
+    # Another writer changes the file: the next read sees it at once, worked out in the pool.
+    calls.clear()
+    with disk.open("a", encoding="utf-8") as fh:
+        fh.write("\n- written by another process")
+    changed = c.get("/api/memory")
+    now = disk.read_text(encoding="utf-8")
+    assert changed.json()["content"] == now and changed.json()["hash"] == content_hash(now)
+    assert [n for n, _ in calls] == ["read_unchanged", "finish_read"] and calls[1][1] != loop_thread
+    calls.clear()
+    assert c.get("/api/memory").content == changed.content and calls == [("read_unchanged", loop_thread)]
+
+    # Every read is on record, the loop's too, with the hash of the text it served.
+    rows = [e for e in readlog.query(root=real_project) if e.via == "http"]
+    assert len(rows) == 6
+    assert [e.hash for e in rows] == [content_hash(now)] * 2 + [content_hash(text)] * 4
+    assert {(e.token, e.client, e.path, e.start_line) for e in rows} == {("reader", "agent/1", MEMORY, 1)}
+    assert rows[0].end_line == rows[0].total_lines == now.count("\n") + 1 and rows[0].size == len(now.encode())
+
+
+def test_scopes_hold_on_the_loop(serve, tokens, real_project):
+    srv = serve(real_project)
+    ok = srv.client(tokens.create("reader", scope="read"))
+    assert ok.get("/api/memory").status_code == 200 and ok.get("/api/memory").status_code == 200  # warm: loop path
+    narrow = srv.client(tokens.create("narrow", scope="read", paths=[".fusion/memory/MEMORY.md"]))
+    r = narrow.get("/api/memory")
+    assert r.status_code == 403 and r.json()["code"] == "SCOPE" and "content" not in r.json()
+    other = srv.client(tokens.create("other-project", projects=["elsewhere"]))
+    assert other.get("/api/memory").status_code == 403
+    assert srv.client("not-a-token").get("/api/memory").status_code == 401
+
+
+def test_an_emptied_or_missing_memory_on_the_loop(serve, tokens, real_project):
+    srv = serve(real_project)
+    c = srv.client(tokens.create("reader", scope="read"))
+    disk = real_project / MEMORY
+    c.get("/api/memory")
+    disk.write_text("", encoding="utf-8")
+    assert c.get("/api/memory").json() == {"content": "", "path": MEMORY, "hash": content_hash("")}
+    assert c.get("/api/memory").json()["content"] == ""
+    disk.unlink()
+    assert c.get("/api/memory").json()["content"] == ""
+    disk.write_text("back\n", encoding="utf-8")
+    assert json.loads(c.get("/api/memory").content)["content"] == "back\n"
+
+
+def test_same_answers_only_for_the_very_text(tmp_path: Path):
+    memo = FactsMemo()
+    assert memo.same("k", "abc") is None  # nothing remembered
+    facts = memo.facts("k", "abc")
+    equal = "".join(["ab", "c"])  # equal, another object
+    assert memo.same("k", equal) is facts and facts.text is equal  # adopted: next time by identity
+    assert memo.same("k", "abcd") is None and memo.facts("k", "abc") is facts  # grown: not answered, nothing changed
+    assert memo.same("k", "xbc") is None
+    assert isinstance(facts, TextFacts) and facts.hash == content_hash("abc")
