@@ -446,7 +446,7 @@ class Project:
                                  entries.tool_message_for("skipped_duplicate", file_path), flags=flags)
         self._record_append(rel, trimmed, author, source)
         archived = 0
-        after = before + added
+        after = done.after if done.after is not None else before + added  # a MiB copied once, not twice
         warnings: list[str] = []
         if not layered_format and rel == self.layout.memory_path and self.backend.file_canonical:
             try:

@@ -182,6 +182,7 @@ class Outcome:
     changed: bool = False
     before: str | None = None  # the document as read under the lock
     added: str | None = None  # append: the bytes appended (as text)
+    after: str | None = None  # append: the document with them, when already at hand (else ``before + added``)
     data: bytes = field(default=b"", repr=False)  # replace: the document's new bytes
     flags: tuple[Flag, ...] = ()
     inbox_id: str | None = None
@@ -401,6 +402,9 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
         fast = plain_append.append_for(backend, rel, target, screened)
         added: str | None = fast if fast is None or isinstance(fast, str) else backend.append_document(
             rel, screened, author=author if author is not None else writer.name, source=source)
+        # The text the fast path kept is the document as written: one MiB's copy, not a second one below.
+        after = (plain_append.kept_text(target, fast, len(befores[-1]) + len(fast))
+                 if isinstance(fast, str) and fast and befores else None)
     before = befores[-1] if befores else ""
     verdict = verdicts[-1] if verdicts else _WRITE
     if not added:
@@ -409,5 +413,6 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
         request = WriteRequest(rel, "append", entry, writer, source, before)
         return _unwritten(verdict, request, backend.id) or Outcome("skipped_duplicate", rel, before=before)
     if len(before) + len(added) <= NOTE_APPENDS_UP_TO:  # daily notes and the like; a MiB's appends stay O(entry)
-        _note_written(project, rel, before + added)
-    return Outcome("written", rel, True, before=before, added=added, flags=verdict.flags, warnings=_warning(verdict))
+        _note_written(project, rel, after if after is not None else before + added)
+    return Outcome("written", rel, True, before=before, added=added, after=after, flags=verdict.flags,
+                   warnings=_warning(verdict))

@@ -76,6 +76,19 @@ def forget(target: Path | str | None = None) -> None:
             _known.pop(str(target), None)
 
 
+def kept_text(target: Path | str, added: str, size: int) -> str | None:
+    """The text kept for ``target`` when it is ``size`` characters long and ends with ``added``, else ``None``.
+
+    Asked under the document's lock right after :func:`append` added ``added``: the kept text is then the
+    document as written (``current + extra``), so the caller need not join a MiB's copy of it again.
+    """
+    with _guard:
+        known = _known.get(str(target))
+    if known is None or len(known.text) != size or not known.text.endswith(added):
+        return None
+    return known.text
+
+
 def _pread_all(fd: int, size: int, offset: int = 0) -> bytes:
     chunks: list[bytes] = []
     got = 0

@@ -207,3 +207,50 @@ def test_a_save_resolves_locks_and_reads_the_document_once(big, monkeypatch):
     project.write(REL, text + "\nsaved by the operator 2718\n", source="editor")
     assert (len(resolved), locks, len(reads)) == (1, [REL], 1)
     assert disk(root).endswith(b"\nsaved by the operator 2718\n")
+
+
+def _seen_after(monkeypatch) -> list[str]:
+    """The ``after`` text each append hands to the load-budget check (what rotation sees too)."""
+    from core.project import model
+
+    seen: list[str] = []
+    real = model.Project._warnings
+
+    def spying(self, rel, before, after):
+        seen.append(after)
+        return real(self, rel, before, after)
+
+    monkeypatch.setattr(model.Project, "_warnings", spying)
+    return seen
+
+
+def test_an_append_copies_the_mib_once(big, monkeypatch):
+    # The document with the entry is the text plain_append keeps for the next append: the same object goes
+    # on to rotation and the budget check, not a second 1 MB join of before + added (~1 ms per append).
+    root, _ = big
+    seen = _seen_after(monkeypatch)
+    assert append_memory_entry(root, "copied once 2718", max_lines=0).status == "written"
+    kept = plain_append._known[str((root / REL).resolve())].text
+    assert len(seen) == 1 and seen[0] is kept
+    assert seen[0].encode("utf-8") == disk(root)
+
+
+def test_an_append_without_the_kept_text_joins_it(big, monkeypatch):
+    # No text kept (or not this append's): the document is joined as before, and is still what is on disk.
+    root, _ = big
+    seen = _seen_after(monkeypatch)
+    monkeypatch.setattr(plain_append, "_remember", lambda *a, **k: None)
+    plain_append.forget()
+    assert append_memory_entry(root, "joined again 1618", max_lines=0).status == "written"
+    assert len(seen) == 1 and seen[0].encode("utf-8") == disk(root)
+
+
+def test_kept_text_is_given_only_for_this_appends_document(big):
+    root, _ = big
+    target = (root / REL).resolve()
+    kept = plain_append._known[str(target)].text
+    added = kept[-20:]
+    assert plain_append.kept_text(target, added, len(kept)) is kept
+    assert plain_append.kept_text(target, added, len(kept) + 1) is None  # another length: not this append's
+    assert plain_append.kept_text(target, "not the end", len(kept)) is None
+    assert plain_append.kept_text(root / "other.md", added, len(kept)) is None
