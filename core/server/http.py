@@ -156,19 +156,28 @@ def _on_record(request: Request, p: Project, doc: models.FileResponse) -> None:
 
 async def _read_memory(p: Project, request: Request) -> Response:
     """The memory's body. A file-backed memory unchanged since this process last served it is answered on the
-    event loop (one local read and a compare; the body kept for its text is sent): no thread-pool hop and back,
-    the bulk of an unchanged read's latency. Any other backend, or a changed text, is served in the pool."""
+    event loop (one local read and a compare; the body kept for its text is sent), and so is one that only grew
+    (its tail worked out, the body joined): no thread-pool hop and back, the bulk of such a read's latency. Any
+    other backend, a first serve or a rewrite is served in the pool."""
     if p.backend.id == "file":
-        rel, text, facts = service.read_unchanged(p, None, models.ContentResponse.__name__)
+        rel, text, facts = service.read_unchanged(p, None)
         if facts is not None:
             service.note_read(request.app.state.served.key_of(p), p.root, rel, facts.hash, facts.size, 1,
                               facts.lines, facts.lines, client=_client(request), token=author(request), via="http")
-            return Response(facts.bodies[models.ContentResponse.__name__], media_type="application/json")
+            body = facts.bodies.get(models.ContentResponse.__name__)
+            if body is None:  # grown: the new body is the old literal and the tail's, joined (one MiB copy)
+                return _document_json(p, _doc(rel, text, facts),
+                                      models.ContentResponse(content=text, path=rel, hash=facts.hash))
+            return Response(body, media_type="application/json")
         doc, response = await run_in_threadpool(_memory_json, p, lambda: service.finish_read(p, None, rel, text))
     else:
         doc, response = await run_in_threadpool(_memory_json, p, lambda: service.read_file(p, None))
     _on_record(request, p, doc)
     return response
+
+
+def _doc(rel: str, text: str, facts: Any) -> models.FileResponse:
+    return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, total_lines=facts.lines)
 
 
 def _memory_json(p: Project, read: Any) -> tuple[models.FileResponse, Response]:

@@ -111,6 +111,12 @@ class FactsMemo(TextMemo):
             self.put(key, text, known)
         return known
 
+    def grows(self, key: Hashable, text: str) -> bool:
+        """Whether ``text`` is the text remembered under ``key`` with more after it (its facts are then worked
+        out from the tail alone)."""
+        hit = self._hit(key)
+        return hit is not None and len(text) > len(hit[1].text) and text.startswith(hit[1].text)
+
     def facts(self, key: Hashable, text: str, changed: Callable[[str | None], object] | None = None) -> TextFacts:
         """The facts of ``text`` (remembered under ``key``); ``changed(before)`` is called first when ``text`` is not
         the text remembered (``before``: that text, ``None`` when none was).

@@ -148,18 +148,22 @@ def finish_read(project: Project, path: str | None, rel: str, text: str) -> mode
     return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, total_lines=facts.lines)
 
 
-def read_unchanged(project: Project, path: str | None, shape: str) -> tuple[str, str, TextFacts | None]:
-    """For the event loop: read document ``path`` (one local file read, no lock) and give its remembered facts
-    when its text is the one this process last served and their body of ``shape`` is made (it is sent as is).
+def read_unchanged(project: Project, path: str | None) -> tuple[str, str, TextFacts | None]:
+    """For the event loop: read document ``path`` (one local file read, no lock) and give its facts when they
+    cost little: its text is the one this process last served (kept as they are), or that text with more after
+    it (an append: the tail is worked out, the change noticed by a hand-off to history's thread).
 
-    Returns ``(rel, text, facts)``; ``facts`` is ``None`` otherwise (noticing a change may write state files,
-    hashing a MiB takes time: :func:`finish_read` then runs in the thread pool with ``text``, not read twice)."""
+    Returns ``(rel, text, facts)``; ``facts`` is ``None`` otherwise (a first serve checks state files, a rewrite
+    hashes the whole MiB: :func:`finish_read` then runs in the thread pool with ``text``, not read twice)."""
     rel = project.resolve_path(path)
     text = project.read(rel)
     if text == "" and path is not None:
         return rel, text, None
-    facts = _facts_memo.same(_facts_key(project, rel), text)
-    return rel, text, facts if facts is not None and shape in facts.bodies else None
+    key = _facts_key(project, rel)
+    facts = _facts_memo.same(key, text)
+    if facts is None and _facts_memo.grows(key, text):
+        facts = text_facts(project, rel, text)
+    return rel, text, facts
 
 
 def _facts_key(project: Project, rel: str) -> tuple[str, str]:

@@ -8,10 +8,12 @@ import json
 import threading
 from pathlib import Path
 
-from core.server import service
+from core.server import noticing, service
 from core.server.memo import FactsMemo, TextFacts
 from core.storage import readlog
 from core.storage.fileio import content_hash
+from core.storage.history import versions as history
+from core.storage.history import worker
 
 MEMORY = ".fusion/memory.md"
 
@@ -50,21 +52,34 @@ def test_an_unchanged_memory_is_answered_on_the_loop_and_a_changed_one_in_the_po
     assert all(r.status_code == 200 and r.content == first.content for r in again)
     assert calls == [("read_unchanged", loop_thread)] * 3  # no hop: nothing ran in the pool
 
-    # Another writer changes the file: the next read sees it at once, worked out in the pool.
+    # Another writer appends: the next read sees it at once, still on the loop (only the tail is worked out).
     calls.clear()
     with disk.open("a", encoding="utf-8") as fh:
         fh.write("\n- written by another process")
     changed = c.get("/api/memory")
     now = disk.read_text(encoding="utf-8")
     assert changed.json()["content"] == now and changed.json()["hash"] == content_hash(now)
-    assert [n for n, _ in calls] == ["read_unchanged", "finish_read"] and calls[1][1] != loop_thread
+    assert calls == [("read_unchanged", loop_thread)]
+    assert c.get("/api/memory").content == changed.content and len(calls) == 2 and "finish_read" not in dict(calls)
+    # The outside append is noticed: history keeps it as another program's append.
+    noticing.flush()
+    worker.settled()
+    assert any("written by another process" in e.text and e.author == "program"
+               for e in history.list_events(real_project, MEMORY))
+
+    # A rewrite (not an append) is worked out in the pool: a whole MiB is hashed there, not on the loop.
     calls.clear()
-    assert c.get("/api/memory").content == changed.content and calls == [("read_unchanged", loop_thread)]
+    disk.write_text("# Rewritten\n", encoding="utf-8")
+    assert c.get("/api/memory").json()["content"] == "# Rewritten\n"
+    assert [n for n, _ in calls] == ["read_unchanged", "finish_read"] and calls[1][1] != loop_thread
+    disk.write_text(now, encoding="utf-8")
+    assert c.get("/api/memory").content == changed.content
 
     # Every read is on record, the loop's too, with the hash of the text it served.
     rows = [e for e in readlog.query(root=real_project) if e.via == "http"]
-    assert len(rows) == 6
-    assert [e.hash for e in rows] == [content_hash(now)] * 2 + [content_hash(text)] * 4
+    assert len(rows) == 8
+    assert [e.hash for e in rows] == ([content_hash(now), content_hash("# Rewritten\n")] + [content_hash(now)] * 2
+                                      + [content_hash(text)] * 4)
     assert {(e.token, e.client, e.path, e.start_line) for e in rows} == {("reader", "agent/1", MEMORY, 1)}
     assert rows[0].end_line == rows[0].total_lines == now.count("\n") + 1 and rows[0].size == len(now.encode())
 
