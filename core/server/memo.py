@@ -98,9 +98,10 @@ class TextFacts:
         data = text.encode("utf-8")
         return cls(text, hashlib.sha256(data), len(data), text.count("\n") + 1, to_json(text))
 
-    def grown(self, text: str) -> TextFacts | None:
-        """The facts of ``text`` from these and its tail when ``text`` is this text with more after it."""
-        if len(text) <= len(self.text) or not text.startswith(self.text):
+    def grown(self, text: str, *, checked: bool = False) -> TextFacts | None:
+        """The facts of ``text`` from these and its tail when ``text`` is this text with more after it
+        (``checked``: the caller has just compared them)."""
+        if not checked and (len(text) <= len(self.text) or not text.startswith(self.text)):
             return None
         tail = text[len(self.text):]
         data = tail.encode("utf-8")
@@ -130,11 +131,21 @@ class FactsMemo(TextMemo):
             self.put(key, text, known)
         return known
 
-    def grows(self, key: Hashable, text: str) -> bool:
-        """Whether ``text`` is the text remembered under ``key`` with more after it (its facts are then worked
-        out from the tail alone)."""
+    def grow(self, key: Hashable, text: str, changed: Callable[[str], object]) -> TextFacts | None:
+        """The facts of ``text`` worked out from the tail alone when it is the text remembered under ``key`` with
+        more after it (``changed(before)`` called first, and the facts remembered), else ``None``: one compare
+        of the texts, where :meth:`grows` then :meth:`facts` made two."""
         hit = self._hit(key)
-        return hit is not None and len(text) > len(hit[1].text) and text.startswith(hit[1].text)
+        if hit is None:
+            return None
+        known: TextFacts = hit[1]
+        if len(text) <= len(known.text) or not text.startswith(known.text):
+            return None
+        changed(known.text)
+        facts = known.grown(text, checked=True)
+        assert facts is not None
+        self.put(key, text, facts)
+        return facts
 
     def facts(self, key: Hashable, text: str, changed: Callable[[str | None], object] | None = None) -> TextFacts:
         """The facts of ``text`` (remembered under ``key``); ``changed(before)`` is called first when ``text`` is not

@@ -143,3 +143,15 @@ def test_grown_literals_stay_exact_whether_or_not_a_body_joined_them():
         assert grown.hash == hashlib.sha256(text.encode()).hexdigest() and grown.size == len(text.encode())
         facts = grown
     assert bytes(facts.json) == json.dumps(text, ensure_ascii=False).encode("utf-8")
+
+
+def test_grow_answers_only_an_append_and_hands_over_the_text_before():
+    memo = FactsMemo()
+    seen: list[str] = []
+    assert memo.grow("k", "abc\n", seen.append) is None and seen == []  # nothing remembered yet
+    memo.facts("k", "abc\n")
+    assert memo.grow("k", "abc\n", seen.append) is None  # the same text: not a growth
+    assert memo.grow("k", "xbc\nmore\n", seen.append) is None and seen == []  # a rewrite: left to the pool
+    grown = memo.grow("k", "abc\nmore\n", seen.append)
+    assert grown is not None and seen == ["abc\n"] and grown.hash == content_hash("abc\nmore\n") and grown.lines == 3
+    assert memo.same("k", "abc\nmore\n") is grown  # remembered: the next identical read reuses it
