@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from core.storage import fileio
-from core.storage.noticed import record_noticed
+from core.storage.noticed import record_noticed, take_written
 
 if TYPE_CHECKING:
     from core.project.model import Project
@@ -179,6 +179,10 @@ class NoticeWatch:
                 continue
             before, held.key, held.text = held.text, key, text
             if text == before:
+                continue
+            if text == take_written(root, rel):
+                # memdesk wrote this text itself (appends, then a rotation or a save, between two scans): the
+                # pipeline recorded each of its writes. An agent's append still waiting is recorded as before.
                 continue
             pending = self._pending.get(rel)
             if pending is not None:  # the text before the first change still waiting is the one to keep

@@ -70,7 +70,7 @@ class TextFacts:
     __slots__ = ("_json", "_parts", "_sha", "bodies", "hash", "lines", "size", "text")
 
     def __init__(self, text: str, sha: Any, size: int, lines: int, json: bytes | memoryview | None,
-                 parts: tuple[memoryview, ...] = ()) -> None:
+                 parts: tuple[bytes | memoryview, ...] = ()) -> None:
         self.text, self._sha, self.size, self.lines, self._json, self._parts = text, sha, size, lines, json, parts
         self.hash: str = sha.hexdigest()
         self.bodies: dict[str, bytes] = {}

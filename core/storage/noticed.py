@@ -128,6 +128,21 @@ def _record_append(root: Any, relpath: str, added: str, author: str) -> int | No
 
 _pending: dict[tuple[str, str], str] = {}
 _pending_lock = threading.Lock()
+#: The text this process last wrote to each document (a reference to the string the write already holds).
+_written: dict[tuple[str, str], str] = {}
+
+
+def remember_written(root: Path, relpath: str, text: str) -> None:
+    """Stage "record", in memory: ``text`` is what this process's pipeline just wrote to ``relpath``."""
+    _written[(str(root), relpath)] = text
+
+
+def take_written(root: Path, relpath: str) -> str | None:
+    """The text this process's pipeline last wrote to ``relpath``, if any, forgotten as it is taken: what a watch
+    that saw the document change must not take for another program's change (memdesk's appends, then a
+    rotation or a save, between two of its scans). Taken once, so a program that later writes that same
+    text back over its own change still has its change kept."""
+    return _written.pop((str(root), relpath), None)
 
 
 def note_written(project: Project, relpath: str, text: str) -> Future[Any] | None:
@@ -138,6 +153,7 @@ def note_written(project: Project, relpath: str, text: str) -> Future[Any] | Non
     """
     from core.storage.history import worker as history_worker
 
+    remember_written(project.root, relpath, text)
     if project.backend_history or not text:
         return None
     key = (str(project.root), relpath)

@@ -367,6 +367,10 @@ def replace(project: Project, rel: str, content: str, *, writer: Writer, source:
             backend.write_document(rel, content, expected_hash=expected_hash, source=source, author=who)
     if not noted:
         _note_written(project, rel, content)
+    else:
+        from core.storage.noticed import remember_written
+
+        remember_written(project.root, rel, content)
     return Outcome("written", rel, True, before=current, data=data, flags=verdict.flags, warnings=_warning(verdict))
 
 

@@ -78,6 +78,37 @@ def test_memdesks_own_writes_are_not_recorded_as_another_programs(project):
     assert _kept(root, rel) == []
 
 
+def test_memdesks_appends_then_its_own_rewrite_unseen_between_scans_are_not_another_programs(project):
+    # memdesk's rotation (or a save) after appends the watch had not looked at yet: the text the watch holds
+    # is no version memdesk kept (appends are events), yet every change since was memdesk's own.
+    root, rel = project.root, f"{MEM}/MEMORY.md"
+    watch = NoticeWatch(project, append_delay_s=0)
+    watch.scan(now=0.0)
+    project.append("- memdesk's own entry, not yet seen by the watch", path=rel)
+    text = (root / rel).read_text(encoding="utf-8")
+    project.write(rel, text.replace("#", "##", 1), source="rotate")
+    history_worker.settled()
+    noticed = watch.scan(now=5.0)
+    assert not noticed.rewritten and not noticed.appended
+    assert _kept(root, rel) == []
+    assert all(v.author != "program" for v in history.list_versions(root, rel))
+
+
+def test_an_agents_append_then_memdesks_own_write_still_records_the_agents_append(project):
+    root, rel = project.root, f"{MEM}/MEMORY.md"
+    watch = NoticeWatch(project, append_delay_s=1.0)
+    watch.scan(now=0.0)
+    with (root / rel).open("a", encoding="utf-8") as fh:
+        fh.write("\n- appended by a shell redirect\n")
+    assert not watch.scan(now=0.5)  # the agent's append waits its delay
+    project.append("- memdesk's own entry after the agent's", path=rel)
+    history_worker.settled()
+    assert not watch.scan(now=0.8)  # memdesk's own write: nothing recorded for it; the agent's still waits
+    noticed = watch.scan(now=3.0)
+    assert noticed.appended == (rel,)
+    assert EXTERNAL_APPEND in [e.source for e in history.list_events(root, rel)]
+
+
 def test_a_note_replaced_by_a_link_out_or_a_fifo_is_not_followed_and_its_text_is_kept(project, tmp_path):
     root = project.root
     outside = tmp_path / "outside.md"
