@@ -68,7 +68,10 @@ def _document_json(project: Project, doc: models.FileResponse, model: BaseModel)
         # every quote is escaped), and it is replaced by the whole literal.
         shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
         head, _, tail = shell.partition(b'"content":""')
-        body = facts.bodies[shape] = b"".join((head, b'"content":', facts.json, tail))  # the MiB copied once
+        parts = facts.json_parts()  # after an append: the old literal's view and the tail's, joined here only
+        body = facts.bodies[shape] = b"".join((head, b'"content":', *parts, tail))  # the MiB copied once
+        start = len(head) + len(b'"content":')
+        facts.adopt_json(memoryview(body)[start:start + sum(len(part) for part in parts)])
     return Response(body, media_type="application/json")
 
 

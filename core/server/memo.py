@@ -67,12 +67,30 @@ class TextFacts:
     """A text's SHA-256 (of its UTF-8), UTF-8 size, line count and JSON string literal, and the response
     bodies made from them (by shape), which go when the facts do."""
 
-    __slots__ = ("_sha", "bodies", "hash", "json", "lines", "size", "text")
+    __slots__ = ("_json", "_parts", "_sha", "bodies", "hash", "lines", "size", "text")
 
-    def __init__(self, text: str, sha: Any, size: int, lines: int, json: bytes) -> None:
-        self.text, self._sha, self.size, self.lines, self.json = text, sha, size, lines, json
+    def __init__(self, text: str, sha: Any, size: int, lines: int, json: bytes | memoryview | None,
+                 parts: tuple[memoryview, ...] = ()) -> None:
+        self.text, self._sha, self.size, self.lines, self._json, self._parts = text, sha, size, lines, json, parts
         self.hash: str = sha.hexdigest()
         self.bodies: dict[str, bytes] = {}
+
+    @property
+    def json(self) -> bytes | memoryview:
+        """The text's JSON string literal (joined from its parts the first time it is asked for)."""
+        if self._json is None:
+            self._json, self._parts = b"".join(self._parts), ()
+        return self._json
+
+    def json_parts(self) -> tuple[bytes | memoryview, ...]:
+        """The literal as buffers to join: after an append, the old literal's view and the tail's, not yet
+        joined, so a response body that holds the literal copies the MiB once (:meth:`adopt_json`), not twice."""
+        return self._parts if self._json is None else (self._json,)
+
+    def adopt_json(self, literal: memoryview) -> None:
+        """Take ``literal`` (a view into a body that holds exactly this text's literal) as the literal."""
+        if self._json is None:
+            self._json, self._parts = literal, ()
 
     @classmethod
     def of(cls, text: str) -> TextFacts:
@@ -80,18 +98,20 @@ class TextFacts:
         data = text.encode("utf-8")
         return cls(text, hashlib.sha256(data), len(data), text.count("\n") + 1, to_json(text))
 
-    def grown(self, text: str) -> TextFacts | None:
-        """The facts of ``text`` from these and its tail when ``text`` is this text with more after it."""
-        if len(text) <= len(self.text) or not text.startswith(self.text):
+    def grown(self, text: str, *, checked: bool = False) -> TextFacts | None:
+        """The facts of ``text`` from these and its tail when ``text`` is this text with more after it
+        (``checked``: the caller has just compared them)."""
+        if not checked and (len(text) <= len(self.text) or not text.startswith(self.text)):
             return None
         tail = text[len(self.text):]
         data = tail.encode("utf-8")
         sha = self._sha.copy()
         sha.update(data)
-        # JSON escapes character by character, so the literal of the whole is the two literals joined.
-        # Joined from views: the MiB literal is copied once, not sliced and then copied again.
-        literal = b"".join((memoryview(self.json)[:-1], memoryview(to_json(tail))[1:]))
-        return TextFacts(text, sha, self.size + len(data), self.lines + tail.count("\n"), literal)
+        # JSON escapes character by character, so the literal of the whole is the two literals joined. They are
+        # kept as views and joined by whoever needs them whole: a response body joins them into itself.
+        parts = (*(p for p in self.json_parts()[:-1]), memoryview(self.json_parts()[-1])[:-1],
+                 memoryview(to_json(tail))[1:])
+        return TextFacts(text, sha, self.size + len(data), self.lines + tail.count("\n"), None, parts)
 
 
 class FactsMemo(TextMemo):
@@ -111,11 +131,21 @@ class FactsMemo(TextMemo):
             self.put(key, text, known)
         return known
 
-    def grows(self, key: Hashable, text: str) -> bool:
-        """Whether ``text`` is the text remembered under ``key`` with more after it (its facts are then worked
-        out from the tail alone)."""
+    def grow(self, key: Hashable, text: str, changed: Callable[[str], object]) -> TextFacts | None:
+        """The facts of ``text`` worked out from the tail alone when it is the text remembered under ``key`` with
+        more after it (``changed(before)`` called first, and the facts remembered), else ``None``: one compare
+        of the texts, where :meth:`grows` then :meth:`facts` made two."""
         hit = self._hit(key)
-        return hit is not None and len(text) > len(hit[1].text) and text.startswith(hit[1].text)
+        if hit is None:
+            return None
+        known: TextFacts = hit[1]
+        if len(text) <= len(known.text) or not text.startswith(known.text):
+            return None
+        changed(known.text)
+        facts = known.grown(text, checked=True)
+        assert facts is not None
+        self.put(key, text, facts)
+        return facts
 
     def facts(self, key: Hashable, text: str, changed: Callable[[str | None], object] | None = None) -> TextFacts:
         """The facts of ``text`` (remembered under ``key``); ``changed(before)`` is called first when ``text`` is not

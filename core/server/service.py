@@ -161,8 +161,8 @@ def read_unchanged(project: Project, path: str | None) -> tuple[str, str, TextFa
         return rel, text, None
     key = _facts_key(project, rel)
     facts = _facts_memo.same(key, text)
-    if facts is None and _facts_memo.grows(key, text):
-        facts = text_facts(project, rel, text)
+    if facts is None:
+        facts = _facts_memo.grow(key, text, lambda before: _notice(project, rel, before, text))
     return rel, text, facts
 
 

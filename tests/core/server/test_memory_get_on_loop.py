@@ -119,3 +119,39 @@ def test_same_answers_only_for_the_very_text(tmp_path: Path):
     assert memo.same("k", "abcd") is None and memo.facts("k", "abc") is facts  # grown: not answered, nothing changed
     assert memo.same("k", "xbc") is None
     assert isinstance(facts, TextFacts) and facts.hash == content_hash("abc")
+
+
+def test_grown_literals_stay_exact_whether_or_not_a_body_joined_them():
+    """After an append the literal is kept as views (the old literal's and the tail's) and joined into the
+    response body; chained appends with and without a body between must still give the exact literal."""
+    import hashlib
+
+    text = 'first "line" é\n'
+    facts = TextFacts.of(text)
+    for i, tail in enumerate(['second \\ line\n', 'third\t"x"\n', '', 'fourth ✓\n', 'fifth\n']):
+        if not tail:
+            continue
+        text += tail
+        grown = facts.grown(text)
+        assert grown is not None and len(grown.json_parts()) >= 2  # not joined yet
+        if i % 2:  # a body joins the parts and the facts adopt a view into it
+            parts = grown.json_parts()
+            body = b"".join((b'{"content":', *parts, b"}"))
+            grown.adopt_json(memoryview(body)[11:11 + sum(len(p) for p in parts)])
+        literal = b"".join(grown.json_parts())  # not .json: that would join them, and the chain is what is tested
+        assert literal == json.dumps(text, ensure_ascii=False).encode("utf-8") and json.loads(literal) == text
+        assert grown.hash == hashlib.sha256(text.encode()).hexdigest() and grown.size == len(text.encode())
+        facts = grown
+    assert bytes(facts.json) == json.dumps(text, ensure_ascii=False).encode("utf-8")
+
+
+def test_grow_answers_only_an_append_and_hands_over_the_text_before():
+    memo = FactsMemo()
+    seen: list[str] = []
+    assert memo.grow("k", "abc\n", seen.append) is None and seen == []  # nothing remembered yet
+    memo.facts("k", "abc\n")
+    assert memo.grow("k", "abc\n", seen.append) is None  # the same text: not a growth
+    assert memo.grow("k", "xbc\nmore\n", seen.append) is None and seen == []  # a rewrite: left to the pool
+    grown = memo.grow("k", "abc\nmore\n", seen.append)
+    assert grown is not None and seen == ["abc\n"] and grown.hash == content_hash("abc\nmore\n") and grown.lines == 3
+    assert memo.same("k", "abc\nmore\n") is grown  # remembered: the next identical read reuses it
