@@ -1,4 +1,4 @@
-"""The shipped load rules as plain frozen dataclasses, for an append's budget check without pydantic.
+"""The shipped load rules as plain frozen records (:class:`core.storage.frozen.Record`), for an append's budget check without pydantic.
 
 :mod:`core.budget.table` writes the shipped consumers with these; :data:`~core.budget.table.BUILTIN_CONSUMERS`
 are the same data validated into :class:`core.documents.load_rules.Consumer` models (tests keep fields and
@@ -10,31 +10,40 @@ plain data when the user defined no consumers of their own: all an append's budg
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
 from typing import Any
 
 from core.documents.globs import glob_match
+from core.storage.frozen import Record
 
 UNITS = ("lines", "bytes", "chars", "utf16", "tokens")
 
 
-@dataclass(frozen=True)
-class PlainRule:
+class PlainRule(Record):
     """:class:`core.documents.load_rules.LoadRule`'s fields, defaults and reading methods, without validation."""
 
+    __slots__ = _fields = ("what", "applies_to", "lines", "bytes", "chars", "utf16", "tokens", "tokenizer", "load",
+                           "trim", "whole_lines", "read_window", "source")
     what: str
-    applies_to: tuple[str, ...] = ("**",)
-    lines: int | None = None
-    bytes: int | None = None
-    chars: int | None = None
-    utf16: int | None = None
-    tokens: int | None = None
-    tokenizer: str = "estimate"
-    load: str = "head"
-    trim: bool = False
-    whole_lines: bool = False
-    read_window: int | None = None
-    source: str = ""
+    applies_to: tuple[str, ...]
+    lines: int | None
+    bytes: int | None
+    chars: int | None
+    utf16: int | None
+    tokens: int | None
+    tokenizer: str
+    load: str
+    trim: bool
+    whole_lines: bool
+    read_window: int | None
+    source: str
+
+    def __init__(self, what: str, applies_to: tuple[str, ...] = ("**",), lines: int | None = None,
+                 bytes: int | None = None, chars: int | None = None, utf16: int | None = None,  # noqa: A002
+                 tokens: int | None = None, tokenizer: str = "estimate", load: str = "head", trim: bool = False,
+                 whole_lines: bool = False, read_window: int | None = None, source: str = "") -> None:
+        self._set(what=what, applies_to=applies_to, lines=lines, bytes=bytes, chars=chars, utf16=utf16,
+                  tokens=tokens, tokenizer=tokenizer, load=load, trim=trim, whole_lines=whole_lines,
+                  read_window=read_window, source=source)
 
     def limits(self) -> dict[str, int]:
         """The limits set on this rule, by unit."""
@@ -49,14 +58,17 @@ class PlainRule:
         return any(glob_match(glob, relpath) for glob in self.applies_to)
 
 
-@dataclass(frozen=True)
-class PlainConsumer:
+class PlainConsumer(Record):
     """:class:`core.documents.load_rules.Consumer` as plain data."""
 
+    __slots__ = _fields = ("id", "name", "rules", "builtin")
     id: str
     name: str
     rules: tuple[PlainRule, ...]
-    builtin: bool = False
+    builtin: bool
+
+    def __init__(self, id: str, name: str, rules: tuple[PlainRule, ...], builtin: bool = False) -> None:  # noqa: A002
+        self._set(id=id, name=name, rules=rules, builtin=builtin)
 
     def rule_for(self, relpath: str) -> tuple[PlainRule, bool]:
         """The rule that reads ``relpath`` and whether it matched by its globs (as ``Consumer.rule_for``)."""
@@ -67,4 +79,5 @@ class PlainConsumer:
 
     def data(self) -> dict[str, Any]:
         """The fields, for ``Consumer.model_validate``."""
-        return asdict(self)
+        return {"id": self.id, "name": self.name, "builtin": self.builtin,
+                "rules": tuple({f: getattr(r, f) for f in r._fields} for r in self.rules)}

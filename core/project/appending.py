@@ -11,13 +11,13 @@ Nothing is deleted: the archive is written first, so a crash can duplicate an en
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from core.documents.layout import ARCHIVE
 from core.storage import docio, fileio
+from core.storage.frozen import Record
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -119,8 +119,7 @@ def plan_rotation(text: str, max_lines: int) -> tuple[str, str, int] | None:
     return kept, archived, len(moved)
 
 
-@dataclass
-class _Tally:
+class _Tally(Record):
     """What rotation needs to know of a document, kept between appends so a quiet one costs O(entry).
 
     ``chars`` and ``tail`` identify the text it was counted on (its length and last characters); the
@@ -129,12 +128,16 @@ class _Tally:
     entries are dated.
     """
 
+    __slots__ = _fields = ("chars", "tail", "lines", "movable", "last", "dated")  # a Record: no dataclass to build
     chars: int
     tail: str
     lines: int
     movable: int
     last: int
     dated: int
+
+    def __init__(self, chars: int, tail: str, lines: int, movable: int, last: int, dated: int) -> None:
+        self._set(chars=chars, tail=tail, lines=lines, movable=movable, last=last, dated=dated)
 
 
 _TAIL = 32  # longer than a marker, so one cut at the old end is found again

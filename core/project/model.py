@@ -26,6 +26,7 @@ from core.documents.layout import SEED_MEMORY, DocumentInfo, Layout
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.firewall import lazy_screen
 from core.storage import fileio, pipeline
+from core.storage.frozen import Record
 from core.storage.pipeline import Screen, Writer
 
 if TYPE_CHECKING:  # core.settings imports pydantic: a project given its settings never needs it
@@ -88,19 +89,28 @@ class WriteResult:
         return fileio.sha256_hex(self.data)
 
 
-@dataclass(frozen=True)
-class AppendOutcome:
-    """What :meth:`Project.append` did: seed 002's status and message, and what it changed."""
+class AppendOutcome(Record):
+    """What :meth:`Project.append` did: seed 002's status and message, and what it changed (a frozen
+    :class:`~core.storage.frozen.Record`: built on every ``memdesk append`` process's start)."""
 
+    __slots__ = _fields = ("status", "file_path", "path", "message", "archived_entries", "changes", "warnings",
+                           "flags", "inbox_id")
     status: AppendStatus
     file_path: Path | None
     path: str | None
     message: str
-    archived_entries: int = 0
-    changes: Changes = field(default_factory=Changes)
-    warnings: tuple[str, ...] = ()
-    flags: tuple[dict[str, Any], ...] = ()  # the screen's findings: {rule, kind, line, span, message}
-    inbox_id: str | None = None  # status "held": the inbox item that waits for review
+    archived_entries: int
+    changes: Changes
+    warnings: tuple[str, ...]
+    flags: tuple[dict[str, Any], ...]  # the screen's findings: {rule, kind, line, span, message}
+    inbox_id: str | None  # status "held": the inbox item that waits for review
+
+    def __init__(self, status: AppendStatus, file_path: Path | None, path: str | None, message: str,
+                 archived_entries: int = 0, changes: Changes | None = None, warnings: tuple[str, ...] = (),
+                 flags: tuple[dict[str, Any], ...] = (), inbox_id: str | None = None) -> None:
+        self._set(status=status, file_path=file_path, path=path, message=message, archived_entries=archived_entries,
+                  changes=Changes() if changes is None else changes, warnings=warnings, flags=flags,
+                  inbox_id=inbox_id)
 
     def to_json(self) -> dict[str, Any]:
         """The JSON shape of ``memdesk append --json`` and the servers' append responses."""

@@ -27,11 +27,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import MemoryBackendError
+from core.storage.frozen import Record
 from core.storage.statefiles import project_paths
 
 if TYPE_CHECKING:
@@ -90,16 +90,17 @@ NOTE_APPENDS_UP_TO = 256 * 1024
 STATE_FILES: frozenset[str] = project_paths()
 
 
-@dataclass(frozen=True)
-class Writer:
+class Writer(Record):
     """Who writes: the operator in the app, the CLI, an HTTP token, an MCP client, another program, memdesk."""
 
+    __slots__ = _fields = ("kind", "name")
     kind: WriterKind
-    name: str | None = None
+    name: str | None
 
-    def __post_init__(self) -> None:
-        if self.kind not in WRITER_KINDS:
-            raise ValueError(f"writer kind {self.kind!r} is not one of {', '.join(WRITER_KINDS)}")
+    def __init__(self, kind: WriterKind, name: str | None = None) -> None:
+        if kind not in WRITER_KINDS:
+            raise ValueError(f"writer kind {kind!r} is not one of {', '.join(WRITER_KINDS)}")
+        self._set(kind=kind, name=name)
 
     @property
     def agent(self) -> bool:
@@ -116,10 +117,10 @@ OPERATOR = Writer("operator")
 MEMDESK = Writer("memdesk")
 
 
-@dataclass(frozen=True)
-class WriteRequest:
+class WriteRequest(Record):
     """One write as the screen sees it, after the lock and the read."""
 
+    __slots__ = _fields = ("path", "op", "text", "writer", "source", "current")
     path: str  # project-relative POSIX path of the target document
     op: Op
     text: str  # append: the new entry's text; replace: the whole new content
@@ -127,30 +128,40 @@ class WriteRequest:
     source: str  # "append", "save", "merge", "restore", "mirror-import", "prune-apply", "extraction", ...
     current: str | None  # the document's text as read under the lock (None when absent)
 
+    def __init__(self, path: str, op: Op, text: str, writer: Writer, source: str, current: str | None) -> None:
+        self._set(path=path, op=op, text=text, writer=writer, source=source, current=current)
 
-@dataclass(frozen=True)
-class Flag:
+
+class Flag(Record):
     """One finding of the screen: the rule, its kind, and where in the request's text (1-based line, span)."""
 
+    __slots__ = _fields = ("rule", "kind", "line", "span", "message")
     rule: str
     kind: FlagKind
     line: int
     span: tuple[int, int]
     message: str
 
+    def __init__(self, rule: str, kind: FlagKind, line: int, span: tuple[int, int], message: str) -> None:
+        self._set(rule=rule, kind=kind, line=line, span=span, message=message)
+
     def to_json(self) -> dict[str, Any]:
         return {"rule": self.rule, "kind": self.kind, "line": self.line, "span": list(self.span),
                 "message": self.message}
 
 
-@dataclass(frozen=True)
-class ScreenVerdict:
+class ScreenVerdict(Record):
     """What the screen decided: ``write`` (with flags as warnings), ``hold`` (inbox id), ``refuse`` or ``skip``."""
 
+    __slots__ = _fields = ("action", "flags", "inbox_id", "reason")
     action: Action
-    flags: tuple[Flag, ...] = ()
-    inbox_id: str | None = None
-    reason: str | None = None
+    flags: tuple[Flag, ...]
+    inbox_id: str | None
+    reason: str | None
+
+    def __init__(self, action: Action, flags: tuple[Flag, ...] = (), inbox_id: str | None = None,
+                 reason: str | None = None) -> None:
+        self._set(action=action, flags=flags, inbox_id=inbox_id, reason=reason)
 
 
 Screen = Callable[[WriteRequest], ScreenVerdict]
@@ -173,21 +184,30 @@ class WriteRefused(MemoryBackendError):
         self.flags = flags
 
 
-@dataclass(frozen=True)
-class Outcome:
+class Outcome(Record):
     """What :func:`run` did."""
 
+    __slots__ = _fields = ("status", "path", "changed", "before", "added", "after", "data", "flags", "inbox_id",
+                           "reason", "warnings")
+    _hidden = ("data",)
     status: Status
     path: str
-    changed: bool = False
-    before: str | None = None  # the document as read under the lock
-    added: str | None = None  # append: the bytes appended (as text)
-    after: str | None = None  # append: the document with them, when already at hand (else ``before + added``)
-    data: bytes = field(default=b"", repr=False)  # replace: the document's new bytes
-    flags: tuple[Flag, ...] = ()
-    inbox_id: str | None = None
-    reason: str | None = None
-    warnings: tuple[str, ...] = ()
+    changed: bool
+    before: str | None  # the document as read under the lock
+    added: str | None  # append: the bytes appended (as text)
+    after: str | None  # append: the document with them, when already at hand (else ``before + added``)
+    data: bytes  # replace: the document's new bytes
+    flags: tuple[Flag, ...]
+    inbox_id: str | None
+    reason: str | None
+    warnings: tuple[str, ...]
+
+    def __init__(self, status: Status, path: str, changed: bool = False, before: str | None = None,
+                 added: str | None = None, after: str | None = None, data: bytes = b"",
+                 flags: tuple[Flag, ...] = (), inbox_id: str | None = None, reason: str | None = None,
+                 warnings: tuple[str, ...] = ()) -> None:
+        self._set(status=status, path=path, changed=changed, before=before, added=added, after=after, data=data,
+                  flags=flags, inbox_id=inbox_id, reason=reason, warnings=warnings)
 
     def flags_json(self) -> list[dict[str, Any]]:
         return [f.to_json() for f in self.flags]

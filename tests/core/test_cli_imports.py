@@ -291,14 +291,16 @@ def test_the_user_config_folder_is_platformdirs_answer(monkeypatch, xdg: str | N
 
 
 def test_the_plain_rules_are_the_load_rule_models():
-    import dataclasses
+    import inspect
 
     from core.budget.plain import UNITS, PlainRule
     from core.budget.table import BUILTIN_CONSUMERS, PLAIN_CONSUMERS
     from core.documents.load_rules import UNITS as MODEL_UNITS
     from core.documents.load_rules import LoadRule
 
-    fields = {f.name: f.default for f in dataclasses.fields(PlainRule)}
+    params = inspect.signature(PlainRule).parameters  # a frozen Record: its fields are its __init__'s parameters
+    assert list(params) == list(PlainRule._fields)
+    fields = {name: p.default for name, p in params.items()}
     assert list(fields) == list(LoadRule.model_fields)
     assert {k: v for k, v in fields.items() if k != "what"} == {
         k: f.default for k, f in LoadRule.model_fields.items() if k != "what"}

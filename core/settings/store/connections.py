@@ -18,27 +18,31 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 from core.errors import MemoryBackendError, SettingsError
 from core.storage import fileio, statefiles, userdirs
+from core.storage.frozen import Record
 
 CONNECTIONS_FILE = "fusion.json"
 #: Fusion's home (its global ``settings.json``); ``MEMDESK_FUSION_HOME`` points elsewhere (tests, odd setups).
 FUSION_HOME_ENV = "MEMDESK_FUSION_HOME"
 
 
-@dataclass(frozen=True)
-class FusionConnection:
+class FusionConnection(Record):
     """How to reach one running Fusion: its base URL, its token and (when known) this project's id."""
 
+    __slots__ = _fields = ("url", "token", "project_id", "source")
     url: str
     token: str | None
-    project_id: str | None = None
-    source: str = "user config"  # "user config" | "Fusion's settings"
+    project_id: str | None
+    source: str  # "user config" | "Fusion's settings"
+
+    def __init__(self, url: str, token: str | None, project_id: str | None = None,
+                 source: str = "user config") -> None:
+        self._set(url=url, token=token, project_id=project_id, source=source)
 
 
 def connections_path() -> Path:
