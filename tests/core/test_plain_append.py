@@ -131,9 +131,8 @@ def test_the_firewall_screens_against_what_is_on_disk(big, tmp_path, monkeypatch
         outcome
 
 
-def test_an_append_resolves_locks_and_reads_the_document_once(big, monkeypatch):
-    root, _ = big
-    target = (root / REL).resolve()
+def _count_io(monkeypatch, target: Path) -> tuple[list[Path], list[str], list[int]]:
+    """From now on, count the resolves of ``target``, the file locks taken (by path) and the reads of ``target``."""
     resolved: list[Path] = []
     real_resolve = Path.resolve
 
@@ -161,6 +160,13 @@ def test_an_append_resolves_locks_and_reads_the_document_once(big, monkeypatch):
     monkeypatch.setattr(Path, "resolve", counting_resolve)
     monkeypatch.setattr(fileio, "file_lock", counting_lock)
     monkeypatch.setattr(fileio, "read_bytes", counting_read)
+    return resolved, locks, reads
+
+
+def test_an_append_resolves_locks_and_reads_the_document_once(big, monkeypatch):
+    root, _ = big
+    target = (root / REL).resolve()
+    resolved, locks, reads = _count_io(monkeypatch, target)
     before = disk(root)
     assert append_memory_entry(root, "counted entry 3141", max_lines=0).status == "written"
     assert len(resolved) == 1
@@ -177,33 +183,7 @@ def test_a_save_resolves_locks_and_reads_the_document_once(big, monkeypatch):
     project = open_project(root)
     target = (root / REL).resolve()
     text = disk(root).decode("utf-8")
-    resolved: list[Path] = []
-    real_resolve = Path.resolve
-
-    def counting_resolve(self, *a, **k):
-        out = real_resolve(self, *a, **k)
-        if out == target:
-            resolved.append(out)
-        return out
-
-    locks: list[str] = []
-    real_lock = fileio.file_lock
-
-    def counting_lock(root_, rel, *a, **k):
-        locks.append(rel)
-        return real_lock(root_, rel, *a, **k)
-
-    reads: list[int] = []
-    real_read = fileio.read_bytes
-
-    def counting_read(path, *a, **k):
-        if os.path.realpath(path) == str(target):
-            reads.append(1)
-        return real_read(path, *a, **k)
-
-    monkeypatch.setattr(Path, "resolve", counting_resolve)
-    monkeypatch.setattr(fileio, "file_lock", counting_lock)
-    monkeypatch.setattr(fileio, "read_bytes", counting_read)
+    resolved, locks, reads = _count_io(monkeypatch, target)
     project.write(REL, text + "\nsaved by the operator 2718\n", source="editor")
     assert (len(resolved), locks, len(reads)) == (1, [REL], 1)
     assert disk(root).endswith(b"\nsaved by the operator 2718\n")

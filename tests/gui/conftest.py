@@ -68,6 +68,25 @@ def open_editor(qtbot):
 
 
 @pytest.fixture
+def window(qtbot, sample_project: Path, tmp_path: Path, monkeypatch):
+    """The sample project open in a shown window, its search cache in the test's folder (a test file's own
+    ``window`` fixture takes its place)."""
+    from PySide6.QtCore import QThreadPool
+
+    from gui.main_window import MainWindow
+    from gui.recent import RecentProjects
+
+    monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
+    win = MainWindow(sample_project, recent=RecentProjects(persist=False))
+    win.confirm_discard = lambda: "discard"
+    qtbot.addWidget(win)
+    win.show()
+    yield win
+    win.close()
+    QThreadPool.globalInstance().waitForDone(5000)
+
+
+@pytest.fixture
 def sample_window(qtbot, tmp_path: Path, sample_project: Path):
     """The sample project open in a shown window that watches its memory file."""
     from PySide6.QtCore import QSettings, QThreadPool

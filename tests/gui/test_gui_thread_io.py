@@ -4,28 +4,11 @@ document, applies a prune and saves a connection, through the real window and ke
 
 from __future__ import annotations
 
-from pathlib import Path
+from PySide6.QtCore import Qt
 
-import pytest
-from PySide6.QtCore import Qt, QThreadPool
-
-from gui.main_window import MainWindow
-from gui.recent import RecentProjects
 from tests.gui.gui_thread_io import recording
 
 CTRL = Qt.KeyboardModifier.ControlModifier
-
-
-@pytest.fixture
-def window(qtbot, sample_project: Path, tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
-    win = MainWindow(sample_project, recent=RecentProjects(persist=False))
-    win.confirm_discard = lambda: "discard"
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    QThreadPool.globalInstance().waitForDone(5000)
 
 
 def test_save_switch_history_and_audit_do_no_io_on_the_gui_thread(qtbot, window, sample_project):

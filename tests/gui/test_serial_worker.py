@@ -3,28 +3,11 @@
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 
-import pytest
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QApplication
 
-from gui.main_window import MainWindow
-from gui.recent import RecentProjects
-
 CTRL = Qt.KeyboardModifier.ControlModifier
-
-
-@pytest.fixture
-def window(qtbot, sample_project: Path, tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
-    win = MainWindow(sample_project, recent=RecentProjects(persist=False))
-    win.confirm_discard = lambda: "discard"
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    QThreadPool.globalInstance().waitForDone(5000)
 
 
 def test_ctrl_s_writes_on_the_worker_and_says_so(qtbot, window, sample_project, monkeypatch):

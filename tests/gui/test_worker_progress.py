@@ -5,10 +5,8 @@ says what runs (status text, busy cursor), and once released the bytes on disk a
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-from PySide6.QtCore import Qt, QThreadPool
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication
 
@@ -18,18 +16,6 @@ from tests.gui.test_preferences import prefs  # noqa: F401 (the Preferences dial
 from tests.gui.worker_gate import TICKS, run_while_held
 
 CTRL = Qt.KeyboardModifier.ControlModifier
-
-
-@pytest.fixture
-def window(qtbot, sample_project: Path, tmp_path: Path, monkeypatch):
-    monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
-    win = MainWindow(sample_project, recent=RecentProjects(persist=False))
-    win.confirm_discard = lambda: "discard"
-    qtbot.addWidget(win)
-    win.show()
-    yield win
-    win.close()
-    QThreadPool.globalInstance().waitForDone(5000)
 
 
 def _busy_cursor() -> bool:
