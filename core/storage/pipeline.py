@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from core.documents.layout import Layout
+    from core.storage.noticed import Project as NoticingProject
 
     class _Backend(Protocol):
         """What a write asks of the project's backend (:class:`core.backends.base.MemoryBackend`, above storage)."""
@@ -55,20 +56,12 @@ if TYPE_CHECKING:
         def append_document(self, relpath: str, build: Callable[[str], str | None], *,
                             author: str | None = None, source: str = "append") -> str | None: ...
 
-    class Project(Protocol):
-        """The project a write goes to (:class:`core.project.model.Project`, above storage): what this asks of it."""
-
-        @property
-        def root(self) -> Path: ...
-
-        @property
-        def layout(self) -> Layout: ...
+    class Project(NoticingProject, Protocol):
+        """The project a write goes to (:class:`core.project.model.Project`, above storage): what this asks of it
+        beyond what noting its writes does (root, layout, backend_history)."""
 
         @property
         def backend(self) -> _Backend: ...
-
-        @property
-        def backend_history(self) -> bool: ...
 
         def _check_creatable(self, rel: str, current: str | bytes | None) -> None: ...
 
