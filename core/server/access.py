@@ -190,7 +190,7 @@ class Access:
         if not self.can(need, rel):
             raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is not one of its paths; nothing "
                              "was done")
-        if not self.can(need, rel, root):
+        if rel is not None and not self.can(need, rel, root):
             raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is a link to "
                              f"{real_rel(root, rel) or 'outside the project'}, not one of its paths; nothing was done")
 
