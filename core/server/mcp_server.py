@@ -163,6 +163,13 @@ class McpServer(MCPServer):
                                        mime_type="text/markdown", size=d.size))
         return out
 
+    async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
+        """``resources/list``: only the documents the caller may read (its projects, its paths)."""
+        from mcp_types import ListResourcesResult
+
+        found = await self.list_resources()
+        return ListResourcesResult(resources=[r for r in found if self.may_follow(ctx, str(r.uri))])
+
     def _locate(self, uri: str) -> str:
         """The file of a document URI (``memdesk://KEY/PATH``); a refusal for anything else."""
         key, rel = _split_uri(uri)
@@ -305,7 +312,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_files(ctx: Context, project: ProjectArg = None) -> FilesResult:
         p, _ = project_of(project, ctx)
         who = caller(ctx)
-        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path)])
+        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path, p.root)])
 
     @mcp.tool(annotations=_hints(**READ, title="Read a memory document"),
               description=f"Read a window of a memory document: {DEFAULT_LINES} lines from startLine by default, "
@@ -344,7 +351,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     ) -> models.SearchResponse:
         p, _ = project_of(project, ctx)
         found = service.search(p, query, limit=limit, mode=mode, derived=True, include_superseded=includeSuperseded)
-        found.results = [h for h in found.results if caller(ctx).can("read", h.path)]
+        found.results = [h for h in found.results if caller(ctx).can("read", h.path, p.root)]
         return found
 
     @mcp.tool(annotations=_hints(**READ, title="Recent changes"),
@@ -360,7 +367,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     ) -> RecentResult:
         p, rel = project_of(project, ctx, "read", path, doc=path is not None)
         who = caller(ctx)
-        return recent_changes(p, parse_since(since), path=rel, limit=limit, allowed=lambda r: who.can("read", r))
+        return recent_changes(p, parse_since(since), path=rel, limit=limit, allowed=lambda r: who.can("read", r, p.root))
 
     @mcp.tool(annotations=_hints(**READ, title="Versions of a document"),
               description="The stored versions of a memory document, newest first: each is the text as it was "
