@@ -48,6 +48,7 @@ from core.server.mcp_models import (
     ProjectInfo,
     ProjectsResult,
     RecentResult,
+    window_lines,
 )
 from core.server.notify import ListenHook, ResourceHub, documents_key
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
@@ -161,6 +162,13 @@ class McpServer(MCPServer):
                                        description=f"{d.layer} memory document {d.path} of {s.key}",
                                        mime_type="text/markdown", size=d.size))
         return out
+
+    async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
+        """``resources/list``: only the documents the caller may read (its projects, its paths)."""
+        from mcp_types import ListResourcesResult
+
+        found = await self.list_resources()
+        return ListResourcesResult(resources=[r for r in found if self.may_follow(ctx, str(r.uri))])
 
     def _locate(self, uri: str) -> str:
         """The file of a document URI (``memdesk://KEY/PATH``); a refusal for anything else."""
@@ -304,7 +312,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_files(ctx: Context, project: ProjectArg = None) -> FilesResult:
         p, _ = project_of(project, ctx)
         who = caller(ctx)
-        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path)])
+        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path, p.root)])
 
     @mcp.tool(annotations=_hints(**READ, title="Read a memory document"),
               description=f"Read a window of a memory document: {DEFAULT_LINES} lines from startLine by default, "
@@ -316,13 +324,13 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_get(
         ctx: Context,
         path: Annotated[str | None, Field(description="Document path; default: the long-term memory.")] = None,
-        startLine: Annotated[int, Field(ge=1, description="First line, 1-based.")] = 1,
-        lineCount: Annotated[int | None, Field(ge=1, le=MAX_LINES, description=f"How many lines (default "
-                                               f"{DEFAULT_LINES}, at most {MAX_LINES}).")] = None,
+        startLine: Annotated[int, Field(description="First line, 1-based (below 1 reads from 1).")] = 1,
+        lineCount: Annotated[int | None, Field(description=f"How many lines (default {DEFAULT_LINES}; more "
+                                               f"than {MAX_LINES} gives {MAX_LINES}, fewer than 1 gives 1).")] = None,
         project: ProjectArg = None,
     ) -> GetResult:
         p, _ = project_of(project, ctx, "read", path, doc=True)
-        w = service.file_window(p, path, startLine, lineCount or DEFAULT_LINES)
+        w = service.file_window(p, path, max(1, startLine), window_lines(lineCount))
         on_record(ctx, p, w.path, w.hash, w.size, w.start_line, w.end_line, w.total_lines)
         return GetResult(path=w.path, content=w.content, startLine=w.start_line, endLine=w.end_line,
                          totalLines=w.total_lines, nextStartLine=w.end_line + 1 if w.end_line < w.total_lines
@@ -343,7 +351,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     ) -> models.SearchResponse:
         p, _ = project_of(project, ctx)
         found = service.search(p, query, limit=limit, mode=mode, derived=True, include_superseded=includeSuperseded)
-        found.results = [h for h in found.results if caller(ctx).can("read", h.path)]
+        found.results = [h for h in found.results if caller(ctx).can("read", h.path, p.root)]
         return found
 
     @mcp.tool(annotations=_hints(**READ, title="Recent changes"),
@@ -359,7 +367,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     ) -> RecentResult:
         p, rel = project_of(project, ctx, "read", path, doc=path is not None)
         who = caller(ctx)
-        return recent_changes(p, parse_since(since), path=rel, limit=limit, allowed=lambda r: who.can("read", r))
+        return recent_changes(p, parse_since(since), path=rel, limit=limit, allowed=lambda r: who.can("read", r, p.root))
 
     @mcp.tool(annotations=_hints(**READ, title="Versions of a document"),
               description="The stored versions of a memory document, newest first: each is the text as it was "
