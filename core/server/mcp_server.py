@@ -48,6 +48,7 @@ from core.server.mcp_models import (
     ProjectInfo,
     ProjectsResult,
     RecentResult,
+    window_lines,
 )
 from core.server.notify import ListenHook, ResourceHub, documents_key
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
@@ -324,13 +325,13 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_get(
         ctx: Context,
         path: Annotated[str | None, Field(description="Document path; default: the long-term memory.")] = None,
-        startLine: Annotated[int, Field(ge=1, description="First line, 1-based.")] = 1,
-        lineCount: Annotated[int | None, Field(ge=1, le=MAX_LINES, description=f"How many lines (default "
-                                               f"{DEFAULT_LINES}, at most {MAX_LINES}).")] = None,
+        startLine: Annotated[int, Field(description="First line, 1-based (below 1 reads from 1).")] = 1,
+        lineCount: Annotated[int | None, Field(description=f"How many lines (default {DEFAULT_LINES}; more "
+                                               f"than {MAX_LINES} gives {MAX_LINES}, fewer than 1 gives 1).")] = None,
         project: ProjectArg = None,
     ) -> GetResult:
         p, _ = project_of(project, ctx, "read", path, doc=True)
-        w = service.file_window(p, path, startLine, lineCount or DEFAULT_LINES)
+        w = service.file_window(p, path, max(1, startLine), window_lines(lineCount))
         on_record(ctx, p, w.path, w.hash, w.size, w.start_line, w.end_line, w.total_lines)
         return GetResult(path=w.path, content=w.content, startLine=w.start_line, endLine=w.end_line,
                          totalLines=w.total_lines, nextStartLine=w.end_line + 1 if w.end_line < w.total_lines
