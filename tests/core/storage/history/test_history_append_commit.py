@@ -25,7 +25,7 @@ from core.storage.history import versions as history
 from core.storage.history import worker as history_worker
 
 REL = ".fusion/memory.md"
-REAL = Path(__file__).resolve().parents[2] / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
+REAL = Path(__file__).resolve().parents[4] / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
 
 
 def _project(root: Path, text: str) -> Project:
