@@ -14,9 +14,7 @@ import os
 import re
 import threading
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import UTC, date, datetime
-from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -25,8 +23,8 @@ from core.backends.registry import MemoryBackendRegistry, default_registry, reso
 from core.documents.layout import SEED_MEMORY, DocumentInfo, Layout
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.firewall import lazy_screen
+from core.frozen import Record
 from core.storage import fileio, pipeline
-from core.storage.frozen import Record
 from core.storage.pipeline import Screen, Writer
 
 if TYPE_CHECKING:  # core.settings imports pydantic: a project given its settings never needs it
@@ -48,16 +46,25 @@ MAX_QUERY = 4096
 _BAD_QUERY_CHAR = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ud800-\udfff]")
 
 
-@dataclass(frozen=True)
-class Changes:
-    """What an operation changed, so each surface can decide what to refresh (Anki's ``OpChanges``)."""
+class Changes(Record):
+    r"""What an operation changed, so each surface can decide what to refresh (Anki's ``OpChanges``).
 
-    documents: frozenset[str] = frozenset()
-    insights: bool = False
-    audit: bool = False
-    proposals: bool = False
-    settings: bool = False
-    history: bool = False
+    Frozen :class:`~core.frozen.Record`\ s, this one and :class:`WriteResult`, not dataclasses: this module is on
+    every ``memdesk append`` process's path, and ``import dataclasses`` alone brings ``inspect``, ``ast`` and ``dis``.
+    """
+
+    __slots__ = _fields = ("documents", "insights", "audit", "proposals", "settings", "history")
+    documents: frozenset[str]
+    insights: bool
+    audit: bool
+    proposals: bool
+    settings: bool
+    history: bool
+
+    def __init__(self, documents: frozenset[str] = frozenset(), insights: bool = False, audit: bool = False,
+                 proposals: bool = False, settings: bool = False, history: bool = False) -> None:
+        self._set(documents=documents, insights=insights, audit=audit, proposals=proposals, settings=settings,
+                  history=history)
 
     def __or__(self, other: Changes) -> Changes:
         return Changes(self.documents | other.documents, self.insights or other.insights,
@@ -69,29 +76,40 @@ class Changes:
             or self.history
 
 
-@dataclass(frozen=True)
-class WriteResult:
+class WriteResult(Record):
     """What :meth:`Project.write` did; :attr:`hash` is worked out when first asked (most callers never ask)."""
 
+    _fields = ("path", "changed", "size", "changes", "warnings", "data", "status", "flags", "inbox_id")
+    __slots__ = (*_fields, "_hash")  # _hash: the digest once asked for (not a field)
+    _hidden = _uncompared = ("data",)
+    _hash: str | None
     path: str
     changed: bool
     size: int
-    changes: Changes = field(default_factory=Changes)
-    warnings: tuple[str, ...] = ()
-    data: bytes = field(default=b"", repr=False, compare=False)  # the document's new bytes
-    status: str = "written"  # "written" | "held" (with inbox_id); a refusal raises pipeline.WriteRefused
-    flags: tuple[dict[str, Any], ...] = ()  # the screen's findings: {rule, kind, line, span, message}
-    inbox_id: str | None = None
+    changes: Changes
+    warnings: tuple[str, ...]
+    data: bytes  # the document's new bytes
+    status: str  # "written" | "held" (with inbox_id); a refusal raises pipeline.WriteRefused
+    flags: tuple[dict[str, Any], ...]  # the screen's findings: {rule, kind, line, span, message}
+    inbox_id: str | None
 
-    @cached_property
+    def __init__(self, path: str, changed: bool, size: int, changes: Changes | None = None,
+                 warnings: tuple[str, ...] = (), data: bytes = b"", status: str = "written",
+                 flags: tuple[dict[str, Any], ...] = (), inbox_id: str | None = None) -> None:
+        self._set(path=path, changed=changed, size=size, changes=Changes() if changes is None else changes,
+                  warnings=warnings, data=data, status=status, flags=flags, inbox_id=inbox_id, _hash=None)
+
+    @property
     def hash(self) -> str:
         """The SHA-256 hex digest of the document's new content."""
-        return fileio.sha256_hex(self.data)
+        if self._hash is None:
+            self._set(_hash=fileio.sha256_hex(self.data))
+        return self._hash  # type: ignore[return-value]
 
 
 class AppendOutcome(Record):
     """What :meth:`Project.append` did: seed 002's status and message, and what it changed (a frozen
-    :class:`~core.storage.frozen.Record`: built on every ``memdesk append`` process's start)."""
+    :class:`~core.frozen.Record`: built on every ``memdesk append`` process's start)."""
 
     __slots__ = _fields = ("status", "file_path", "path", "message", "archived_entries", "changes", "warnings",
                            "flags", "inbox_id")
