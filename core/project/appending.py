@@ -22,7 +22,7 @@ from core.storage import docio, fileio
 if TYPE_CHECKING:
     from typing import Protocol
 
-    from core.project.model import Project
+    from core.project.writes import ProjectWrites
 
     class Appended(Protocol):
         """What an append reports: :class:`core.entries.AppendResult` (the seed's wrapper, above this module)
@@ -179,7 +179,7 @@ def _remember(key: tuple[str, str], tally: _Tally) -> None:
     _tallies[key] = tally
 
 
-def rotate_if_needed(project: Project, relpath: str, max_lines: int | None = None, *,
+def rotate_if_needed(project: ProjectWrites, relpath: str, max_lines: int | None = None, *,
                      seen: str | None = None) -> int:
     """Move old dated entries of ``relpath`` to the archive when it is over budget; return how many moved.
 

@@ -14,11 +14,12 @@ no backtracking, no regular expression built from a token's text.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_matches"]
+__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_matches", "real_rel"]
 
 LEVELS = ("read", "append", "write")
 _RANK = {name: i for i, name in enumerate(LEVELS)}
@@ -110,6 +111,16 @@ def check_glob(glob: str) -> str:
     return g
 
 
+def real_rel(root: Path | str, rel: str) -> str | None:
+    """The project-relative path the document ``rel`` really is, links followed (a link inside the project
+    names another document); ``None`` when it leads out of the project."""
+    base = os.path.realpath(root)
+    real = os.path.realpath(os.path.join(base, rel))
+    if not real.startswith(base + os.sep):
+        return None
+    return os.path.relpath(real, base).replace(os.sep, "/")
+
+
 # -- access ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Access:
@@ -146,16 +157,23 @@ class Access:
         """Whether ``rel`` is one of the caller's paths (any path when it has none)."""
         return not self.paths or any(glob_matches(g, rel) for g in self.paths)
 
-    def can(self, need: str, rel: str | None = None) -> bool:
-        """Whether the caller may ``need`` (read/append/write) the document ``rel`` (or the project: ``None``)."""
+    def can(self, need: str, rel: str | None = None, root: Path | str | None = None) -> bool:
+        """Whether the caller may ``need`` (read/append/write) the document ``rel`` (or the project: ``None``).
+        With the project's ``root``, a document that is a link (or lies under one) must match the caller's
+        globs where it leads too: a link in an agent's folder to the project's memory is not the agent's."""
         if _RANK[self.scope] < _RANK[need]:
             return False
-        if rel is None:
+        if rel is None or not self.paths:
             return True
         # Globs limit what the caller changes at its scope; a read token's globs limit what it reads.
         if need == "read" and self.scope != "read":
             return True
-        return self.path_ok(rel)
+        if not self.path_ok(rel):
+            return False
+        if root is None:
+            return True
+        real = real_rel(root, rel)
+        return real is not None and (real == rel or self.path_ok(real))
 
     def check_project(self, key: str, root: Path | str) -> None:
         """Raise :class:`ScopeError` when the caller may not use project ``key``."""
@@ -172,6 +190,9 @@ class Access:
         if not self.can(need, rel):
             raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is not one of its paths; nothing "
                              "was done")
+        if rel is not None and not self.can(need, rel, root):
+            raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is a link to "
+                             f"{real_rel(root, rel) or 'outside the project'}, not one of its paths; nothing was done")
 
 
 FULL = Access()

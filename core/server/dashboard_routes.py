@@ -86,6 +86,6 @@ def add_dashboard_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any
         found = service.search(p, body.query, limit=10, mode="keyword", derived=True)
         results = [{"path": h.path, "lineStart": h.line_start or 1, "lineEnd": h.line_end or h.line_start or 1,
                     "snippet": h.snippet, "score": h.score, "backend": h.backend}
-                   for h in found.results if who.can("read", h.path)]
+                   for h in found.results if who.can("read", h.path, p.root)]
         return JSONResponse({"query": body.query, "qmdAvailable": False, "usedFallback": not p.can_search(),
                              "qmdInstallCommand": QMD_INSTALL_COMMAND, "results": results})

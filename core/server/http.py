@@ -32,6 +32,7 @@ from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
 from core.server.refusals import scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
+from core.storage.readlog import client_label
 
 STATUS_BY_CODE = {
     "READ_ONLY": 409, "CAPABILITY_UNSUPPORTED": 409, "CONFLICT": 409, "QUOTA_EXCEEDED": 413,
@@ -146,8 +147,7 @@ def allow(request: Request, p: Project, need: str, rel: str | None = None) -> No
 
 def _client(request: Request) -> str | None:
     """The HTTP client's own name (its ``User-Agent``), cut to 120 characters."""
-    ua = request.headers.get("user-agent")
-    return ua[:120] if ua else None
+    return client_label(request.headers.get("user-agent"))
 
 
 def _on_record(request: Request, p: Project, doc: models.FileResponse) -> None:
@@ -225,7 +225,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         allow(request, p, "read")
         files = service.files(p)
         who = access(request)
-        files.files = [f for f in files.files if who.can("read", f.path)]
+        files.files = [f for f in files.files if who.can("read", f.path, p.root)]
         return _json(files)
 
     @app.get("/api/memory/file", response_model=models.FileResponse, tags=["files"])
@@ -313,7 +313,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
             allow(request, p, "read")
             found = service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived,
                                    include_superseded=body.include_superseded)
-            found.results = [h for h in found.results if access(request).can("read", h.path)]
+            found.results = [h for h in found.results if access(request).can("read", h.path, p.root)]
             return _json(found)
         except MemoryBackendError as exc:
             if exc.code == "CAPABILITY_UNSUPPORTED":
@@ -329,6 +329,11 @@ async def _send_json(send: Send, status: int, value: dict[str, Any]) -> None:
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]})
     await send({"type": "http.response.body", "body": body})
+
+
+def _may_change_settings(who: Access) -> bool:
+    """Settings are the whole project's: only a write token not limited to some documents may change them."""
+    return who.scope == "write" and not who.paths
 
 
 class _Dispatch:
@@ -350,10 +355,11 @@ class _Dispatch:
         if self.mcp is not None and scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
             await self._mcp(scope, receive, send)
         elif path == "/api/settings" and scope.get("method") not in ("GET", "HEAD") and \
-                scope.get("state", {}).get(ACCESS_KEY, FULL).scope != "write":
+                not _may_change_settings(scope.get("state", {}).get(ACCESS_KEY, FULL)):
             who = scope["state"][ACCESS_KEY]
+            what = "settings" if who.scope != "write" else "settings (its --path globs limit it to those documents)"
             await _send_json(send, 403, {"error": f"token {who.name!r} has scope {who.describe()}: it may not change "
-                                         "settings; nothing was done", "code": "SCOPE",
+                                         f"{what}; nothing was done", "code": "SCOPE",
                                          "details": {"code": "SCOPE", "backend": None}})
         else:
             await self.api(scope, receive, send)

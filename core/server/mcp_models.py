@@ -14,6 +14,13 @@ DEFAULT_LINES = 120
 MAX_LINES = 400
 
 
+def window_lines(line_count: int | None) -> int:
+    """The lines a ``memory_get`` window holds for the ``lineCount`` asked, clamped as ``fn_memory_get`` does
+    (Fusion's ``packages/core/src/memory-backend.ts`` ``getMemoryFile`` at b1f6740b: ``min(max(1, lineCount ??
+    120), 400)``): a count over 400 reads 400 lines, not a refusal, and ``nextStartLine`` says where to go on."""
+    return min(max(1, DEFAULT_LINES if line_count is None else line_count), MAX_LINES)
+
+
 class GetResult(BaseModel):
     """A line window of one document, and the hash of the whole document."""
 

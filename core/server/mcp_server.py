@@ -48,12 +48,14 @@ from core.server.mcp_models import (
     ProjectInfo,
     ProjectsResult,
     RecentResult,
+    window_lines,
 )
 from core.server.notify import ListenHook, ResourceHub, documents_key
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 from core.storage.fileio import content_hash
+from core.storage.readlog import client_label
 
 INSTRUCTIONS = (
     "Project memory of AI coding agents, managed by memdesk. Read with memory_files / memory_get (a window of "
@@ -162,6 +164,13 @@ class McpServer(MCPServer):
                                        mime_type="text/markdown", size=d.size))
         return out
 
+    async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
+        """``resources/list``: only the documents the caller may read (its projects, its paths)."""
+        from mcp_types import ListResourcesResult
+
+        found = await self.list_resources()
+        return ListResourcesResult(resources=[r for r in found if self.may_follow(ctx, str(r.uri))])
+
     def _locate(self, uri: str) -> str:
         """The file of a document URI (``memdesk://KEY/PATH``); a refusal for anything else."""
         key, rel = _split_uri(uri)
@@ -246,7 +255,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
 
     def author(ctx: Context) -> str:
         params = ctx.session.client_params if ctx.request_context is not None else None
-        client = params.client_info.name if params is not None and params.client_info else None
+        client = client_label(params.client_info.name) if params is not None and params.client_info else None
         headers = ctx.headers
         if tokens is not None and headers is not None:
             # The guard already refused requests without a valid token; this only finds its name.
@@ -258,7 +267,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def on_record(ctx: Context, p: Project, rel: str, digest: str, size: int, start: int, end: int,
                   total: int) -> None:
         params = ctx.session.client_params if ctx.request_context is not None else None
-        client = params.client_info.name if params is not None and params.client_info else None
+        client = client_label(params.client_info.name) if params is not None and params.client_info else None
         over_http = tokens is not None and ctx.request_context is not None and ctx.headers is not None
         token = caller(ctx).name if over_http else None
         service.note_read(served.key_of(p), p.root, rel, digest, size, start, end, total, client=client,
@@ -304,7 +313,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_files(ctx: Context, project: ProjectArg = None) -> FilesResult:
         p, _ = project_of(project, ctx)
         who = caller(ctx)
-        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path)])
+        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path, p.root)])
 
     @mcp.tool(annotations=_hints(**READ, title="Read a memory document"),
               description=f"Read a window of a memory document: {DEFAULT_LINES} lines from startLine by default, "
@@ -316,13 +325,13 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_get(
         ctx: Context,
         path: Annotated[str | None, Field(description="Document path; default: the long-term memory.")] = None,
-        startLine: Annotated[int, Field(ge=1, description="First line, 1-based.")] = 1,
-        lineCount: Annotated[int | None, Field(ge=1, le=MAX_LINES, description=f"How many lines (default "
-                                               f"{DEFAULT_LINES}, at most {MAX_LINES}).")] = None,
+        startLine: Annotated[int, Field(description="First line, 1-based (below 1 reads from 1).")] = 1,
+        lineCount: Annotated[int | None, Field(description=f"How many lines (default {DEFAULT_LINES}; more "
+                                               f"than {MAX_LINES} gives {MAX_LINES}, fewer than 1 gives 1).")] = None,
         project: ProjectArg = None,
     ) -> GetResult:
         p, _ = project_of(project, ctx, "read", path, doc=True)
-        w = service.file_window(p, path, startLine, lineCount or DEFAULT_LINES)
+        w = service.file_window(p, path, max(1, startLine), window_lines(lineCount))
         on_record(ctx, p, w.path, w.hash, w.size, w.start_line, w.end_line, w.total_lines)
         return GetResult(path=w.path, content=w.content, startLine=w.start_line, endLine=w.end_line,
                          totalLines=w.total_lines, nextStartLine=w.end_line + 1 if w.end_line < w.total_lines
@@ -343,7 +352,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     ) -> models.SearchResponse:
         p, _ = project_of(project, ctx)
         found = service.search(p, query, limit=limit, mode=mode, derived=True, include_superseded=includeSuperseded)
-        found.results = [h for h in found.results if caller(ctx).can("read", h.path)]
+        found.results = [h for h in found.results if caller(ctx).can("read", h.path, p.root)]
         return found
 
     @mcp.tool(annotations=_hints(**READ, title="Recent changes"),
@@ -359,7 +368,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     ) -> RecentResult:
         p, rel = project_of(project, ctx, "read", path, doc=path is not None)
         who = caller(ctx)
-        return recent_changes(p, parse_since(since), path=rel, limit=limit, allowed=lambda r: who.can("read", r))
+        return recent_changes(p, parse_since(since), path=rel, limit=limit, allowed=lambda r: who.can("read", r, p.root))
 
     @mcp.tool(annotations=_hints(**READ, title="Versions of a document"),
               description="The stored versions of a memory document, newest first: each is the text as it was "

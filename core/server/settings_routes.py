@@ -34,8 +34,21 @@ def settings_body(read: SettingsRead) -> dict[str, Any]:
     known = read.settings.model_dump(by_alias=True, exclude_none=True)
     body = {**{k: v for k, v in defaults.items() if k in FUSION_KEYS}, **read.fusion_raw}
     body.update({k: v for k, v in known.items() if k in FUSION_KEYS or k in OWN_KEYS})
+    body["experimentalFeatures"] = with_memory_view(body.get("experimentalFeatures"))
     body[STORE_KEY] = read.store.to_json()
     return body
+
+
+def with_memory_view(features: Any) -> dict[str, Any]:
+    """Fusion's ``experimentalFeatures`` with ``memoryView`` on unless the settings turn it off.
+
+    Fusion's dashboard shows its Memory view only when ``experimentalFeatures.memoryView`` is true
+    (Runfusion/Fusion ``packages/dashboard/app/hooks/useAppSettings.ts`` at a1cac3a6:
+    ``setMemoryEnabled(features.memoryView === true)``); memory is what memdesk serves, so the view is on by
+    default. A ``memoryView`` the settings hold (``false`` included) is answered as it is."""
+    out = dict(features) if isinstance(features, dict) else {}
+    out.setdefault("memoryView", True)
+    return out
 
 
 def _refusal(exc: SettingsError) -> JSONResponse:

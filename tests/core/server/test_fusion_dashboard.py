@@ -21,6 +21,7 @@ this project reaches (``npm view @runfusion/fusion``, ``@fusion/dashboard``, ``r
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -147,3 +148,24 @@ def test_a_read_token_cannot_change_settings(memdesk_serve, layered_project):
         assert refused.status_code == 403 and refused.json()["details"]["code"] == "SCOPE"
         assert "scope read" in refused.json()["error"]
     assert sorted(p.name for p in (layered_project / ".fusion").iterdir()) == before
+
+
+def test_the_dashboard_shows_its_memory_view(memdesk_serve, layered_project):
+    """Fusion's dashboard shows its Memory view only when ``GET /api/settings`` answers
+    ``experimentalFeatures.memoryView: true`` (``packages/dashboard/app/hooks/useAppSettings.ts`` at
+    a1cac3a6a323c7d0e7172026bb98b0617b3954c0: ``setMemoryEnabled(features.memoryView === true)``, read after
+    ``fetchConfig`` and ``fetchSettings`` at start-up). memdesk turns it on unless the settings turn it off."""
+    base, token = memdesk_serve
+    with _api(base, token) as api:
+        features = api.get("/settings?projectId=layered").json()["experimentalFeatures"]
+        assert features["memoryView"] is True
+        # Flags Fusion itself stored in the project's settings are answered as they are (memdesk's PUT takes
+        # only the settings it knows; Fusion's own settings UI writes these).
+        config = layered_project / ".fusion" / "config.json"
+        stored = json.loads(config.read_text(encoding="utf-8"))
+        stored["settings"]["experimentalFeatures"] = {"memoryView": False, "insights": True}
+        config.write_text(json.dumps(stored), encoding="utf-8")
+        assert api.get("/settings?projectId=layered").json()["experimentalFeatures"] == {"memoryView": False,
+                                                                                         "insights": True}
+        # The other project's settings are its own.
+        assert api.get("/settings?projectId=sample").json()["experimentalFeatures"] == {"memoryView": True}
