@@ -67,7 +67,9 @@ class BudgetTracker(QObject):
         self.budgets: list[ConsumerBudget] = []
         self.compute_count = 0
         self._last_marker: tuple[int, str] | None = None
-        self._consumers: dict[str, Consumer] = all_consumers()
+        # The user's own consumers are in memdesk's user config: read on the project's worker.
+        worker = getattr(session, "worker", None)
+        self._consumers: dict[str, Consumer] = worker.call(all_consumers, "") if worker is not None else all_consumers()
         self._settings: ProjectSettings | None = session.settings if session is not None else None
         self._relpath = _document_of(session)
         self._announced: str | None = None

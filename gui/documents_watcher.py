@@ -54,10 +54,10 @@ class DocumentsWatcher(ObservedFolder):
         """Watch ``root``'s ``.fusion/`` (replacing what was watched); False when there is none."""
         self.stop()
         folder = root / ".fusion" if root is not None else None
-        if folder is None or not folder.is_dir():
+        if folder is None:
             return False
         if not self._observe(_Handler(self._relay), folder, recursive=True,  # at inotify's limit F5 still lists
-                             refused=f"cannot watch {folder} for new documents"):
+                             refused=f"cannot watch {folder} for new documents", check=folder.is_dir):
             return False
         self.folder = folder
         return True

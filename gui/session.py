@@ -133,6 +133,8 @@ class ProjectSession(QObject):
         #: Asked before a settings change switches the backend (the window lists unsaved documents);
         #: False keeps the backend and raises :class:`SettingsError`.
         self.confirm_backend_switch: Callable[[], bool] = lambda: True
+        #: Whether :meth:`close` ran (a second close does nothing).
+        self.closed = False
 
     # -- the project ---------------------------------------------------------------------------
     @property
@@ -208,7 +210,8 @@ class ProjectSession(QObject):
 
     def pending_proposals(self) -> list[Proposal]:
         """The stored proposals with something left to review, oldest first."""
-        return list_proposals(self.root, pending_only=True)
+        root = self.root  # the proposals folder is listed and each file read on the worker
+        return self.worker.call(lambda: list_proposals(root, pending_only=True), "")
 
     def load_pending_proposal(self) -> Proposal | None:
         """Review the newest pending proposal (stored by a run, the CLI or the scheduler), if any."""
@@ -218,7 +221,8 @@ class ProjectSession(QObject):
 
     def review_proposal(self, proposal_id: str) -> Proposal:
         """Load the stored proposal ``proposal_id`` and review it (raises ``ProposalError``)."""
-        proposal = load_proposal(self.root, proposal_id)
+        root = self.root
+        proposal = self.worker.call(lambda: load_proposal(root, proposal_id), "")  # read on the worker
         self.set_proposal(proposal)
         return proposal
 
@@ -318,8 +322,9 @@ class ProjectSession(QObject):
         from core.settings.bindings import confirm, team_of
 
         team = team_of(config)
-        if team is not None:
-            confirm(self.project.root, *team)
+        if team is not None:  # memdesk's own bindings file: written on the worker
+            root = self.project.root
+            self.worker.call(lambda: confirm(root, *team), "Confirming the team binding…")
         return self.update_settings({"memoryBackend": backend_id, "memoryBackendConfig": dict(config or {})})
 
     def notice_external(self, before: str | None, after: str | None) -> None:
@@ -366,8 +371,9 @@ class ProjectSession(QObject):
 
         if self.project.backend.id != "readonly":
             return None
-        return binding_reason(self.project.root, self.project.settings.memory_backend,
-                              self.project.settings.memory_backend_config)
+        root, settings = self.project.root, self.project.settings  # the binding file: read on the worker
+        return self.worker.call(lambda: binding_reason(root, settings.memory_backend,
+                                                       settings.memory_backend_config), "")
 
     def confirm_binding(self) -> None:
         """The operator confirms the team binding the project's settings name (the read-only banner's action)."""
@@ -407,8 +413,9 @@ class ProjectSession(QObject):
 
     def write_block_reason(self) -> str | None:
         """Why the current document cannot be written (backend, permissions), or ``None``."""
-        try:
-            return self.project.writable(self.current_path)
+        path = self.current_path
+        try:  # stats of the document and its folders: on the worker
+            return self.worker.call(lambda: self.project.writable(path), "")
         except MemoryBackendError as exc:
             return exc.message
 
@@ -436,15 +443,31 @@ class ProjectSession(QObject):
         return outcome
 
     def close(self) -> None:
-        """Stop watching the settings and shut the backend down."""
-        self.worker.shutdown()
+        """Stop watching the settings and shut the backend down.
+
+        The joins (the outside-change watch's thread, the history worker, a database's connections) run
+        on the project's worker after every write queued before them, the window painting meanwhile and
+        the status bar saying "Closing …" when it takes a while (gui.serial_worker).
+        """
+        if self.closed:
+            return
+        self.closed = True
         if getattr(self, "_settings_watch", None) is not None:
             self._settings_watch.stop()
-        if getattr(self, "_notice_watch", None) is not None:
-            self._notice_watch.stop()
-            self._notice_watch = None
-        forget_project(self.project.root)  # closes it: the next window on this folder starts afresh
-        self.project.close()
+        notice, self._notice_watch = getattr(self, "_notice_watch", None), None
+        project = self.project
+
+        def shut() -> None:
+            if notice is not None:
+                notice.stop()  # joins its thread (waits for a scan under way)
+            forget_project(project.root)  # closes it: the next window on this folder starts afresh
+            project.close()
+
+        try:
+            self.worker.call(shut, f"Closing {self.root.name}…")
+        except Exception as exc:  # a safety net: the window closes either way
+            log.warning("closing %s failed: %s", self.root, exc)
+        self.worker.shutdown()  # nothing is left to wait for
 
 
 def _switches_backend(settings: ProjectSettings, patch: Mapping[str, Any]) -> bool:

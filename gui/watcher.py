@@ -66,39 +66,68 @@ class ObservedFolder(QObject):
         self._relay.poked.connect(self._timer.start)
         self._timer.timeout.connect(self.changed)
         self._observer: object | None = None
+        #: Starts and stops observers off the GUI thread (an inotify watch lists the folders it watches; a
+        #: stop joins the observer's threads), one after the other.
+        self._worker = SerialWorker(self)
+        self._worker.pool.setExpiryTimeout(30_000)
+        self._generation = 0  # a watch() or stop() made while a start ran on the worker wins over it
         # The running observer, also in reach of the hook below: a watcher deleted without stop() (its
         # window deleted after a refused close) must not keep the observer's thread and inotify instance.
         self._running: list[Any] = []
         self.destroyed.connect(functools.partial(_stop_observers, self._running))
 
-    def _observe(self, handler: object, folder: Path, *, recursive: bool, refused: str) -> bool:
-        """Start an observer of ``folder`` with ``handler``; False, ``refused`` logged, when it cannot start."""
-        from watchdog.observers import Observer  # imported late: keeps it off the start-up path
+    def _off_gui(self, fn: Any) -> Any:
+        """``fn()`` on this watcher's worker (it stats, lists or resolves the folder), the GUI painting meanwhile."""
+        return self._worker.call(fn, "")
 
-        try:  # inotify creates its instance in Observer(): its limits are met here too
-            observer = Observer()
-            observer.schedule(handler, os.fspath(folder.resolve()), recursive=recursive)  # type: ignore[arg-type]
-            observer.daemon = True
-            observer.start()
-        except OSError as exc:  # inotify limits, a vanished folder: editing still works
-            log.warning("%s: %s", refused, exc)
+    def _observe(self, handler: object, folder: Path, *, recursive: bool, refused: str,
+                 check: Any = None) -> bool:
+        """Start an observer of ``folder`` with ``handler`` on the worker (after ``check()``, if given, says
+        True); False, ``refused`` logged, when it cannot start."""
+        generation = self._generation
+
+        def start() -> Any:
+            from watchdog.observers import Observer  # imported late: keeps it off the start-up path
+
+            if check is not None and not check():
+                return None
+            try:  # inotify creates its instance in Observer(): its limits are met here too
+                observer = Observer()
+                observer.schedule(handler, os.fspath(folder.resolve()), recursive=recursive)  # type: ignore[arg-type]
+                observer.daemon = True
+                observer.start()  # a recursive watch lists every folder below: here, off the GUI thread
+            except (OSError, RuntimeError) as exc:  # inotify limits, a vanished folder, a link loop: editing still works
+                log.warning("%s: %s", refused, exc)
+                return None
+            return observer
+
+        observer = self._off_gui(start)
+        if observer is None:
+            return False
+        if generation != self._generation:  # watched again or stopped while it started: that call wins
+            self._worker.pool.start(functools.partial(_stop_and_join, observer))
             return False
         self._observer = observer
         self._running.append(observer)
         return True
 
     def _stop_observer(self) -> None:
+        self._generation += 1
         self._timer.stop()
         observer, self._observer = self._observer, None
         self._running.clear()
-        if observer is not None:
-            observer.stop()  # type: ignore[attr-defined]
-            observer.join(timeout=2)  # type: ignore[attr-defined]
+        if observer is not None:  # joined on the worker: the GUI thread does not wait for its threads
+            self._worker.pool.start(functools.partial(_stop_and_join, observer))
 
     @property
     def active(self) -> bool:
         """Whether something is being watched."""
         return self._observer is not None
+
+
+def _stop_and_join(observer: Any) -> None:
+    observer.stop()
+    observer.join(timeout=2)
 
 
 def _stop_observers(running: list[Any], *_destroyed: object) -> None:
@@ -117,16 +146,26 @@ class MemoryFileWatcher(ObservedFolder):
 
     def watch(self, path: Path | None) -> bool:
         """Watch ``path`` (replacing what was watched); False when its folder does not exist."""
-        if path is not None and path == self.path and self._observer is not None and path.parent.is_dir():
+        if path is not None and path == self.path and self._observer is not None \
+                and self._off_gui(path.parent.is_dir):
             return True  # already watched (a settings change): no observer thread to stop and join here
         self.stop()
-        if path is None or not path.parent.is_dir():
+        if path is None:
             return False
-        try:
-            target = path.resolve()
-        except (OSError, RuntimeError):  # a symbolic link loop (RuntimeError on Python 3.11): nothing to watch
+        generation = self._generation
+
+        def target() -> Path | None:  # stats and resolves: on the worker
+            if not path.parent.is_dir():
+                return None
+            try:
+                return path.resolve()
+            except (OSError, RuntimeError):  # a symbolic link loop (RuntimeError on Python 3.11): nothing to watch
+                return None
+
+        real = self._off_gui(target)
+        if real is None or generation != self._generation:
             return False
-        if not self._observe(_Handler(target, self._relay), path.parent, recursive=False,
+        if not self._observe(_Handler(real, self._relay), path.parent, recursive=False,
                              refused=f"cannot watch {path} for changes"):
             return False
         self.path = path

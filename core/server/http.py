@@ -33,6 +33,7 @@ from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
 from core.server.refusals import scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
+from core.storage.readlog import client_label
 
 STATUS_BY_CODE = {
     "READ_ONLY": 409, "CAPABILITY_UNSUPPORTED": 409, "CONFLICT": 409, "QUOTA_EXCEEDED": 413,
@@ -164,8 +165,7 @@ def allow(request: Request, p: Project, need: str, rel: str | None = None) -> No
 
 def _client(request: Request) -> str | None:
     """The HTTP client's own name (its ``User-Agent``), cut to 120 characters."""
-    ua = request.headers.get("user-agent")
-    return ua[:120] if ua else None
+    return client_label(request.headers.get("user-agent"))
 
 
 def _on_record(request: Request, p: Project, doc: models.FileResponse) -> None:

@@ -295,21 +295,14 @@ class MemoryEditor(QWidget):
             return self._read_error
         if not self.session.settings.memory_enabled:
             return MEMORY_OFF
-        if not self.session.can_write:
-            backend = self.session.backend
-            if self.binding_banner.isVisibleTo(self) or self.session.binding_reason():
+        session = self.session
+        if not session.can_write:
+            backend = session.backend
+            if self.binding_banner.isVisibleTo(self) or session.binding_reason():
                 return "Read-only until the team binding named above is confirmed."
             return (f'The "{backend.name}" backend ({backend.id}) cannot write memory, so the editor is '
                     "read-only. Pick a backend that can write in Backends to edit.")
-        # The precise reason first (read-only mount, immutable, the folder a save renames in), then
-        # the project's own check (it knows the backend and the layout).
-        precise = write_block_reason(self.session.root, self.session.memory_path)
-        if precise:
-            return f"Read-only: {precise}"
-        blocked = self.session.write_block_reason()
-        if blocked:
-            return f"Read-only: {blocked}."
-        return None
+        return session.worker.call(lambda: _write_block(session), "")  # stats and a flags check: on the worker
 
     # -- documents -----------------------------------------------------------------------------
     @property
@@ -590,3 +583,17 @@ class MemoryEditor(QWidget):
         self.authors.shutdown()
         self.preview.cancel()
         self.conflict_view.cancel()
+
+
+def _write_block(session: ProjectSession) -> str | None:
+    """Why the current document cannot be saved (on the project's worker: it stats the file, checks its
+    flags and asks the project), ``None`` when it can."""
+    # The precise reason first (read-only mount, immutable, the folder a save renames in), then
+    # the project's own check (it knows the backend and the layout).
+    precise = write_block_reason(session.root, session.memory_path)
+    if precise:
+        return f"Read-only: {precise}"
+    blocked = session.write_block_reason()
+    if blocked:
+        return f"Read-only: {blocked}."
+    return None

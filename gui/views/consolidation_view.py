@@ -161,16 +161,20 @@ class ConsolidationView(QWidget):
     # -- proposals -----------------------------------------------------------------------------------
     def refresh(self, select: str | None = None) -> None:
         """Reload the proposals (pending first, then the last reviewed) and the run scopes."""
-        self.scope.clear()
-        if self.session.project.layout.layered:
-            self.scope.addItem("the project", None)
-            for agent in list_agents(self.session.project):
-                self.scope.addItem(f"agent {agent}", agent)
-        self.dream_button.setEnabled(self.session.project.layout.layered)
+        project, root = self.session.project, self.session.root
+        layered = project.layout.layered
         warnings: list[str] = []
-        items = list_consolidations(self.session.root, pending_only=False, warnings=warnings)
+        # The agents' folders and the stored proposals are listed on the project's worker.
+        agents, items = self.session.worker.call(
+            lambda: (list_agents(project) if layered else [],
+                     list_consolidations(root, pending_only=False, warnings=warnings)), "")
+        self.scope.clear()
+        if layered:
+            self.scope.addItem("the project", None)
+            for agent in agents:
+                self.scope.addItem(f"agent {agent}", agent)
+        self.dream_button.setEnabled(layered)
         items.sort(key=lambda p: (p.status != "pending", [-ord(c) for c in p.id]))
-        project = self.session.project
         try:  # other programs' runs (history) and Fusion's backups: read on the project's worker
             found = self.session.worker.call(lambda: sources.source_items(project), "")
         except Exception as exc:  # history or backups unreadable: memdesk's own proposals still show
@@ -193,11 +197,12 @@ class ConsolidationView(QWidget):
     def _picked(self) -> None:
         pid = self.picker.currentData()
         note, action = "No dream or compaction waits for review. Run one above.", ""
-        if isinstance(pid, str) and pid.startswith((sources.RUN, sources.BACKUP)):
-            self.proposal, note, action = sources.describe(self.session.project, pid)
+        project, root = self.session.project, self.session.root
+        if isinstance(pid, str) and pid.startswith((sources.RUN, sources.BACKUP)):  # history, backups: on the worker
+            self.proposal, note, action = self.session.worker.call(lambda: sources.describe(project, pid), "")
         else:
             try:
-                self.proposal = load(self.session.root, pid) if pid else None
+                self.proposal = self.session.worker.call(lambda: load(root, pid), "") if pid else None
             except ProposalError as exc:
                 self.proposal, note = None, str(exc)
         self.stage_button.setText(action)
@@ -236,7 +241,8 @@ class ConsolidationView(QWidget):
             return list(proposal.lost_facts)
         befores = {d.path: d.before for d in proposal.documents}
         texts = selected_texts(proposal, accepted) if accepted else {}
-        context = context_for(self.session.project, proposal)
+        project = self.session.project
+        context = self.session.worker.call(lambda: context_for(project, proposal), "")  # reads documents
         return lost_for(befores, {**context, **{p: b or "" for p, b in befores.items()}, **texts}, proposal.ledger)
 
     def _update_state(self) -> None:
@@ -315,7 +321,8 @@ class ConsolidationView(QWidget):
         """Reject the whole proposal; memory is untouched."""
         if self.proposal is None or not self.reject_button.isEnabled():
             return
-        outcome = reject_proposal(self.session.project, self.proposal.id)
+        project, pid = self.session.project, self.proposal.id
+        outcome = self.session.worker.call(lambda: reject_proposal(project, pid), "Rejecting the proposal…")
         self.outcome.setText(outcome.message)
         self.refresh(select=self.proposal.id)
 
@@ -323,8 +330,9 @@ class ConsolidationView(QWidget):
     def _show_policy(self) -> None:
         from core.consolidation.policy import load_policy
 
-        try:
-            policy = load_policy(self.session.root)
+        root = self.session.root
+        try:  # memdesk's own state file: read on the project's worker
+            policy = self.session.worker.call(lambda: load_policy(root), "")
         except Exception as exc:
             self.unattended.setEnabled(False)
             self.unattended.setToolTip(f"The policy cannot be read: {exc}")

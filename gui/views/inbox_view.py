@@ -104,7 +104,8 @@ class InboxView(QWidget):
     def show_policy(self) -> None:
         """Show the project's policy (a bad policy file is named in the banner)."""
         try:
-            self.policy.set_policy(load_policy(self.session.root))
+            root = self.session.root  # memdesk's own state file: read on the project's worker
+            self.policy.set_policy(self.session.worker.call(lambda: load_policy(root), ""))
         except PolicyError as exc:
             self.banner.show_message(str(exc))
 
@@ -133,7 +134,7 @@ class InboxView(QWidget):
         """Read the inbox again (a damaged or tampered one is named in the banner, nothing applied)."""
         keep = self.current().id if self.current() else None
         try:
-            self.items = self.inbox.items()
+            self.items = self.session.worker.call(self.inbox.items, "")  # the inbox file: read on the worker
         except InboxError as exc:
             self.items = []
             self.banner.show_message(str(exc))
@@ -169,7 +170,7 @@ class InboxView(QWidget):
             shown, spans = review.display("", s["flags"], masked=item.data.get("redacted") or "")
         else:
             try:
-                body = self.inbox.text_of(item)
+                body = self.session.worker.call(lambda: self.inbox.text_of(item), "")
             except InboxError as exc:
                 self.banner.show_message(str(exc))
                 body = ""
