@@ -441,7 +441,7 @@ def replace_text(
 # -- appends ----------------------------------------------------------------------------------------
 
 def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = True,
-                            backend_id: str = "file") -> int:
+                            backend_id: str = "file", readable: bool = False) -> int:
     """Open ``relpath`` for appending and return the descriptor; the caller closes it.
 
     Checks, refusing with one line (``INVALID_CONFIG`` / ``WRITE_FAILED``) and creating nothing:
@@ -450,10 +450,11 @@ def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = Tr
     a regular file with no other hard link. ``O_APPEND`` keeps writers that do not take memdesk's
     lock (Fusion's own agents) from being overwritten. Record ``os.fstat(fd).st_size`` before
     writing and call :func:`rollback_append` when a write fails, so the file stays byte-identical.
+    ``readable``: open it for reading too (a mirror reads back what landed before its append).
     """
     _logical, target = _confined_target(Path(root), relpath, backend_id)
     _check_writable_target(target, relpath, backend_id)
-    flags = os.O_WRONLY | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
+    flags = (os.O_RDWR if readable else os.O_WRONLY) | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
     if create:
         _ensure_folder(target.parent)
         flags |= os.O_CREAT
@@ -470,6 +471,37 @@ def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = Tr
         os.close(fd)
         raise
     return fd
+
+
+def overwrite_in_place(target: Path, data: bytes, *, truncate: bool = False, max_size: int | None = None) -> bool:
+    """Write ``data`` at the start of ``target`` in place (no rename: microseconds, where a replace costs two
+    journalled changes of the folder); ``truncate`` cuts what lay past it. Only a regular file with no other
+    link, opened with ``O_NOFOLLOW``, and (with ``max_size``) not bigger than that; ``False`` when ``target`` is
+    anything else or missing (the caller then replaces it). A cut write leaves a note that does not parse."""
+    try:
+        fd = os.open(target, os.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or (max_size is not None and st.st_size > max_size):
+            return False
+        if os.pwrite(fd, data, 0) != len(data):
+            return False
+        if truncate and st.st_size > len(data):
+            os.ftruncate(fd, len(data))
+        return True
+    finally:
+        os.close(fd)
+
+
+def remove_file(target: Path) -> bool:
+    """Remove the name ``target`` (a link's target is never touched); ``False`` when it was not there."""
+    try:
+        os.unlink(target)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 class AppendFailed(Exception):

@@ -433,3 +433,32 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
         _note_written(project, rel, after if after is not None else before + added)
     return Outcome("written", rel, True, before=before, added=added, after=after, flags=verdict.flags,
                    warnings=_warning(verdict))
+
+
+def remove(project: Project, rel: str, expected: str, *, writer: Writer, source: str,
+           author: str | None = None) -> Outcome:
+    """Remove the file ``rel`` through every stage (migrate's legacy ``.fusion/memory.md``): what, where, lock,
+    read once (it must still hold ``expected``, else ``CONFLICT`` and nothing changes), screen (as a replace
+    by nothing), record (its text kept in history with ``source``), then the name removed."""
+    from core.storage import docio, fileio
+    from core.storage.history import versions as history
+
+    backend = project.backend
+    check_what(project, rel)
+    target = check_where(project, rel)
+    with docio.document_lock(project.root, rel, backend.id):
+        raw = fileio.read_bytes(target, backend.id)
+        current = None if raw is None else fileio.decode_utf8(raw, rel, backend.id)
+        if current is None:
+            return Outcome("written", rel, False)
+        if current != expected:
+            raise MemoryBackendError(f"{rel} changed since it was read; nothing was removed", "CONFLICT", backend.id)
+        request = WriteRequest(rel, "replace", "", writer, source, current)
+        verdict = _screen(project, request)
+        skipped = _unwritten(verdict, request, backend.id)
+        if skipped is not None:
+            return skipped
+        history.record_version(project.root, rel, current, source, author=author if author is not None
+                               else writer.name)
+        fileio.remove_file(fileio.resolve_in_root(project.root, rel))  # the name: a link's target is never removed
+    return Outcome("written", rel, True, before=current, flags=verdict.flags, warnings=_warning(verdict))
