@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import MemoryBackendError
-from core.storage.frozen import Record
+from core.frozen import Record
 from core.storage.statefiles import project_paths
 
 if TYPE_CHECKING:
