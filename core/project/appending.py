@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from core.documents.layout import ARCHIVE
+from core.frozen import Record
 from core.storage import docio, fileio
-from core.storage.frozen import Record
 
 if TYPE_CHECKING:
     from typing import Protocol
