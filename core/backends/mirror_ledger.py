@@ -37,8 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from core.errors import MemoryBackendError, PathOutsideRootError
-from core.storage import fileio
-from core.storage.safepath import O_CLOEXEC, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK
+from core.storage import fileio, statefiles
+from core.storage.safepath import O_CLOEXEC, O_NOCTTY, O_NONBLOCK
 
 log = logging.getLogger(__name__)
 
@@ -122,31 +122,37 @@ def _complete(data: bytes) -> int:
 
 
 class Ledger:
-    """The note of one mirror file (under ``.fusion/memdesk/mirror/<key>/``) and the writes that keep it."""
+    """The note of one mirror file (under ``.fusion/memdesk/mirror/<key>/``) and the writes that keep it.
+
+    The notes are memdesk's state files (:data:`core.storage.statefiles.REGISTRY`: ``mirror-ledger`` and
+    ``mirror-entry``, keyed ``<key>/<path with / as __>``), written through its door for notes: confined to
+    the project, a link out refused, under the document's lock the caller holds, no history (a note is
+    redone on every append; a lost one costs a whole-text look, never text)."""
 
     def __init__(self, root: Path, relpath: str, key: str, backend_id: str) -> None:
         self.root = root
         self.relpath = relpath
         self.backend_id = backend_id
-        self.state = f"{STATE_DIR}/{key}/{relpath.replace('/', '__')}.ledger"
+        self.note_key = f"{key}/{relpath.replace('/', '__')}"
+        self.state = f"{STATE_DIR}/{self.note_key}.ledger"
 
     # -- the note ----------------------------------------------------------------------------------
-    def _note_path(self) -> Path | None:
+    def check(self) -> None:
+        """Refuse (one line naming the note) a write whose notes could not be kept: a link out, a FIFO, a
+        hard-linked note. Called before a write changes anything."""
+        for name in ("mirror-ledger", "mirror-entry"):
+            statefiles.check_note(name, self.root, key=self.note_key)
+
+    def _read(self, name: str) -> bytes | None:
         try:
-            return fileio.resolve_in_root(self.root, self.state)
-        except PathOutsideRootError as exc:
+            return statefiles.read_note(name, self.root, key=self.note_key)
+        except MemoryBackendError as exc:
             log.warning("mirror ledger of %s not used: %s", self.relpath, exc)
             return None
 
     def load(self, db_hash: str) -> Note | None:
         """The note (untrusted: anything malformed is no note); a pending one is resolved by ``db_hash``."""
-        path = self._note_path()
-        if path is None:
-            return None
-        try:
-            data = fileio.read_bytes(path, self.backend_id, max_size=4096)
-        except MemoryBackendError:
-            return None
+        data = self._read("mirror-ledger")
         if data is None:
             return None
         lines = data.decode("ascii", "replace").splitlines()
@@ -159,14 +165,11 @@ class Ledger:
     def save(self, note: Note | None, pending: Note | None = None) -> None:
         """Put the note down (with ``pending``: the write about to commit). Best effort: a lost note costs a
         whole-text look, never text."""
-        path = self._note_path()
-        if path is None:
-            return
         body = "" if note is None else note.line()
         if pending is not None:
             body += "\n" + pending.line()
         try:
-            fileio.atomic_write_bytes(path, (body + "\n").encode("ascii"))
+            statefiles.put_note("mirror-ledger", self.root, (body + "\n").encode("ascii"), key=self.note_key)
         except (OSError, MemoryBackendError) as exc:
             log.warning("cannot note the mirror state of %s: %s", self.relpath, exc)
         if pending is None:
@@ -174,48 +177,29 @@ class Ledger:
 
     def forget(self) -> None:
         """Drop the note (the file is no longer in step with anything known)."""
-        path = self._note_path()
-        if path is not None:
-            with suppress(OSError):
-                os.unlink(path)
+        with suppress(OSError, MemoryBackendError):
+            statefiles.remove_note("mirror-ledger", self.root, key=self.note_key)
 
     def begin_append(self, upto: int, entry: str, db_after: str) -> None:
         """Note memdesk's entry before its transaction commits (the database's hash will then be ``db_after``)
-        and before it is appended to the file at or after byte ``upto`` (see :meth:`step`)."""
-        path = self._note_path()
-        if path is not None:
-            head = f"{upto} {db_after} {upto}".ljust(_HEAD - 1) + "\n"
-            fileio.atomic_write_bytes(path.with_name(path.name + ".append"), head.encode() + entry.encode())
+        and before it is appended to the file at or after byte ``upto`` (see :meth:`step`). Refused (the
+        transaction then rolls back) when the note cannot be kept."""
+        head = f"{upto} {db_after} {upto}".ljust(_HEAD - 1) + "\n"
+        statefiles.put_note("mirror-entry", self.root, head.encode() + entry.encode(), key=self.note_key)
 
     def _appending_at(self, upto: int, start: int, db_after: str) -> None:
         """Put the offset the entry is about to be written at into its note (in place: microseconds)."""
-        path = self._note_path()
-        if path is None:
-            return
         head = f"{upto} {db_after} {start}".ljust(_HEAD - 1) + "\n"
-        with suppress(OSError):
-            fd = os.open(path.with_name(path.name + ".append"), os.O_WRONLY | O_NOFOLLOW | O_CLOEXEC)
-            try:
-                os.pwrite(fd, head.encode(), 0)
-            finally:
-                os.close(fd)
+        with suppress(OSError, MemoryBackendError):
+            statefiles.overwrite_note("mirror-entry", self.root, head.encode(), key=self.note_key)
 
     def end_append(self) -> None:
         """The entry is in the database: its note goes."""
-        path = self._note_path()
-        if path is not None:
-            with suppress(OSError):
-                os.unlink(path.with_name(path.name + ".append"))
+        with suppress(OSError, MemoryBackendError):
+            statefiles.remove_note("mirror-entry", self.root, key=self.note_key)
 
     def _pending_append(self) -> tuple[int, str, int, bytes] | None:
-        path = self._note_path()
-        if path is None:
-            return None
-        try:
-            data = fileio.read_bytes(path.with_name(path.name + ".append"), self.backend_id,
-                                     max_size=fileio.MAX_FILE_SIZE + 32)
-        except MemoryBackendError:
-            return None
+        data = self._read("mirror-entry")
         if data is None or b"\n" not in data:
             return None
         head, _, entry = data.partition(b"\n")
@@ -341,9 +325,12 @@ class Ledger:
         ``prefix`` and before ``addition`` (in the file's order) and the offset where ``addition`` ends."""
         upto = len(prefix)
         data = addition.encode("utf-8")
-        try:
-            fd = os.open(self.path(), os.O_RDWR | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        except OSError as exc:
+        try:  # confined, O_NOFOLLOW, a regular file with no other link (the file layer's checks)
+            fd = fileio.open_regular_for_append(self.root, self.relpath, create=False, backend_id=self.backend_id,
+                                                readable=True)
+        except MemoryBackendError as exc:
+            if exc.code == "INVALID_CONFIG":  # a link out of the project: never written through
+                raise
             raise Moved(self.relpath) from exc
         try:
             st = os.fstat(fd)

@@ -208,10 +208,15 @@ class PostgresMemoryBackend(MemoryBackend):
         assert self.root is not None
         return ledger_mod.Ledger(self.root, path, self.project_key, self.id)
 
-    def _look(self, path: str) -> AbstractContextManager[ledger_mod.Look | None]:
+    def _look(self, path: str, *, writing: bool = False) -> AbstractContextManager[ledger_mod.Look | None]:
+        """The mirror file as it is now; ``writing``: its ledger notes must be writable first (a link out of the
+        project refuses the write in one line, before anything changed)."""
         if self.mirror is None or path in self._unmirrorable:
             return nullcontext(None)
-        return self._ledger(path).safe_look()
+        led = self._ledger(path)
+        if writing:
+            led.check()
+        return led.safe_look()
 
     def _mirror_out(self, path: str, look: ledger_mod.Look | None, step: ledger_mod.Step | None,
                     row: docs.DocRow | None, *, appended: str | None = None) -> None:
@@ -323,7 +328,7 @@ class PostgresMemoryBackend(MemoryBackend):
             raise MemoryBackendError(f"content must be a string, not {type(content).__name__}", "WRITE_FAILED",
                                      self.id)
         fileio.check_size(content.encode("utf-8"), path, self.id)
-        with self._file_lock(path), self._look(path) as look:
+        with self._file_lock(path), self._look(path, writing=True) as look:
             with self.db.transaction(f"write {path}") as conn:
                 docs.lock(conn, self.project_key, path)
                 row, step = self._take_in(conn, path, docs.fetch(conn, self.project_key, path, self._chunks), look)
@@ -343,7 +348,7 @@ class PostgresMemoryBackend(MemoryBackend):
         """Append ``build(current)`` under the document's lock, re-reading it first; return what was appended."""
         self.require_initialized()
         path = self._document_path(relpath)
-        with self._file_lock(path), self._look(path) as look:
+        with self._file_lock(path), self._look(path, writing=True) as look:
             with self.db.transaction(f"append to {path}") as conn:
                 docs.lock(conn, self.project_key, path)
                 row, step = self._take_in(conn, path, docs.fetch(conn, self.project_key, path, self._chunks), look)

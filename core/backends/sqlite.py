@@ -134,10 +134,15 @@ class SqliteMemoryBackend(MemoryBackend):
 
         return decide
 
-    def _look(self) -> AbstractContextManager[ledger_mod.Look | None]:
+    def _look(self, *, writing: bool = False) -> AbstractContextManager[ledger_mod.Look | None]:
+        """The mirror file as it is now; ``writing``: its ledger notes must be writable first (a link out of the
+        project refuses the write in one line, before anything changed)."""
         if self.memory_path is None:
             return nullcontext(None)
-        return self._ledger.safe_look()
+        led = self._ledger
+        if writing:
+            led.check()
+        return led.safe_look()
 
     def _take_in(self, look: ledger_mod.Look | None, source: str) -> ledger_mod.Step | None:
         """Inside a transaction: the agents' additions to the mirror taken in once (:mod:`core.backends.mirror_ledger`)."""
@@ -299,7 +304,7 @@ class SqliteMemoryBackend(MemoryBackend):
             raise MemoryBackendError(f"content must be a string, not {type(content).__name__}", "WRITE_FAILED",
                                      self.id)
         fileio.check_size(content.encode("utf-8"), "the memory", self.id)
-        with fileio.file_lock(root, MEMORY_FILE_PATH), self._look() as look:
+        with fileio.file_lock(root, MEMORY_FILE_PATH), self._look(writing=True) as look:
             with self.transaction():
                 step = self._take_in(look, "mirror-import")
                 row = self._row()
@@ -320,7 +325,7 @@ class SqliteMemoryBackend(MemoryBackend):
         if not self.is_primary(relpath):
             return super().append_document(relpath, build, author=author, source=source)
         self.require_writable()
-        with fileio.file_lock(root, MEMORY_FILE_PATH), self._look() as look:
+        with fileio.file_lock(root, MEMORY_FILE_PATH), self._look(writing=True) as look:
             with self.transaction():
                 step = self._take_in(look, "mirror-import")
                 current = self._content()

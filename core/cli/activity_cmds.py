@@ -132,11 +132,11 @@ def cmd_activity(args: argparse.Namespace) -> int:
     for r in rows:
         when = r["at"][:19].replace("T", " ")
         if r["kind"] == "read":
-            who = r["client"] or "?"
+            who = readlog.client_label(r["client"]) or "?"
             if r["token"] and r["token"] not in who:
-                who = f"{r['token']} ({who})"
+                who = f"{readlog.client_label(r['token'])} ({who})"
             print(f"{when}  read     {r['path']}  lines {r['startLine']}-{r['endLine']} of {r['totalLines']}  "
                   f"{r['hash'][:12]}  by {who} via {r['via']}  [#{r['id']}]")
         else:
-            print(f"{when}  {r['kind']:<7}  {r['path']}  {r['label']}  by {r['client'] or '?'}")
+            print(f"{when}  {r['kind']:<7}  {r['path']}  {r['label']}  by {readlog.client_label(r['client']) or '?'}")
     return 0

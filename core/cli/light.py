@@ -103,7 +103,7 @@ def read_document(root: Path, relpath: str, backend_id: str) -> str:
 
 
 # -- the settings of an append, without the settings model ---------------------------------------------
-# Bounds and default of core.settings (tests/core/test_cli_imports.py keeps the two in step).
+# Bounds and default of core.settings (tests/core/cli/test_cli_imports.py keeps the two in step).
 DEFAULT_INSIGHT_SCHEDULE = "0 2 * * *"
 _INT_BOUNDS = {"insightExtractionMinIntervalMs": (0, 3650 * 86_400_000), "historyRetentionDays": (0, 36_500),
                "historyMinVersions": (1, 10_000)}

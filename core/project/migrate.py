@@ -19,7 +19,7 @@ from core.documents import blocks
 from core.documents.layout import LONG_TERM_SCAFFOLD, SEED_MEMORY, SEED_SCAFFOLD
 from core.errors import MemoryBackendError
 from core.project.model import Changes, Project
-from core.storage import docio, fileio
+from core.storage import fileio, pipeline
 from core.storage.history import versions as history
 
 #: Seed sections and the layered section they move under.
@@ -237,9 +237,8 @@ def apply_migration(project: Project, plan: MigrationPlan) -> Changes:
                                  "CONFLICT", project.backend.id)
     result = project.write(plan.target, plan.target_after, expected_hash=fileio.content_hash(plan.target_before),
                            source="migrate")
-    history.record_version(project.root, SEED_MEMORY, plan.legacy_text, "before migrate")
-    path = fileio.resolve_in_root(project.root, SEED_MEMORY)
-    with docio.document_lock(project.root, SEED_MEMORY, project.backend.id):
-        if docio.read_document(project.root, SEED_MEMORY, project.backend.id) == plan.legacy_text:
-            path.unlink()
+    # The legacy file's removal goes through the pipeline too: what, where, lock, read (still the planned
+    # text, else nothing is removed), screen, record (its text kept in history, "before migrate"), remove.
+    pipeline.remove(project, SEED_MEMORY, plan.legacy_text, writer=pipeline.writer_for("migrate", None),
+                    source="before migrate")
     return result.changes | Changes(documents=frozenset({SEED_MEMORY}), history=True)

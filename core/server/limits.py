@@ -7,6 +7,9 @@ uvicorn's httptools protocol, before any byte reaches the app (so before the tok
 - **header timeout**: a request's headers must be complete within ``header_timeout`` seconds of the
   connection opening (or of the request's first byte on a kept-alive connection), else the connection
   is closed: an idle connection that never sends, or one that trickles its headers, goes;
+- **header size**: a request line and headers over ``header_bytes`` are refused with 431 and the connection
+  closed (httptools sets no limit: one connection sending an endless header held the event loop for
+  seconds and grew the server by ~1.7 GB in 8 s);
 - **body timeout**: a body must be complete within ``body_timeout`` seconds of its headers;
 - **per-address cap**: at most ``per_address`` open connections from one client address; more are
   reset at once, so one client cannot take the connections every other client needs;
@@ -34,6 +37,7 @@ class Limits:
     """The numbers (seconds and connection counts)."""
 
     header_timeout: float = 10.0
+    header_bytes: int = 64 * 1024
     body_timeout: float = 30.0
     keep_alive: float = 5.0
     per_address: int = 64
@@ -71,9 +75,15 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
 
     per_address: dict[str, int] = {}
 
+    too_large = (b"HTTP/1.1 431 Request Header Fields Too Large\r\ncontent-type: text/plain; charset=utf-8\r\n"
+                 b"connection: close\r\ncontent-length: %d\r\n\r\n%s")
+    too_large_why = b"request line and headers over %d bytes; nothing was done" % limits.header_bytes
+
     class Limited(Base):  # type: ignore[misc, valid-type]
         _host: str | None = None
         _timer: asyncio.TimerHandle | None = None
+        _in_head = True  # the bytes arriving are a request line and headers (counted against header_bytes)
+        _head_bytes = 0
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -113,16 +123,27 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
                 self.transport.close()
 
         if staged:
+            def data_received(self, data: bytes) -> None:
+                head = self._in_head
+                super().data_received(data)  # at most one read's bytes (256 KiB) past the limit are parsed
+                if head and self._in_head:
+                    self._head_bytes += len(data)
+                    if self._head_bytes > limits.header_bytes and not self.transport.is_closing():
+                        self.transport.write(too_large % (len(too_large_why), too_large_why))
+                        self.transport.close()
+
             def on_message_begin(self) -> None:
                 super().on_message_begin()
                 if self._timer is None:  # a kept-alive connection's next request: its headers' deadline
                     self._arm(limits.header_timeout)
 
             def on_headers_complete(self) -> None:
+                self._in_head = False
                 self._arm(limits.body_timeout)
                 super().on_headers_complete()
 
             def on_message_complete(self) -> None:
+                self._in_head, self._head_bytes = True, 0
                 self._disarm()
                 super().on_message_complete()
 

@@ -55,6 +55,7 @@ from core.server.refusals import Refusal, for_agents, refusal_of, validation_ref
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 from core.storage.fileio import content_hash
+from core.storage.readlog import client_label
 
 INSTRUCTIONS = (
     "Project memory of AI coding agents, managed by memdesk. Read with memory_files / memory_get (a window of "
@@ -254,7 +255,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
 
     def author(ctx: Context) -> str:
         params = ctx.session.client_params if ctx.request_context is not None else None
-        client = params.client_info.name if params is not None and params.client_info else None
+        client = client_label(params.client_info.name) if params is not None and params.client_info else None
         headers = ctx.headers
         if tokens is not None and headers is not None:
             # The guard already refused requests without a valid token; this only finds its name.
@@ -266,7 +267,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def on_record(ctx: Context, p: Project, rel: str, digest: str, size: int, start: int, end: int,
                   total: int) -> None:
         params = ctx.session.client_params if ctx.request_context is not None else None
-        client = params.client_info.name if params is not None and params.client_info else None
+        client = client_label(params.client_info.name) if params is not None and params.client_info else None
         over_http = tokens is not None and ctx.request_context is not None and ctx.headers is not None
         token = caller(ctx).name if over_http else None
         service.note_read(served.key_of(p), p.root, rel, digest, size, start, end, total, client=client,

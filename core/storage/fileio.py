@@ -14,10 +14,10 @@ import stat
 import threading
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.frozen import Record
 from core.storage.decoded import DecodedCache
 from core.storage.locks import LOCK_TIMEOUT_S, MEMDESK_DIR, ensure_state_dir, file_lock, lock_path_for
 from core.storage.safepath import (
@@ -287,25 +287,30 @@ def _rename(src: Path, dst: Path) -> None:
 KeepPrevious = Callable[[Path, str, bytes, str, "str | None", "str | None", str], Callable[[], object]]
 
 
-@dataclass(frozen=True)
-class ReplaceResult:
+class ReplaceResult(Record):
     """What :func:`replace_text` did: the path, whether bytes changed, and the new content hash.
 
     The hash is worked out when first asked for (most callers never ask, and a MiB costs half a
-    millisecond): give ``content_hash`` or the written ``data``.
+    millisecond): give ``content_hash`` or the written ``data``. A frozen :class:`~core.frozen.Record`
+    (``_data`` left out of the repr and of equality), not a dataclass: on every append process's path.
     """
 
+    __slots__ = _fields = ("path", "changed", "_hash", "size", "_data")
+    _hidden = _uncompared = ("_data",)
     path: Path
     changed: bool
     _hash: str | None
     size: int
-    _data: bytes | None = field(default=None, repr=False, compare=False)
+    _data: bytes | None
+
+    def __init__(self, path: Path, changed: bool, _hash: str | None, size: int, _data: bytes | None = None) -> None:
+        self._set(path=path, changed=changed, _hash=_hash, size=size, _data=_data)
 
     @property
     def content_hash(self) -> str:
         """The SHA-256 hex digest of the file's new content."""
         if self._hash is None:
-            object.__setattr__(self, "_hash", sha256_hex(self._data or b""))
+            self._set(_hash=sha256_hex(self._data or b""))
         return self._hash  # type: ignore[return-value]
 
 
@@ -441,7 +446,7 @@ def replace_text(
 # -- appends ----------------------------------------------------------------------------------------
 
 def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = True,
-                            backend_id: str = "file") -> int:
+                            backend_id: str = "file", readable: bool = False) -> int:
     """Open ``relpath`` for appending and return the descriptor; the caller closes it.
 
     Checks, refusing with one line (``INVALID_CONFIG`` / ``WRITE_FAILED``) and creating nothing:
@@ -450,10 +455,11 @@ def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = Tr
     a regular file with no other hard link. ``O_APPEND`` keeps writers that do not take memdesk's
     lock (Fusion's own agents) from being overwritten. Record ``os.fstat(fd).st_size`` before
     writing and call :func:`rollback_append` when a write fails, so the file stays byte-identical.
+    ``readable``: open it for reading too (a mirror reads back what landed before its append).
     """
     _logical, target = _confined_target(Path(root), relpath, backend_id)
     _check_writable_target(target, relpath, backend_id)
-    flags = os.O_WRONLY | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
+    flags = (os.O_RDWR if readable else os.O_WRONLY) | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY
     if create:
         _ensure_folder(target.parent)
         flags |= os.O_CREAT
@@ -470,6 +476,37 @@ def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = Tr
         os.close(fd)
         raise
     return fd
+
+
+def overwrite_in_place(target: Path, data: bytes, *, truncate: bool = False, max_size: int | None = None) -> bool:
+    """Write ``data`` at the start of ``target`` in place (no rename: microseconds, where a replace costs two
+    journalled changes of the folder); ``truncate`` cuts what lay past it. Only a regular file with no other
+    link, opened with ``O_NOFOLLOW``, and (with ``max_size``) not bigger than that; ``False`` when ``target`` is
+    anything else or missing (the caller then replaces it). A cut write leaves a note that does not parse."""
+    try:
+        fd = os.open(target, os.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
+    except OSError:
+        return False
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or (max_size is not None and st.st_size > max_size):
+            return False
+        if os.pwrite(fd, data, 0) != len(data):
+            return False
+        if truncate and st.st_size > len(data):
+            os.ftruncate(fd, len(data))
+        return True
+    finally:
+        os.close(fd)
+
+
+def remove_file(target: Path) -> bool:
+    """Remove the name ``target`` (a link's target is never touched); ``False`` when it was not there."""
+    try:
+        os.unlink(target)
+    except FileNotFoundError:
+        return False
+    return True
 
 
 class AppendFailed(Exception):

@@ -22,7 +22,7 @@ import logging
 import os
 import sqlite3
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -88,6 +88,23 @@ class ReadEvent:
         return {"id": d["id"], "at": self.at, "project": self.project, "root": self.root, "path": self.path,
                 "hash": self.hash, "size": self.size, "startLine": self.start_line, "endLine": self.end_line,
                 "totalLines": self.total_lines, "client": self.client, "token": self.token, "via": self.via}
+
+
+MAX_NAME = 120
+"""Longest client or token name kept: a client names itself (its MCP ``clientInfo.name``, its ``User-Agent``)."""
+
+
+def client_label(raw: str | None) -> str | None:
+    """A name a client gave itself, fit to keep and print: control and format characters (escapes, new lines,
+    direction overrides) become ``?``, and it is cut to :data:`MAX_NAME` characters; ``None`` when empty."""
+    if not raw:
+        return None
+    import unicodedata
+
+    cut = raw[:MAX_NAME]
+    if not cut.isprintable():
+        cut = "".join(c if c == " " or unicodedata.category(c)[0] not in "CZ" else "?" for c in cut)
+    return cut.strip() or None
 
 
 def now() -> str:
@@ -229,6 +246,8 @@ def record(event: ReadEvent, db: Path | None = None) -> None:
             if _writer is None:
                 _writer = _Writer()
                 atexit.register(flush, 5.0)  # a short-lived ``memdesk mcp`` still records its last reads
+    if event.client is not None and client_label(event.client) != event.client:
+        event = replace(event, client=client_label(event.client))  # a client's name is bounded, one line
     _writer.add(db or _current_log_path(), event)
 
 

@@ -45,6 +45,9 @@ Scope = Literal["project", "user"]
 KiB, MiB = 1024, 1024 * 1024
 _ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$")  # core.proposals.model.PROPOSAL_ID_RE
 _DIGEST = re.compile(r"^[0-9a-f]{32}$")
+#: A mirror note's key: the mirror's key (a project key, or ``sqlite``), "/", the document's path with "/" as "__".
+#: One slash only, and every name ends in the note's suffix, so a key can name no folder and no other file.
+_MIRROR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9._-]{1,240}$")
 
 
 class StateFile:
@@ -100,6 +103,15 @@ REGISTRY: dict[str, StateFile] = {f.name: f for f in (
     StateFile("audit-state-layered", "project", ".fusion/memory/memory-audit-state.json", "the audit state"),
     StateFile("history", "project", f"{_M}/history.db", "the history database", 0),  # SQLite: see history_db
     StateFile("state-log", "project", f"{_M}/state-log.jsonl", "the project's state log", 256 * KiB),
+    # The database backends' mirror notes (core.backends.mirror_ledger, core.backends.pg.mirror): written on every
+    # append under the document's own lock, so through put_note/overwrite_note/remove_note (what, where, one
+    # write), with no history and no state-log line (a lost note costs a whole-text look, never text).
+    StateFile("mirror-ledger", "project", f"{_M}/mirror/{{key}}.ledger", "a mirror ledger note", 4 * KiB,
+              key=_MIRROR),
+    StateFile("mirror-entry", "project", f"{_M}/mirror/{{key}}.ledger.append", "a mirror's pending entry",
+              fileio.MAX_FILE_SIZE + 4 * KiB, key=_MIRROR),
+    StateFile("mirror-mark", "project", f"{_M}/mirror/{{key}}.sha256", "a mirror's last-mirrored mark", KiB,
+              key=_MIRROR),
     # -- in the user's config folder (never in a project) -------------------------------------------------
     StateFile("user-config", "user", "config.json", "your memdesk config"),
     StateFile("tokens", "user", "tokens.json", "the HTTP tokens", 4 * MiB),
@@ -438,3 +450,83 @@ def read_log(root: Path | str | None = None, *, directory: Path | None = None,
             if skipped is not None:
                 skipped.append(f"{rel} line {n} skipped: {str(exc)[:100]}")
     return out
+
+
+# -- notes: per-write state under a document's lock (the mirror ledger) -----------------------------------
+NOTES = frozenset({"mirror-ledger", "mirror-entry", "mirror-mark"})
+
+
+def _note(name: str, root: Path | str, key: str) -> tuple[StateFile, str, Path, bool]:
+    """Stages "what" and "where" of a note: a family in :data:`NOTES`, its key by pattern, the path confined to
+    the project with links out refused (one line naming the note). Returns the note's path by name (its folders
+    inside the project) and whether a note of its own is there. A link inside the project or a hard-linked file
+    at the note's name is replaced by name, never written through; a FIFO, folder or device is refused.
+    Cheaper than :func:`locate`: a note is looked at several times an append."""
+    sf = state_file(name)
+    if name not in NOTES:
+        raise StateRefused(f"{sf.what} is not a note; write it with statefiles.write")
+    rel = sf.relpath(key)
+    try:
+        logical, _real = resolve_both_in_root(root, rel)
+    except PathOutsideRootError as exc:
+        raise _refused(sf, rel, str(exc), cause=exc) from exc
+    try:
+        st = os.lstat(logical)
+    except (FileNotFoundError, NotADirectoryError):
+        return sf, rel, logical, False
+    except OSError as exc:
+        raise _refused(sf, rel, os_reason(rel, exc, "write"), "WRITE_FAILED", exc) from exc
+    if stat.S_ISLNK(st.st_mode):
+        return sf, rel, logical, False
+    if not stat.S_ISREG(st.st_mode):
+        raise _refused(sf, rel, f"it is {file_kind(st.st_mode)}, not a regular file (remove it)", "WRITE_FAILED")
+    return sf, rel, logical, st.st_nlink == 1
+
+
+def check_note(name: str, root: Path | str, *, key: str) -> Path:
+    """Stages "what" and "where" of a note, writing nothing: its real target, or :class:`StateRefused` (one line)."""
+    return _note(name, root, key)[2]
+
+
+def read_note(name: str, root: Path | str, *, key: str) -> bytes | None:
+    """The note's bytes (``None`` when absent), read as untrusted: confined, a regular file, at most its limit."""
+    sf, rel, target, own = _note(name, root, key)
+    if not own:  # absent, a link or another file's hard link: not a note memdesk wrote
+        return None
+    try:
+        return fileio.read_bytes(target, "state", max_size=sf.max_size)
+    except MemoryBackendError as exc:
+        raise StateRefused(f"cannot read {sf.what} ({rel}): {exc}", exc.code, "state", exc) from exc
+
+
+def put_note(name: str, root: Path | str, data: bytes, *, key: str) -> None:
+    """Replace the note with ``data`` atomically (its folder made inside the project); the caller holds the
+    document's lock. :class:`StateRefused` (one line naming the note) when it cannot be written."""
+    sf, rel, target, _own = _note(name, root, key)
+    fileio.check_size(data, rel, "state", limit=sf.max_size, hint=f"{sf.what} is too big to keep")
+    if not target.parent.is_dir():  # made step by step inside the project, a file or link in the way named
+        try:
+            fileio.ensure_state_dir(Path(root), rel[len(fileio.MEMDESK_DIR) + 1:].rpartition("/")[0], "state")
+        except MemoryBackendError as exc:
+            raise _refused(sf, rel, str(exc), exc.code, exc) from exc
+    try:
+        fileio.atomic_write_bytes(target, data)
+    except OSError as exc:
+        raise _refused(sf, rel, os_reason(rel, exc, "write"), "WRITE_FAILED", exc) from exc
+
+
+def overwrite_note(name: str, root: Path | str, data: bytes, *, key: str, truncate: bool = False,
+                   max_size: int | None = None) -> bool:
+    """Write ``data`` over the start of the note in place (see :func:`core.storage.fileio.overwrite_in_place`);
+    ``False`` when there is no plain note to overwrite (then :func:`put_note`)."""
+    _sf, _rel, target, own = _note(name, root, key)
+    return own and fileio.overwrite_in_place(target, data, truncate=truncate, max_size=max_size)
+
+
+def remove_note(name: str, root: Path | str, *, key: str) -> bool:
+    """Remove the note (only its name: a link is refused, never followed); ``False`` when it was not there."""
+    sf, rel, target, _own = _note(name, root, key)
+    try:
+        return fileio.remove_file(target)
+    except OSError as exc:
+        raise _refused(sf, rel, os_reason(rel, exc, "remove"), "WRITE_FAILED", exc) from exc

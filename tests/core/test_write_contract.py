@@ -49,19 +49,10 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                                          "Fusion's own settings database (.fusion/fusion.db), as Fusion writes it"),
     "core/settings/store/stamp.py": (frozenset({"sqlite3.connect"}),
                                      "reads fusion.db's change stamp (read-only URI)"),
-    "core/backends/pg/mirror.py": (frozenset({"write-flags", "os.replace", "os.ftruncate", "unlink"}),
-                                   "the postgres mirror's O_APPEND and its note of what was mirrored (confined, "
-                                   "O_NOFOLLOW; issue 19 item 2 reconciles it)"),
-    "core/backends/mirror_ledger.py": (frozenset({"write-flags", "unlink"}),
-                                       "the database backends' mirror files: memdesk's O_APPEND (the offset it "
-                                       "landed at) and the ledger notes under .fusion/memdesk/mirror (confined, "
-                                       "O_NOFOLLOW; replacements go through fileio.atomic_write_bytes)"),
     "core/firewall/ds_patterns.py": (frozenset({"write_text"}),
                                      "regenerates its bundled data file, only when run as a script by a developer"),
     "core/firewall/prefilter_build.py": (frozenset({"write_text"}),
                                          "regenerates data/prefilter.json, only when run as a script by a developer"),
-    "core/project/migrate.py": (frozenset({"unlink"}),
-                        "removes the legacy .fusion/memory.md after its text is kept in history and moved"),
     "core/providers/session.py": (frozenset({"write-flags"}),
                                   "compares the flags of /proc fdinfo (who holds a file open for writing); opens "
                                   "nothing"),
@@ -74,7 +65,8 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
 
 #: The file layer's writing functions: a call to one writes a file.
 LAYER_WRITERS = frozenset({"atomic_write_bytes", "replace_text", "append_bytes", "open_regular_for_append",
-                           "write_all", "rollback_append", "replace_document", "append_document"})
+                           "write_all", "rollback_append", "replace_document", "append_document",
+                           "overwrite_in_place", "remove_file"})
 LAYER_MODULES = frozenset({"fileio", "saving", "docio"})
 #: module -> why it may call the file layer's writers (everything else goes through one of the two doors).
 DOORS: dict[str, str] = {
@@ -85,11 +77,10 @@ DOORS: dict[str, str] = {
     "core/storage/plain_append.py": "the pipeline's O(entry) append on the target it resolved, under its lock",
     "core/backends/base.py": "a backend's write_document/append_document, called by the pipeline's write stage",
     "core/backends/file.py": "the file backend's write of the working memory, called through the pipeline",
-    "core/backends/mirror_ledger.py": "the database backends' mirror files and ledger notes (issue 19 item 2: "
-                                      "exactly once; confined, O_NOFOLLOW)",
-    "core/backends/pg/mirror.py": "the postgres mirror's files (confined, O_NOFOLLOW; issue 19 item 2)",
-    "core/backends/postgres_move.py": "backend move writes memory documents only: each path passes stage what "
-                                      "(check_memory_path) and where (check_writable) before any is written",
+    "core/backends/mirror_ledger.py": "the database backends' write of a mirror file (a memory document) inside "
+                                      "their append_document/write_document, called by the pipeline's write stage: "
+                                      "the file layer's O_APPEND (confined, O_NOFOLLOW) and atomic replace; its "
+                                      "ledger notes go through core.storage.statefiles (issue 19 item 2)",
 }
 
 

@@ -98,7 +98,7 @@ def test_cancel_stages_nothing(qtbot, view, layered, chat_server, monkeypatch):
 
 
 def test_another_programs_run_is_shown_with_its_losses_and_undone(qtbot, layered):
-    from tests.core.test_consolidation_programs import fusion_dream_by_hand
+    from tests.core.consolidation.test_consolidation_programs import fusion_dream_by_hand
 
     before = fusion_dream_by_hand(layered)
     session = ProjectSession(layered)

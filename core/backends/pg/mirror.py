@@ -20,28 +20,20 @@ the file's first ``length`` characters must hash to the remembered hash.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import re
-import stat
 from dataclasses import dataclass
 from pathlib import Path
 
 from core.documents.textmerge import merge3
 from core.errors import MemoryBackendError, PathOutsideRootError
-from core.storage import fileio
-from core.storage.safepath import O_CLOEXEC, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK
+from core.storage import fileio, statefiles
 
 log = logging.getLogger(__name__)
 
 STATE_DIR = f"{fileio.MEMDESK_DIR}/mirror"
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-
-
-def _write(fd: int, data: memoryview) -> int:
-    # A seam for the crash tests: a process that dies here leaves part of an append in the mirror.
-    return os.write(fd, data)
 
 
 @dataclass(frozen=True)
@@ -50,10 +42,6 @@ class Mirrored:
 
     hash: str
     length: int
-
-
-class NotAppendable(Exception):
-    """The mirror file is not a plain regular file of its own (a link, a hard-linked file): replace it."""
 
 
 class MirrorFiles:
@@ -87,53 +75,6 @@ class MirrorFiles:
             return None
         return st.st_mtime_ns, st.st_size
 
-    def write(self, relpath: str, content: str) -> None:
-        """Replace the mirror file atomically. No local history: every text it held is in the database."""
-        try:
-            fileio.atomic_write_bytes(self.path(relpath), content.encode("utf-8"))
-        except OSError as exc:
-            raise MemoryBackendError(f"cannot write the mirror {relpath}: {exc.strerror or exc}", "WRITE_FAILED",
-                                     self.backend_id, exc) from exc
-
-    def append(self, relpath: str, size: int, addition: str) -> tuple[int, int] | None:
-        """Append ``addition`` to the mirror file, which must be ``size`` bytes long (the text it was read
-        with, which the database's text extends): one write and one fsync instead of a replace.
-
-        Returns the file's ``(mtime_ns, size)`` after the append, ``None`` when it then holds more than
-        the two (someone appended meanwhile: ``O_APPEND`` put the bytes after theirs, and their text is
-        imported by content on the next read). A file of another size is left alone (``WRITE_FAILED``);
-        one that is not a plain file (a link, another hard link to it) raises :class:`NotAppendable`, to
-        be replaced as every other write does. A write that fails part-way is cut back to ``size``; a
-        crash part-way leaves the text read plus a prefix of ``addition``, which :func:`reconcile` knows
-        as behind (rewritten, never imported).
-        """
-        data = addition.encode("utf-8")
-        try:
-            fd = os.open(self.path(relpath), os.O_WRONLY | os.O_APPEND | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-        except OSError as exc:  # a symbolic link (ELOOP), gone, a FIFO without a reader...
-            raise NotAppendable(relpath) from exc
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-                raise NotAppendable(relpath)
-            if st.st_size != size:
-                raise MemoryBackendError(f"{relpath} changed while it was mirrored; it is imported on the next read",
-                                         "WRITE_FAILED", self.backend_id)
-            try:
-                fileio.write_all(fd, data, _write)
-            except fileio.AppendFailed as failed:
-                error = failed.error
-                try:
-                    fileio.rollback_append(fd, size, failed.written)
-                except OSError as again:
-                    log.error("could not cut the mirror %s back after a failed append: %s", relpath, again)
-                raise MemoryBackendError(f"cannot append to the mirror {relpath}: {error.strerror or error}",
-                                         "WRITE_FAILED", self.backend_id, error) from error
-            st = os.fstat(fd)
-        finally:
-            os.close(fd)
-        return (st.st_mtime_ns, st.st_size) if st.st_size == size + len(data) else None
-
     def torn(self, relpath: str, db_text: str) -> bool:
         """Whether the mirror file, not valid UTF-8, holds the start of ``db_text``'s bytes (NULs at its end
         aside): a crash part-way through an append that cut a character. Such a file is behind, rewritten."""
@@ -143,19 +84,24 @@ class MirrorFiles:
             return False
         return data is not None and db_text.encode("utf-8").startswith(data.rstrip(b"\x00"))
 
+    def _key(self, relpath: str) -> str:
+        """The key of the note of ``relpath`` (:data:`core.storage.statefiles.REGISTRY`'s ``mirror-mark``)."""
+        return f"{self.project_key}/{relpath.replace('/', '__')}"
+
     def _state(self, relpath: str) -> Path:
-        name = relpath.replace("/", "__")
-        return self.root / STATE_DIR / self.project_key / f"{name}.sha256"
+        """Where the note of ``relpath`` is (confined to the project: a link out is refused)."""
+        return statefiles.check_note("mirror-mark", self.root, key=self._key(relpath))
 
     def last(self, relpath: str) -> Mirrored | None:
         """What this host last mirrored for ``relpath`` (``None`` when unknown or unreadable)."""
-        p = self._state(relpath)
         try:
-            if p.is_symlink() or not p.is_file() or p.stat().st_size > 200:
-                return None
-            parts = p.read_text(encoding="ascii").split()
-        except (OSError, UnicodeDecodeError):
+            data = statefiles.read_note("mirror-mark", self.root, key=self._key(relpath))
+        except MemoryBackendError as exc:
+            log.warning("the mirror note of %s is not used: %s", relpath, exc)
             return None
+        if data is None:
+            return None
+        parts = data.decode("ascii", "replace").split()
         if len(parts) != 2 or not _HEX64.match(parts[0]) or not parts[1].isdigit():
             return None
         return Mirrored(parts[0], int(parts[1]))
@@ -171,52 +117,22 @@ class MirrorFiles:
     def remember(self, relpath: str, content: str, digest: str | None = None) -> None:
         """Note that the mirror of ``relpath`` now holds ``content`` (best effort: losing it only costs a merge);
         ``digest`` is its hash when known."""
-        p = self._state(relpath)
         # One width for every note, so the next one overwrites it in place: a file of its own rewritten
         # costs microseconds, a new file renamed over it a fraction of a millisecond (two journalled
         # changes of the folder) on every append. A note cut by a crash does not parse or does not match
-        # the file's text, which only costs a merge.
+        # the file's text, which only costs a merge. Both through memdesk's door for notes (confined).
         line = f"{digest or fileio.content_hash(content)} {len(content)}".ljust(_STATE_WIDTH - 1) + "\n"
+        data, key = line.encode("ascii"), self._key(relpath)
         try:
-            fileio.resolve_in_root(self.root, p.relative_to(self.root))
-            if _overwrite(p, line.encode("ascii")):
-                return
-            p.parent.mkdir(parents=True, exist_ok=True)
-            tmp = p.with_name(p.name + ".tmp")
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(tmp)  # a leftover or a planted link: only the name goes, never its target
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o644)
-            try:
-                os.write(fd, line.encode("ascii"))
-            finally:
-                os.close(fd)
-            os.replace(tmp, p)  # replaces the name only: a planted link's target is never written
-        except (OSError, PathOutsideRootError, ValueError) as exc:
+            if not statefiles.overwrite_note("mirror-mark", self.root, data, key=key, truncate=True,
+                                             max_size=4 * len(data)):
+                statefiles.put_note("mirror-mark", self.root, data, key=key)
+        except (OSError, MemoryBackendError) as exc:
             log.warning("cannot remember the mirror state of %s: %s", relpath, exc)
 
 
 #: The size of a state note: 64 hex digits, a space, the length, spaces, a newline (read back by ``split``).
 _STATE_WIDTH = 96
-
-
-def _overwrite(path: Path, data: bytes) -> bool:
-    """Write ``data`` over ``path`` in place when it is a regular file with no other link (and not one);
-    False when it is anything else or missing (then it is replaced instead)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
-    except OSError:
-        return False
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or st.st_size > 4 * len(data):
-            return False
-        if os.pwrite(fd, data, 0) != len(data):
-            return False
-        if st.st_size > len(data):
-            os.ftruncate(fd, len(data))
-        return True
-    finally:
-        os.close(fd)
 
 
 @dataclass(frozen=True)
