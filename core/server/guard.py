@@ -146,9 +146,15 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
     return replay
 
 
+#: The code of each refusal made before a request reaches a route.
+_GUARD_CODES = {400: "INVALID_ARGUMENT", 401: "UNAUTHORIZED", 413: "QUOTA_EXCEEDED", 421: "WRONG_HOST",
+                503: "TOKENS_UNAVAILABLE"}
+
+
 async def _refuse(send: Send, status: int, message: str,
                   extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps({"error": message}).encode("utf-8")
+    code = _GUARD_CODES.get(status, "REFUSED")  # Fusion's {error, details: {code, backend}}, memdesk's code beside
+    body = json.dumps({"error": message, "code": code, "details": {"code": code, "backend": None}}).encode("utf-8")
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
                (b"connection", b"close"), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})

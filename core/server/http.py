@@ -22,6 +22,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
@@ -76,10 +77,18 @@ def _document_json(project: Project, doc: models.FileResponse, model: BaseModel)
     return Response(body, media_type="application/json")
 
 
+#: The code of an error raised without one, by its status.
+_CODE_BY_STATUS = {400: "INVALID_ARGUMENT", 403: "SCOPE", 404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED",
+                   409: "CONFLICT", 413: "QUOTA_EXCEEDED", 503: "BACKEND_UNAVAILABLE"}
+
+
 def _error(status: int, message: str, **extra: Any) -> JSONResponse:
+    """Every error in Fusion's shape, ``{error, details: {code, backend}}`` (Fusion's dashboard reads it:
+    ``app/api/client/client.ts``), memdesk's ``code`` beside it; an error raised without a code gets its
+    status's."""
+    extra["code"] = extra.get("code") or _CODE_BY_STATUS.get(status, "INTERNAL")
     body = models.ErrorResponse(error=message, **extra).model_dump(by_alias=True, exclude_none=True)
-    if body.get("code"):  # Fusion's dashboard reads {error, details: {code, backend}} (app/api/client/client.ts)
-        body["details"] = {"code": body["code"], "backend": body.get("backend")}
+    body["details"] = {"code": body["code"], "backend": body.get("backend")}
     return JSONResponse(body, status_code=status)
 
 
@@ -99,7 +108,7 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(ProjectNotServed)
     async def _project(_request: Request, exc: ProjectNotServed) -> JSONResponse:
-        return _error(404, str(exc.args[0]))
+        return _error(404, str(exc.args[0]), code="PROJECT_NOT_SERVED")
 
     @app.exception_handler(SettingsError)
     async def _settings(_request: Request, exc: SettingsError) -> JSONResponse:
@@ -113,8 +122,17 @@ def _install_error_handlers(app: FastAPI) -> None:
     async def _invalid(_request: Request, exc: RequestValidationError) -> JSONResponse:
         # Fusion answers 400 (not FastAPI's 422) to a body whose content is not a string.
         err = exc.errors()[0]
+        if err.get("type") == "json_invalid":
+            return _error(400, "the body is not valid JSON; send a JSON object", code="INVALID_ARGUMENT")
         where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-        return _error(400, f"{where}: {err.get('msg', 'invalid value')}")
+        return _error(400, f"{where}: {err.get('msg', 'invalid value')}", code="INVALID_ARGUMENT")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        # No such route (404) or method (405): the same shape as every other error, not FastAPI's {detail}.
+        resp = _error(exc.status_code, f"{exc.detail}: no such route or method here; /docs lists the routes")
+        resp.headers.update(exc.headers or {})  # a 405 keeps its Allow
+        return resp
 
 
 async def _project(request: Request,

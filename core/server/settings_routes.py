@@ -58,7 +58,8 @@ def _refusal(exc: SettingsError) -> JSONResponse:
         status = 503
     else:
         status = 400
-    body: dict[str, Any] = {"error": str(exc), "details": {"code": "INVALID_CONFIG", "field": exc.field}}
+    body: dict[str, Any] = {"error": str(exc), "code": "INVALID_CONFIG",
+                            "details": {"code": "INVALID_CONFIG", "backend": None, "field": exc.field}}
     return JSONResponse(body, status_code=status)
 
 

@@ -169,3 +169,47 @@ def test_the_dashboard_shows_its_memory_view(memdesk_serve, layered_project):
                                                                                          "insights": True}
         # The other project's settings are its own.
         assert api.get("/settings?projectId=sample").json()["experimentalFeatures"] == {"memoryView": True}
+
+
+def test_every_error_has_fusions_shape(memdesk_serve, layered_project):
+    """Every refusal ``memdesk serve`` makes on the dashboard's routes is ``{error, details: {code, backend}}``
+    (Fusion's ``app/api/client/client.ts`` reads ``error`` and ``details``) with memdesk's ``code`` beside it:
+    bad bodies, bad paths, unknown projects, routes and methods, no token, a foreign Host, a scope, a
+    conflict, a refused setting. One line each, and nothing on disk changes."""
+    base, token = memdesk_serve
+    reader = TokenStore().create("dash-reader-2", scope="read")
+    def documents() -> dict[Path, bytes]:  # memdesk's own lock files under .fusion/memdesk/ aside
+        return {p: p.read_bytes() for p in layered_project.rglob("*")
+                if p.is_file() and "memdesk" not in p.relative_to(layered_project).parts}
+
+    before = documents()
+    pid = "layered"
+    sent = [
+        ("PUT", f"/memory?projectId={pid}", {"content": b"{bad"}, token, 400, "INVALID_ARGUMENT"),
+        ("PUT", f"/memory?projectId={pid}", {"json": {}}, token, 400, "INVALID_ARGUMENT"),
+        ("PUT", f"/memory?projectId={pid}", {"json": {"content": 5}}, token, 400, "INVALID_ARGUMENT"),
+        ("POST", f"/memory/test?projectId={pid}", {"json": {}}, token, 400, "INVALID_ARGUMENT"),
+        ("GET", f"/memory/file?projectId={pid}", {}, token, 400, "INVALID_ARGUMENT"),
+        ("GET", f"/memory/file?path=../../etc/passwd&projectId={pid}", {}, token, 400, None),
+        ("GET", "/memory?projectId=nowhere", {}, token, 404, "PROJECT_NOT_SERVED"),
+        ("GET", f"/memory/nope?projectId={pid}", {}, token, 404, "NOT_FOUND"),
+        ("DELETE", f"/memory?projectId={pid}", {}, token, 405, "METHOD_NOT_ALLOWED"),
+        ("GET", f"/memory?projectId={pid}", {}, None, 401, "UNAUTHORIZED"),
+        ("PUT", f"/memory?projectId={pid}", {"json": {"content": "x"}}, reader, 403, "SCOPE"),
+        ("PUT", f"/memory/file?projectId={pid}", {"json": {"path": ".fusion/memory/MEMORY.md", "content": "x",
+                                                           "expectedHash": "0" * 64}}, token, 409, "CONFLICT"),
+        ("PUT", f"/settings?projectId={pid}", {"json": {"memoryDreamsSchedule": "not a cron"}}, token, 400,
+         "INVALID_CONFIG"),
+    ]
+    for method, path, kw, who, status, code in sent:
+        headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {who}"} if who else {})
+        r = httpx.request(method, f"{base}/api{path}", headers=headers, timeout=60, **kw)
+        body = r.json()
+        assert r.status_code == status, (method, path, r.text)
+        assert isinstance(body["error"], str) and body["error"] and "\n" not in body["error"], (method, path)
+        assert body["details"]["code"] == body["code"] and "backend" in body["details"], (method, path, body)
+        assert code is None or body["code"] == code, (method, path, body)
+        assert str(layered_project) not in body["error"] and "pydantic" not in body["error"]
+    foreign = httpx.get(f"{base}/api/memory", headers={"Authorization": f"Bearer {token}", "Host": "evil.example"})
+    assert foreign.status_code == 421 and foreign.json()["details"] == {"code": "WRONG_HOST", "backend": None}
+    assert documents() == before
