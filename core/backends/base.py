@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -330,6 +329,8 @@ def _write_extras(backend_type: type[MemoryBackend]) -> frozenset[str]:
     """The optional keywords a backend's ``write`` accepts (the seed contract is ``write(content)``)."""
     cached = _EXTRAS.get(backend_type)
     if cached is None:
+        import inspect  # here: it costs a `memdesk append` process, which never calls this, ~5 ms (ast, dis)
+
         params: Mapping[str, inspect.Parameter]
         try:
             params = inspect.signature(backend_type.write).parameters

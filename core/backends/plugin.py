@@ -9,7 +9,6 @@ to care how it was written: :class:`PluginBackend` wraps a class that does not d
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -37,6 +36,8 @@ def safe_text(exc: BaseException) -> str:
 
 def _construct(cls: Callable[..., Any], config: Mapping[str, Any]) -> Any:
     """Call ``cls(config)`` or ``cls()``, whichever its signature takes."""
+    import inspect  # here: only a plugin needs it, and it costs a `memdesk append` process ~5 ms (ast, dis)
+
     try:
         params = [p for p in inspect.signature(cls).parameters.values()
                   if p.kind not in (inspect.Parameter.VAR_KEYWORD,)]

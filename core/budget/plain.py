@@ -1,4 +1,4 @@
-"""The shipped load rules as plain frozen records (:class:`core.storage.frozen.Record`), for an append's budget check without pydantic.
+"""The shipped load rules as plain frozen records (:class:`core.frozen.Record`), for an append's budget check without pydantic.
 
 :mod:`core.budget.table` writes the shipped consumers with these; :data:`~core.budget.table.BUILTIN_CONSUMERS`
 are the same data validated into :class:`core.documents.load_rules.Consumer` models (tests keep fields and
@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from core.documents.globs import glob_match
-from core.storage.frozen import Record
+from core.frozen import Record
 
 UNITS = ("lines", "bytes", "chars", "utf16", "tokens")
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 import os
 import re
 import stat
-from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Literal
 
 from core.errors import MemoryBackendError
+from core.frozen import Record
 
 LayoutKind = Literal["seed", "layered"]
 Layer = Literal["working", "long-term", "daily", "dreams", "insights", "archive", "legacy"]
@@ -128,17 +128,22 @@ def detect_layout(root: str | os.PathLike[str]) -> LayoutKind:
     return "layered" if os.path.isdir(Path(root) / LAYERED_DIR) else "seed"
 
 
-@dataclass(frozen=True)
-class DocumentInfo:
-    """One memory document as the picker and ``memdesk files`` list it."""
+class DocumentInfo(Record):
+    """One memory document as the picker and ``memdesk files`` list it (a frozen :class:`~core.frozen.Record`,
+    not a dataclass: this module is on every ``memdesk append`` process's path)."""
 
+    __slots__ = _fields = ("path", "label", "layer", "agent", "size", "updated_at", "legacy")
     path: str
     label: str
     layer: Layer
-    agent: str | None = None
-    size: int | None = None
-    updated_at: str | None = None
-    legacy: bool = False
+    agent: str | None
+    size: int | None
+    updated_at: str | None
+    legacy: bool
+
+    def __init__(self, path: str, label: str, layer: Layer, agent: str | None = None, size: int | None = None,
+                 updated_at: str | None = None, legacy: bool = False) -> None:
+        self._set(path=path, label=label, layer=layer, agent=agent, size=size, updated_at=updated_at, legacy=legacy)
 
     def to_json(self) -> dict[str, object]:
         """The camelCase JSON shape of ``memdesk files --json`` and ``GET /api/memory/files``."""

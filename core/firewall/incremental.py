@@ -23,7 +23,6 @@ the cursor are matched again (not tokenised again).
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import replace
 
 from core.firewall.injection import scan_comments, scan_injection
 from core.firewall.rules import DEFAULT_DEADLINE_S, Deadline, Finding, capped
@@ -161,4 +160,4 @@ def _moved(finding: Finding, lines: int, chars: int) -> Finding:
     if not lines and not chars:
         return finding
     start, end = finding.span
-    return replace(finding, line=finding.line + lines, span=(start + chars, end + chars))
+    return Finding(finding.rule, finding.kind, finding.line + lines, (start + chars, end + chars), finding.message)

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, NamedTuple
+
+from core.frozen import Record
 
 if TYPE_CHECKING:
     import re2
@@ -46,15 +47,19 @@ def compile_linear(pattern: str, *, ignore_case: bool = False) -> re2._Regexp:
         raise ValueError(f"pattern not accepted by RE2: {pattern[:60]!r}: {exc}") from exc
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One match of a rule: ``line`` is 1-based in the screened text, ``span`` character offsets in it."""
+class Finding(Record):
+    """One match of a rule: ``line`` is 1-based in the screened text, ``span`` character offsets in it (a frozen
+    :class:`~core.frozen.Record`, not a dataclass: the screen is on every ``memdesk append`` process's path)."""
 
+    __slots__ = _fields = ("rule", "kind", "line", "span", "message")
     rule: str
     kind: Kind
     line: int
     span: tuple[int, int]
     message: str
+
+    def __init__(self, rule: str, kind: Kind, line: int, span: tuple[int, int], message: str) -> None:
+        self._set(rule=rule, kind=kind, line=line, span=span, message=message)
 
     def to_json(self) -> dict[str, object]:
         """The ``{rule, kind, line, span, message}`` shape every surface reports."""

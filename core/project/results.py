@@ -3,29 +3,36 @@ the one error of its own (:class:`MemoryDisabledError`); :mod:`core.project.mode
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from core.errors import MemoryBackendError
+from core.frozen import Record
 from core.storage import fileio
-from core.storage.frozen import Record
 
 AppendStatus = Literal["written", "held", "skipped_empty", "skipped_duplicate"]
 AppendLayer = Literal["long-term", "daily"]
 
 
-@dataclass(frozen=True)
-class Changes:
-    """What an operation changed, so each surface can decide what to refresh (Anki's ``OpChanges``)."""
+class Changes(Record):
+    r"""What an operation changed, so each surface can decide what to refresh (Anki's ``OpChanges``).
 
-    documents: frozenset[str] = frozenset()
-    insights: bool = False
-    audit: bool = False
-    proposals: bool = False
-    settings: bool = False
-    history: bool = False
+    Frozen :class:`~core.frozen.Record`\ s, this one and :class:`WriteResult`, not dataclasses: this module is on
+    every ``memdesk append`` process's path, and ``import dataclasses`` alone brings ``inspect``, ``ast`` and ``dis``.
+    """
+
+    __slots__ = _fields = ("documents", "insights", "audit", "proposals", "settings", "history")
+    documents: frozenset[str]
+    insights: bool
+    audit: bool
+    proposals: bool
+    settings: bool
+    history: bool
+
+    def __init__(self, documents: frozenset[str] = frozenset(), insights: bool = False, audit: bool = False,
+                 proposals: bool = False, settings: bool = False, history: bool = False) -> None:
+        self._set(documents=documents, insights=insights, audit=audit, proposals=proposals, settings=settings,
+                  history=history)
 
     def __or__(self, other: Changes) -> Changes:
         return Changes(self.documents | other.documents, self.insights or other.insights,
@@ -37,29 +44,40 @@ class Changes:
             or self.history
 
 
-@dataclass(frozen=True)
-class WriteResult:
+class WriteResult(Record):
     """What :meth:`Project.write` did; :attr:`hash` is worked out when first asked (most callers never ask)."""
 
+    _fields = ("path", "changed", "size", "changes", "warnings", "data", "status", "flags", "inbox_id")
+    __slots__ = (*_fields, "_hash")  # _hash: the digest once asked for (not a field)
+    _hidden = _uncompared = ("data",)
+    _hash: str | None
     path: str
     changed: bool
     size: int
-    changes: Changes = field(default_factory=Changes)
-    warnings: tuple[str, ...] = ()
-    data: bytes = field(default=b"", repr=False, compare=False)  # the document's new bytes
-    status: str = "written"  # "written" | "held" (with inbox_id); a refusal raises pipeline.WriteRefused
-    flags: tuple[dict[str, Any], ...] = ()  # the screen's findings: {rule, kind, line, span, message}
-    inbox_id: str | None = None
+    changes: Changes
+    warnings: tuple[str, ...]
+    data: bytes  # the document's new bytes
+    status: str  # "written" | "held" (with inbox_id); a refusal raises pipeline.WriteRefused
+    flags: tuple[dict[str, Any], ...]  # the screen's findings: {rule, kind, line, span, message}
+    inbox_id: str | None
 
-    @cached_property
+    def __init__(self, path: str, changed: bool, size: int, changes: Changes | None = None,
+                 warnings: tuple[str, ...] = (), data: bytes = b"", status: str = "written",
+                 flags: tuple[dict[str, Any], ...] = (), inbox_id: str | None = None) -> None:
+        self._set(path=path, changed=changed, size=size, changes=Changes() if changes is None else changes,
+                  warnings=warnings, data=data, status=status, flags=flags, inbox_id=inbox_id, _hash=None)
+
+    @property
     def hash(self) -> str:
         """The SHA-256 hex digest of the document's new content."""
-        return fileio.sha256_hex(self.data)
+        if self._hash is None:
+            self._set(_hash=fileio.sha256_hex(self.data))
+        return self._hash  # type: ignore[return-value]
 
 
 class AppendOutcome(Record):
     """What :meth:`Project.append` did: seed 002's status and message, and what it changed (a frozen
-    :class:`~core.storage.frozen.Record`: built on every ``memdesk append`` process's start)."""
+    :class:`~core.frozen.Record`: built on every ``memdesk append`` process's start)."""
 
     __slots__ = _fields = ("status", "file_path", "path", "message", "archived_entries", "changes", "warnings",
                            "flags", "inbox_id")

@@ -169,7 +169,8 @@ class ProjectWrites(ProjectReads):
 
         author = author if author is not None else self.default_author  # the app's or the CLI's user
         who = writer or pipeline.writer_for(source, author)
-        done = pipeline.append(self, rel, trimmed, build, writer=who, source=source, author=author)
+        done = pipeline.append(self, rel, trimmed, build, writer=who, source=source, author=author,
+                               event=trimmed)  # the event (who wrote it) is recorded by the pipeline
         before = done.before or ""
         added = done.added
         file_path = self.root / rel
@@ -180,7 +181,6 @@ class ProjectWrites(ProjectReads):
         if not added:
             return AppendOutcome("skipped_duplicate", file_path, rel,
                                  entries.tool_message_for("skipped_duplicate", file_path), flags=flags)
-        self._record_append(rel, trimmed, author, source)
         archived = 0
         after = done.after if done.after is not None else before + added  # a MiB copied once, not twice
         warnings: list[str] = []
@@ -201,14 +201,6 @@ class ProjectWrites(ProjectReads):
             changes, warnings = changes | made, warnings + more
         return AppendOutcome("written", file_path, rel, entries.tool_message_for("written", file_path), archived,
                              changes, tuple(warnings), flags)
-
-    def _record_append(self, rel: str, text: str, author: str | None, source: str) -> None:
-        from core.storage.history import worker as history_worker
-
-        try:
-            history_worker.record_append(self.root, rel, text, author=author, source=source)
-        except Exception as exc:  # who-wrote-what is a nicety; the entry itself is safe on disk
-            log.warning("append to %s not recorded in history: %s", rel, exc)
 
     def _warnings(self, rel: str, before: str | bytes, after: str) -> list[str]:
         from core.budget import project_append_warnings  # here: only a write needs the budget

@@ -14,10 +14,10 @@ import stat
 import threading
 from collections.abc import Callable
 from contextlib import nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.frozen import Record
 from core.storage.decoded import DecodedCache
 from core.storage.locks import LOCK_TIMEOUT_S, MEMDESK_DIR, ensure_state_dir, file_lock, lock_path_for
 from core.storage.safepath import (
@@ -287,25 +287,30 @@ def _rename(src: Path, dst: Path) -> None:
 KeepPrevious = Callable[[Path, str, bytes, str, "str | None", "str | None", str], Callable[[], object]]
 
 
-@dataclass(frozen=True)
-class ReplaceResult:
+class ReplaceResult(Record):
     """What :func:`replace_text` did: the path, whether bytes changed, and the new content hash.
 
     The hash is worked out when first asked for (most callers never ask, and a MiB costs half a
-    millisecond): give ``content_hash`` or the written ``data``.
+    millisecond): give ``content_hash`` or the written ``data``. A frozen :class:`~core.frozen.Record`
+    (``_data`` left out of the repr and of equality), not a dataclass: on every append process's path.
     """
 
+    __slots__ = _fields = ("path", "changed", "_hash", "size", "_data")
+    _hidden = _uncompared = ("_data",)
     path: Path
     changed: bool
     _hash: str | None
     size: int
-    _data: bytes | None = field(default=None, repr=False, compare=False)
+    _data: bytes | None
+
+    def __init__(self, path: Path, changed: bool, _hash: str | None, size: int, _data: bytes | None = None) -> None:
+        self._set(path=path, changed=changed, _hash=_hash, size=size, _data=_data)
 
     @property
     def content_hash(self) -> str:
         """The SHA-256 hex digest of the file's new content."""
         if self._hash is None:
-            object.__setattr__(self, "_hash", sha256_hex(self._data or b""))
+            self._set(_hash=sha256_hex(self._data or b""))
         return self._hash  # type: ignore[return-value]
 
 

@@ -165,6 +165,50 @@ def note_written(project: Project, relpath: str, text: str) -> Future[Any] | Non
     return history_worker.submit(_note_pending, project.root, relpath, key)
 
 
+def record_appended(project: Project, relpath: str, entry: str, *, author: str | None, source: str,
+                    text: str | None) -> Future[Any]:
+    """Stage "record" of an append: who appended ``entry`` and, when ``text`` is given, what ``relpath`` now holds.
+
+    One job on history's thread and one transaction (:func:`core.storage.history.worker.record_append`): the
+    event row first, then the note (:func:`note_written`'s, coalesced the same way), so a reader of the
+    database never sees the note without the event that explains it, and an append costs one hand-off and
+    one commit, not two of each. A note that cannot be made is logged; the event is kept.
+    """
+    from core.storage.history import worker as history_worker
+
+    then = None
+    if text is not None:
+        remember_written(project.root, relpath, text)
+        if not project.backend_history and text:
+            key = (str(project.root), relpath)
+            with _pending_lock:
+                _pending[key] = text
+
+            def then(conn: Any) -> None:
+                _note_pending_in(conn, relpath, key)
+    return history_worker.record_append(project.root, relpath, entry, author=author, source=source, then=then)
+
+
+def _note_pending_in(conn: Any, relpath: str, key: tuple[str, str]) -> None:
+    """The pending note of ``key``, if still pending, in the caller's transaction (rolled back alone on failure)."""
+    import sqlite3
+
+    from core.storage.history import store as history_store
+
+    with _pending_lock:
+        text = _pending.pop(key, None)
+    if text is None:
+        return  # a job queued before took it
+    data = text.encode("utf-8")
+    conn.execute("SAVEPOINT note")
+    try:
+        history_store.record_seen(conn, relpath, data, history_store.sha256_hex(data))
+    except (sqlite3.Error, history_store.CorruptObject) as exc:
+        conn.execute("ROLLBACK TO note")
+        log.warning("what memdesk wrote to %s was not noted: %s", relpath, exc)
+    conn.execute("RELEASE note")
+
+
 def _note_pending(root: Any, relpath: str, key: tuple[str, str]) -> None:
     with _pending_lock:
         text = _pending.pop(key, None)
@@ -177,7 +221,8 @@ def _note(root: Any, relpath: str, text: str) -> None:
     from core.storage.history.worker import using
 
     data = text.encode("utf-8")
-    with using(root, create=True, write=True) as conn:
+    # synchronous=NORMAL: the note is a hint for the next open (what memdesk wrote), never text of its own.
+    with using(root, create=True, write=True, durable=False) as conn:
         assert conn is not None
         history_store.record_seen(conn, relpath, data, history_store.sha256_hex(data))
 

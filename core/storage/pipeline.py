@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import MemoryBackendError
-from core.storage.frozen import Record
+from core.frozen import Record
 from core.storage.statefiles import project_paths
 
 if TYPE_CHECKING:
@@ -304,6 +304,17 @@ def _note_written(project: Project, rel: str, text: str) -> None:
         log.warning("what memdesk wrote to %s was not noted: %s", rel, exc)
 
 
+def _record_appended(project: Project, rel: str, event: str, author: str | None, source: str,
+                     text: str | None) -> None:
+    """Stage "record" of an append: its event and the note, one history commit (never fails a write)."""
+    try:
+        from core.storage.noticed import record_appended
+
+        record_appended(project, rel, event, author=author, source=source, text=text)
+    except Exception as exc:  # who wrote what is a record; the entry itself is safe on disk
+        log.warning("append to %s not recorded in history: %s", rel, exc)
+
+
 def _screen(project: Project, request: WriteRequest) -> ScreenVerdict:
     screen = getattr(project, "screen", None) or PASS_ALL
     try:
@@ -388,11 +399,13 @@ def replace(project: Project, rel: str, content: str, *, writer: Writer, source:
 
 
 def append(project: Project, rel: str, entry: str, build: Callable[[str], str | None], *, writer: Writer,
-           source: str, author: str | None = None) -> Outcome:
+           source: str, author: str | None = None, event: str | None = None) -> Outcome:
     """Append to ``rel`` through every stage: ``build(current)`` gives the bytes to add (``None``: a duplicate).
 
     ``entry`` is the entry's text as the screen sees it. The bytes go on with ``O_APPEND`` for a
-    plain file (writers that do not take memdesk's lock are never overwritten).
+    plain file (writers that do not take memdesk's lock are never overwritten). ``event``: the text to
+    record as the append's event in history (with ``author`` and ``source``), in the same commit as the
+    note of what the document now holds.
     """
     from core.storage import docio, plain_append
 
@@ -429,7 +442,11 @@ def append(project: Project, rel: str, entry: str, build: Callable[[str], str | 
             return Outcome("skipped_duplicate", rel, before=before)
         request = WriteRequest(rel, "append", entry, writer, source, before)
         return _unwritten(verdict, request, backend.id) or Outcome("skipped_duplicate", rel, before=before)
-    if len(before) + len(added) <= NOTE_APPENDS_UP_TO:  # daily notes and the like; a MiB's appends stay O(entry)
+    small = len(before) + len(added) <= NOTE_APPENDS_UP_TO  # daily notes and the like; a MiB's appends stay O(entry)
+    if event is not None:
+        _record_appended(project, rel, event, author, source, (after if after is not None else before + added)
+                         if small else None)
+    elif small:
         _note_written(project, rel, after if after is not None else before + added)
     return Outcome("written", rel, True, before=before, added=added, after=after, flags=verdict.flags,
                    warnings=_warning(verdict))

@@ -23,8 +23,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.errors import MemoryBackendError, SettingsError
+from core.frozen import Record
 from core.storage import fileio, statefiles, userdirs
-from core.storage.frozen import Record
 
 CONNECTIONS_FILE = "fusion.json"
 #: Fusion's home (its global ``settings.json``); ``MEMDESK_FUSION_HOME`` points elsewhere (tests, odd setups).

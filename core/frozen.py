@@ -6,6 +6,10 @@ A :class:`Record` subclass names its fields in ``__slots__`` (the same tuple as 
 ``__init__`` (positional or keyword arguments, defaults) that stores them with :meth:`Record._set`, and gets
 equality and hashing over the fields, a ``Name(field=value, …)`` repr, pickling and frozen-ness (assigning or
 deleting a field raises :class:`AttributeError`, as :class:`dataclasses.FrozenInstanceError` does).
+
+A dataclass's ``field(repr=False)`` is a name in ``_hidden``, and ``field(compare=False)`` one in ``_uncompared``
+(left out of equality and hashing). A value worked out when first asked (a dataclass's ``cached_property``) lives
+in a slot that is not a field, set with :meth:`Record._set` (see ``WriteResult.hash``).
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ class Record:
     __slots__ = ()
     _fields: tuple[str, ...] = ()
     _hidden: tuple[str, ...] = ()  # fields left out of the repr (a dataclass's ``field(repr=False)``)
+    _uncompared: tuple[str, ...] = ()  # fields left out of equality and hashing (``field(compare=False)``)
 
     def _set(self, **values: Any) -> None:
         for name, value in values.items():
@@ -33,13 +38,18 @@ class Record:
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self._fields)
 
+    def _compared(self) -> tuple[Any, ...]:
+        if not self._uncompared:
+            return self._values()
+        return tuple(getattr(self, name) for name in self._fields if name not in self._uncompared)
+
     def __eq__(self, other: object) -> bool:
         if other.__class__ is self.__class__:
-            return self._values() == other._values()  # type: ignore[attr-defined]
+            return self._compared() == other._compared()  # type: ignore[attr-defined]
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(self._values())
+        return hash(self._compared())
 
     def __repr__(self) -> str:
         shown = ", ".join(f"{n}={getattr(self, n)!r}" for n in self._fields if n not in self._hidden)
