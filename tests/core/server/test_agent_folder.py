@@ -12,7 +12,6 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-import httpx
 from mcp import types
 from mcp.client import ClientSession
 
