@@ -331,8 +331,9 @@ class MainWindow(QMainWindow):
         from core.project.migrate import apply_migration, plan_migration
         from gui.widgets.migrate_dialog import MigrateDialog
 
-        try:
-            plan = plan_migration(self.session.project)
+        project = self.session.project
+        try:  # reads both documents: on the project's worker
+            plan = self.session.worker.call(lambda: plan_migration(project), "Reading the legacy memory…")
         except Exception as exc:
             self.show_error(f"Cannot plan the migration: {exc}")
             return False
@@ -442,9 +443,11 @@ class MainWindow(QMainWindow):
         self.desk.reset()
         if self._dialogs is not None:
             self._dialogs.set_session(None)
-        if self.session is not None:
-            self.session.close()
-        self.session, self.editor = None, None
+        # Dropped before it closes: what runs while the joins wait on its worker (a queued signal, a timer)
+        # sees no project rather than a closing one.
+        session, self.session, self.editor = self.session, None, None
+        if session is not None:
+            session.close()  # the joins run on its worker, the window painting and saying "Closing …"
 
     def dialogs(self) -> DialogHost:
         """The extraction and providers dialogs (built on first use: they import core)."""
