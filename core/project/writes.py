@@ -3,17 +3,17 @@ through the write pipeline (:mod:`core.storage.pipeline`) and so through the fir
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, date, datetime
 
 from core.documents.layout import SEED_MEMORY
 from core.errors import MemoryBackendError
+from core.logs import get_logger
 from core.project.reads import ProjectReads
 from core.project.results import AppendLayer, AppendOutcome, Changes, MemoryDisabledError, WriteResult
 from core.storage import fileio, pipeline
 from core.storage.pipeline import Writer
 
-log = logging.getLogger("core.project.model")  # the model's logger, as before the split
+log = get_logger("core.project.model")  # the model's logger, as before the split
 
 
 class ProjectWrites(ProjectReads):

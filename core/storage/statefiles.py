@@ -24,7 +24,6 @@ writers (``fileio.atomic_write_bytes``, ``fileio.replace_text``…) for a state 
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
@@ -35,11 +34,12 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.logs import get_logger
 from core.storage import fileio, userdirs
 from core.storage.locks import FileLock, file_lock
 from core.storage.safepath import file_kind, os_reason, resolve_both_in_root
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 Scope = Literal["project", "user"]
 KiB, MiB = 1024, 1024 * 1024
