@@ -104,7 +104,7 @@ def scrub(text: str, roots: Iterable[tuple[str, os.PathLike[str] | str]] = ()) -
             text = text.replace(old, new)
     # Any other absolute path is the server's too (a link's target outside the project, a temporary file):
     # hidden. A path in quotes is the caller's own argument, echoed back, and stays.
-    return _OTHER_PATH.sub("<a path outside the project>", text)
+    return _OTHER_PATH.sub("<a server path>", text)
 
 
 #: An absolute path not in quotes and not part of a word, a relative path or a URL.
