@@ -8,7 +8,6 @@ content in atomically (temp file in the same folder, fsync, rename).
 
 from __future__ import annotations
 
-import logging
 import os
 import stat
 import threading
@@ -18,6 +17,7 @@ from pathlib import Path
 
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.frozen import Record
+from core.logs import get_logger
 from core.storage.decoded import DecodedCache
 from core.storage.locks import LOCK_TIMEOUT_S, MEMDESK_DIR, ensure_state_dir, file_lock, lock_path_for
 from core.storage.safepath import (
@@ -32,7 +32,7 @@ from core.storage.safepath import (
     resolve_in_root,
 )
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MAX_FILE_SIZE = 1_048_576
 #: Largest file memdesk reads: above the 1 MiB write limit, so an over-full memory still opens to be pruned.
