@@ -43,11 +43,12 @@ log = get_logger(__name__)
 
 Scope = Literal["project", "user"]
 KiB, MiB = 1024, 1024 * 1024
-_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$")  # core.proposals.model.PROPOSAL_ID_RE
-_DIGEST = re.compile(r"^[0-9a-f]{32}$")
+# Key patterns as text, compiled (and cached by ``re``) when a key is first checked: an append checks none.
+_ID = r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$"  # core.proposals.model.PROPOSAL_ID_RE
+_DIGEST = r"^[0-9a-f]{32}$"
 #: A mirror note's key: the mirror's key (a project key, or ``sqlite``), "/", the document's path with "/" as "__".
 #: One slash only, and every name ends in the note's suffix, so a key can name no folder and no other file.
-_MIRROR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9._-]{1,240}$")
+_MIRROR = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9._-]{1,240}$"
 
 
 class StateFile:
@@ -60,13 +61,13 @@ class StateFile:
     __slots__ = ("name", "scope", "path", "what", "max_size", "history", "new_file_mode", "key")
 
     def __init__(self, name: str, scope: Scope, path: str, what: str, max_size: int = MiB, *, history: bool = False,
-                 new_file_mode: int | None = None, key: re.Pattern[str] | None = None) -> None:
+                 new_file_mode: int | None = None, key: str | None = None) -> None:
         self.name, self.scope, self.what = name, scope, what
         self.path = path  # relative to the project root or to the user's config folder; "{key}" in a family
         self.max_size = max_size
         self.history = history  # keep the previous version in history.db (project scope)
         self.new_file_mode = new_file_mode  # a new file's mode less the umask (None: 0600)
-        self.key = key
+        self.key = key  # the pattern a family's keys must match
 
     def relpath(self, key: str | None = None) -> str:
         """The file's path for ``key`` (a family) or its one path; :class:`StateRefused` on a bad key."""
@@ -74,7 +75,7 @@ class StateFile:
             if key is not None:
                 raise StateRefused(f"{self.what} takes no key; nothing was written")
             return self.path
-        if not isinstance(key, str) or not self.key.match(key):
+        if not isinstance(key, str) or not re.match(self.key, key):
             raise StateRefused(f"{_shown(key)} is not a valid name for {self.what}; nothing was written")
         return self.path.replace("{key}", key)
 

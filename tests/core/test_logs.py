@@ -48,3 +48,4 @@ def test_a_cli_command_that_is_not_append_configures_logging_at_once() -> None:
     done = run("import logging, sys; from core.cli import main; rc = main(['files', '-p', '/nonexistent-folder'])\n"
                "print(rc, logging.getLogger().level == logging.ERROR)")
     assert done.stdout.split() == ["2", "True"], done.stderr
+
