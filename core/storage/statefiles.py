@@ -521,11 +521,11 @@ def put_note(name: str, root: Path | str, data: bytes, *, key: str) -> None:
 
 
 def overwrite_note(name: str, root: Path | str, data: bytes, *, key: str, truncate: bool = False,
-                   max_size: int | None = None) -> bool:
+                   max_size: int | None = None, sync: bool = False) -> bool:
     """Write ``data`` over the start of the note in place (see :func:`core.storage.fileio.overwrite_in_place`);
     ``False`` when there is no plain note to overwrite (then :func:`put_note`)."""
     _sf, _rel, target, own = _note(name, root, key)
-    return own and fileio.overwrite_in_place(target, data, truncate=truncate, max_size=max_size)
+    return own and fileio.overwrite_in_place(target, data, truncate=truncate, max_size=max_size, sync=sync)
 
 
 def remove_note(name: str, root: Path | str, *, key: str) -> bool:
