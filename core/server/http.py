@@ -99,6 +99,11 @@ def _clean(request: Request, text: str) -> str:
     return scrub(text, [(s.key, s.root) for s in served.served] if served is not None else [])
 
 
+#: An empty append's refusal beside seed 002's body (whose message names the seed's tool).
+_EMPTY = {"error": "the entry is empty (only white space); nothing was written", "code": "EMPTY_ENTRY"}
+_EMPTY_DETAILS = {"code": "EMPTY_ENTRY"}
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def _api(request: Request, exc: ApiError) -> JSONResponse:
@@ -285,7 +290,11 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
                                 author=author(request), source="http-append")
         result.message = scrub(result.message, [(s.key, s.root) for s in served.served])  # no server paths
-        return _json(result, 400 if result.status == "skipped_empty" else 200)
+        if result.status == "skipped_empty":  # seed 002's body, and an error as every refusal has it
+            return JSONResponse(result.model_dump(by_alias=True) | _EMPTY | {"details": {**_EMPTY_DETAILS,
+                                                                                         "backend": p.backend.id}},
+                                status_code=400)
+        return _json(result)
 
     @app.get("/api/memory/backend", response_model=models.BackendResponse, tags=["backend"])
     def get_backend(p: Proj, request: Request) -> Response:
