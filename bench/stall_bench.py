@@ -12,7 +12,10 @@ longest gap:
 - ``switch``: backend switches file → sqlite → file from the Backends view's path
   (``session.switch_backend``), the editor reloading the 1 MiB document from each;
 - ``switch_postgres``: file → postgres → file, when a throwaway cluster can be started here (as
-  ``bench postgres`` does).
+  ``bench postgres`` does);
+- ``project_close``: closing the project (the window's path to another project or to quitting): the
+  outside-change watch's thread, the watchers' observers, the history worker and the backend are joined
+  on the workers; its "on the GUI thread" figure is the same joins of a fresh open made there.
 
 Each is printed beside two floors, the idle loop's and the loop's while a plain Python thread runs for
 a second beside it (the least any work off the GUI thread costs it in this process: CPU and GIL
@@ -189,6 +192,24 @@ def _child(project: Path, dsn: str | None, why: bool) -> dict[str, object]:
         figures[f"{key}_stall_ms"] = max(switches)
         figures[f"{key}_median_stall_ms"] = statistics.median(switches)
         figures[f"{key}_on_gui_thread_ms"] = max(switch_on_thread)
+    # Closing the project: the joins (outside-change watch, observers, history worker, backend) on the
+    # workers; then the same joins of a fresh open, done on the GUI thread as before.
+    close_stall = measure("project_close", drive_then_wait(window._close_project))
+    figures["project_close_stall_ms"] = figures["project_close_median_stall_ms"] = close_stall
+    window.open_project(project)
+    session = window.session
+    assert session is not None
+    _settle(app)
+    from core.project import forget_project
+
+    notice, session._notice_watch = session._notice_watch, None
+    t0 = time.perf_counter()
+    if notice is not None:
+        notice.stop()
+    forget_project(session.project.root)
+    session.project.close()
+    figures["project_close_on_gui_thread_ms"] = (time.perf_counter() - t0) * 1000
+    session.closed = True
     if probe is not None:
         probe.stop()
         figures["why"] = culprits
@@ -241,7 +262,7 @@ def main() -> None:
         shutil.rmtree(project, ignore_errors=True)
     idle, busy = figures["idle_floor_ms"], figures["busy_floor_ms"]
     print(f"machine: {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f} (stalls count the wait for a CPU)")
-    for key in ("save_1mib", "backend_switch", "backend_switch_postgres"):
+    for key in ("save_1mib", "backend_switch", "backend_switch_postgres", "project_close"):
         if f"{key}_stall_ms" not in figures:
             continue
         stall, before = figures[f"{key}_stall_ms"], figures[f"{key}_on_gui_thread_ms"]

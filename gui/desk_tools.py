@@ -92,7 +92,7 @@ class DeskTools(QObject):
             session = window.session
             texts = DocumentTexts(lambda: [(d.path, d.size, d.updated_at) for d in session.documents()],
                                   session.project.read, lambda path: unsaved_text(window, path))
-            self.find_all = FindAllDialog(texts, window)
+            self.find_all = FindAllDialog(texts, window, worker=session.worker)
             self.find_all.openAtLine.connect(window.open_document)
         selected = window.editor.text_edit.textCursor().selectedText() if window.editor else ""
         self.find_all.open_with(selected if selected and "\u2029" not in selected else None)
@@ -152,13 +152,16 @@ class DeskTools(QObject):
         from gui.widgets.new_document_dialog import NewDocumentDialog
 
         agents = sorted({d.agent for d in session.documents() if d.agent})
-        dialog = NewDocumentDialog(session.project.layout, agents, session.project.exists, window)
+        def exists(relpath: str) -> bool:  # asked as the operator types: the stat or query runs on the worker
+            return session.worker.call(lambda: session.project.exists(relpath), "")
+
+        dialog = NewDocumentDialog(session.project.layout, agents, exists, window)
         try:
             if not self.ask_new_document(dialog) or dialog.target.path is None:
                 return None
             path = dialog.target.path
             try:
-                existed = session.project.exists(path)
+                existed = exists(path)
                 if not existed:  # on the project's worker (the create runs through the write pipeline)
                     session.apply(session.worker.call(lambda: session.project.create_document(path),
                                                       f"Creating {path}…"), "create")

@@ -18,6 +18,8 @@ from typing import Any, Literal
 
 from PySide6.QtCore import QObject, Signal
 
+from gui.serial_worker import SerialWorker
+
 DEFAULT_PORT = 8765
 HOST = "127.0.0.1"
 
@@ -54,6 +56,8 @@ class LocalServer(QObject):
         self.root: Path | None = None
         #: Why the last start failed (one line), or ``None``.
         self.error: str | None = None
+        #: Binds, builds the app (it opens the project) and joins the server's thread off the GUI thread.
+        self._worker = SerialWorker(self)
 
     @property
     def running(self) -> bool:
@@ -89,15 +93,19 @@ class LocalServer(QObject):
             self.stateChanged.emit()
             return False
         try:
-            sock = bind_socket(HOST, port)
+            sock = self._worker.call(lambda: bind_socket(HOST, port), "")
         except OSError as exc:
             self.error = f"cannot listen on {HOST}:{port}: {exc.strerror or exc}"
             self.stateChanged.emit()
             return False
-        try:
+
+        def serve() -> tuple[Any, threading.Thread]:  # opens the project, reads the tokens, starts uvicorn
             app = create_app(ServedProjects([root]), TokenStore(), port=sock.getsockname()[1], host=HOST)
             bound = make_server(app, sock)
-            self._thread = bound.start_thread()
+            return bound, bound.start_thread()
+
+        try:
+            bound, self._thread = self._worker.call(serve, "Starting the local server…")
         except Exception as exc:
             sock.close()
             self.error = f"the server did not start: {exc}"
@@ -112,11 +120,14 @@ class LocalServer(QObject):
         bound, thread = self._bound, self._thread
         self._bound = self._thread = None
         if bound is not None:
-            bound.stop()
-            if thread is not None:
-                thread.join(8)
-            try:
-                bound.sock.close()
-            except OSError:
-                pass
+            def join() -> None:  # on the worker: the window paints while requests in flight finish
+                bound.stop()
+                if thread is not None:
+                    thread.join(8)
+                try:
+                    bound.sock.close()
+                except OSError:
+                    pass
+
+            self._worker.call(join, "Stopping the local server…")
             self.stateChanged.emit()

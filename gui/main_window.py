@@ -30,6 +30,7 @@ from gui.desk_tools import DeskTools
 from gui.documents_watcher import DocumentsWatcher
 from gui.recent import RecentProjects
 from gui.save_all import SAVE_ALL_KEYS
+from gui.serial_worker import SerialWorker
 from gui.status_bar import StatusBar
 from gui.theme import MODES, ThemeManager
 from gui.view_tabs import ViewFactory, ViewTabs
@@ -62,6 +63,9 @@ class MainWindow(QMainWindow):
         self.resize(*default_size())
         self.setAcceptDrops(True)
         self.recent = recent or RecentProjects()
+        #: The window's own small reads and writes off the GUI thread: a folder's check, the recent list (its
+        #: folders' checks, QSettings' file).
+        self.io = SerialWorker(self)
         #: The light/dark theme (``memdesk`` passes the persisted one; by default nothing is stored).
         self.theme = theme or ThemeManager(persist=False, parent=self)
         #: Asked before unsaved edits would be lost; returns "save", "discard" or "cancel".
@@ -195,7 +199,7 @@ class MainWindow(QMainWindow):
 
     def _rebuild_recent_menu(self) -> None:
         self.recent_menu.clear()
-        for path in self.recent.paths():
+        for path in self.io.call(self.recent.paths, ""):  # each folder is checked: on the window's worker
             action = self.recent_menu.addAction(str(path))
             action.triggered.connect(lambda _=False, p=path: self.open_project(p))
         self.recent_menu.setEnabled(not self.recent_menu.isEmpty())
@@ -331,8 +335,9 @@ class MainWindow(QMainWindow):
         from core.project.migrate import apply_migration, plan_migration
         from gui.widgets.migrate_dialog import MigrateDialog
 
-        try:
-            plan = plan_migration(self.session.project)
+        project = self.session.project
+        try:  # reads both documents: on the project's worker
+            plan = self.session.worker.call(lambda: plan_migration(project), "Reading the legacy memory…")
         except Exception as exc:
             self.show_error(f"Cannot plan the migration: {exc}")
             return False
@@ -379,7 +384,7 @@ class MainWindow(QMainWindow):
     def open_project(self, folder: str | Path) -> bool:
         """Open ``folder`` as the project (asking first about unsaved edits); False if not opened."""
         path = Path(folder).expanduser()
-        if not path.is_dir():
+        if not self.io.call(path.is_dir, ""):
             self.show_error(f"{path} is not a folder; choose a project folder.")
             return False
         if not self.maybe_discard("opening another project"):
@@ -421,7 +426,7 @@ class MainWindow(QMainWindow):
         self._watch_memory()
         self.documents_watcher.watch(session.root)
         session.watch_outside_changes()  # every document another program changes keeps its version before
-        self.recent.add(session.root)
+        self.io.call(lambda: self.recent.add(session.root), "")
         self.status.show_message(f"Opened {session.root.name}")
         self.status.setToolTip(str(session.root))
         return True
@@ -442,9 +447,11 @@ class MainWindow(QMainWindow):
         self.desk.reset()
         if self._dialogs is not None:
             self._dialogs.set_session(None)
-        if self.session is not None:
-            self.session.close()
-        self.session, self.editor = None, None
+        # Dropped before it closes: what runs while the joins wait on its worker (a queued signal, a timer)
+        # sees no project rather than a closing one.
+        session, self.session, self.editor = self.session, None, None
+        if session is not None:
+            session.close()  # the joins run on its worker, the window painting and saying "Closing …"
 
     def dialogs(self) -> DialogHost:
         """The extraction and providers dialogs (built on first use: they import core)."""

@@ -279,8 +279,9 @@ class ProjectSession(QObject):
         root = self.root
 
         def done(read: Any) -> None:
-            before = self.backend
-            self.project.adopt_settings(read.settings, read.store)
+            before, project = self.backend, self.project
+            # A new backend may open a database or connect to a server: on the worker.
+            self.worker.call(lambda: project.adopt_settings(read.settings, read.store), "Applying the settings…")
             if watch is not None:
                 watch.invalidate()
             self.settingsChanged.emit(self.settings)
@@ -305,11 +306,12 @@ class ProjectSession(QObject):
 
     def adopt_settings(self, poll: Any) -> None:
         """Take what the watcher read (a change made elsewhere): settings, store, or why they cannot be read."""
-        before = self.backend
+        before, project = self.backend, self.project
+        # A new backend may open a database or connect to a server: on the worker, after any write queued.
         if poll.read is not None:
-            self.project.adopt_settings(poll.read.settings, poll.read.store)
+            self.worker.call(lambda: project.adopt_settings(poll.read.settings, poll.read.store), "")
         else:
-            self.project.adopt_settings(self.project.settings, self.project.settings_store, poll.error)
+            self.worker.call(lambda: project.adopt_settings(project.settings, project.settings_store, poll.error), "")
         self.settingsChanged.emit(self.settings)
         if self.backend is not before:
             self._on_new_backend()

@@ -53,8 +53,9 @@ class SideEditing:
             return "Read-only here: memory is switched off for this project."
         if not session.can_write:
             return f'Read-only here: the "{session.backend.name}" backend cannot write memory.'
-        try:
-            blocked = session.project.writable(path)
+        project = session.project
+        try:  # stats of the document and its folders: on the project's worker
+            blocked = session.worker.call(lambda: project.writable(path), "")
         except Exception as exc:  # the project's own words
             blocked = getattr(exc, "message", str(exc))
         if blocked:
@@ -69,9 +70,9 @@ class SideEditing:
         if not session.settings.memory_enabled or not session.can_write:
             return None
         try:
-            if session.project.writable(path):
-                return None
             project = session.project  # a file that is not UTF-8, or unreadable, stays read-only
+            if session.worker.call(lambda: project.writable(path), ""):  # stats: on the worker
+                return None
             text = session.worker.call(lambda: project.read(path), "")
         except Exception:
             return None

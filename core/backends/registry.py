@@ -5,7 +5,6 @@ from __future__ import annotations
 import builtins
 import importlib
 import importlib.util
-import logging
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -14,12 +13,13 @@ from core.backends.base import MemoryBackend
 from core.backends.plugin import PluginBackend, make_factory, safe_text
 from core.documents.layout import detect_layout
 from core.errors import MemoryBackendError
+from core.logs import get_logger
 
 if TYPE_CHECKING:
     from core.backends.info import BackendInfo
     from core.settings.model import ProjectSettings
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 ENTRY_POINT_GROUP = "memdesk.backends"
 FALLBACK_BACKEND_ID = "file"

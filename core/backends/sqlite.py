@@ -35,6 +35,44 @@ log = logging.getLogger(__name__)
 DEFAULT_DATABASE = ".fusion/memdesk/memory.db"
 
 
+STATE_DIR = ".fusion/memdesk"
+_DB_SUFFIXES = (".db", ".sqlite", ".sqlite3")
+_OTHER_STATE = {"history.db", "search.db"}  # memdesk's own databases in the same folder (history, hybrid's index)
+
+
+def _not_a_memory_database(root: Path, db_path: Path) -> str | None:
+    """Why ``db_path`` (resolved, inside ``root``) may not be the memory database, or ``None``.
+
+    The setting comes from the project's settings, so from whoever made the repository: it must name a
+    database in memdesk's state folder, never a project file (an empty ``__init__.py`` would become a
+    database) nor memdesk's history, and a file already there must be an SQLite database."""
+    state = Path(os.path.realpath(root / STATE_DIR))
+    db_path = Path(os.path.realpath(db_path))
+    if state not in db_path.parents:
+        return f"is not in {STATE_DIR}/ (where memdesk keeps its state; links are followed)"
+    if db_path.suffix.lower() not in _DB_SUFFIXES or db_path.name.lower() in _OTHER_STATE:
+        return f"must be a .db, .sqlite or .sqlite3 file other than {', '.join(sorted(_OTHER_STATE))}"
+    try:
+        st = os.lstat(db_path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot be checked: {exc.strerror or exc}"
+    import stat
+
+    if not stat.S_ISREG(st.st_mode):
+        return "is not a regular file"
+    if st.st_size:
+        try:
+            with open(db_path, "rb") as f:
+                head = f.read(16)
+        except OSError as exc:
+            return f"cannot be read: {exc.strerror or exc}"
+        if head != b"SQLite format 3\x00":
+            return "is not an SQLite database"
+    return None
+
+
 class SqliteSettings(BackendSettings):
     """Settings of the ``sqlite`` backend."""
 
@@ -70,6 +108,10 @@ class SqliteMemoryBackend(MemoryBackend):
             raise MemoryBackendError(f'invalid setting "database": {exc}', "INVALID_CONFIG", self.id, exc) from exc
         if db_path.is_dir():
             raise MemoryBackendError(f'invalid setting "database": {settings.database} is a folder',
+                                     "INVALID_CONFIG", self.id)
+        why = _not_a_memory_database(self.root, db_path)
+        if why:
+            raise MemoryBackendError(f'invalid setting "database": {settings.database} {why}; nothing was opened',
                                      "INVALID_CONFIG", self.id)
         self.memory_path = MEMORY_FILE_PATH if settings.mirror else None  # type: ignore[misc]
         self._mirror_seen: tuple[int, ...] | None = None

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import logging
 import os
 import sys
 from typing import NoReturn
 
 from core.cli.common import CliError, check_utf8_arguments, fail_from
+from core.cli.finish import FAST_EXIT_COMMANDS
+from core.logs import configure as configure_logging
+from core.logs import configure_now as configure_logging_now
 
 COMMAND_MODULES = (
     "core.cli.memory_cmds",
@@ -139,8 +141,10 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one headless command and return its exit code."""
-    logging.basicConfig(level=logging.ERROR, format="%(message)s")
     args_list = list(sys.argv[1:] if argv is None else argv)
+    configure_logging(level=40, format="%(message)s")  # logging.ERROR; applied when something first logs
+    if command_of(args_list) not in FAST_EXIT_COMMANDS:  # a short command imports logging only if it logs
+        configure_logging_now()
     try:
         check_utf8_arguments(args_list)
         wants_help = args_list[:1] in (["-h"], ["--help"])

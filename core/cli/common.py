@@ -96,6 +96,10 @@ def cli_project(args: argparse.Namespace, *, light: bool = False) -> Project:
             from core.cli.light import light_settings
 
             settings = light_settings(root)
+        if settings is None:  # the full settings path (another backend, a client library): logging set up first
+            from core.logs import configure_now
+
+            configure_now()
         project = Project(root, settings=settings)  # type: ignore[arg-type]
     except Exception as exc:
         raise fail_from(exc) from exc

@@ -158,7 +158,7 @@ def cmd_confirm(args: argparse.Namespace) -> int:
 
 def cmd_move(args: argparse.Namespace) -> int:
     """Move the project's memory and print each document's verified hash."""
-    from core.backends.postgres_move import move_to_files, move_to_postgres
+    from core.project.backend_move import move_to_files, move_to_postgres
 
     root = project_root(args)
     dsn = None

@@ -22,7 +22,15 @@ from core.storage import docio, fileio
 if TYPE_CHECKING:
     from typing import Protocol
 
-    from core.project.writes import ProjectWrites
+    from core.storage.pipeline import Project as PipelineProject
+
+    class Rotated(PipelineProject, Protocol):
+        """What rotation asks of a project (:class:`core.project.model.Project`, whose appends call it)."""
+
+        def read(self, path: str | None = None) -> str: ...
+
+        def write(self, path: str | None, content: str, *, expected_hash: str | None = None,
+                  source: str = "write") -> object: ...
 
     class Appended(Protocol):
         """What an append reports: :class:`core.entries.AppendResult` (the seed's wrapper, above this module)
@@ -179,7 +187,7 @@ def _remember(key: tuple[str, str], tally: _Tally) -> None:
     _tallies[key] = tally
 
 
-def rotate_if_needed(project: ProjectWrites, relpath: str, max_lines: int | None = None, *,
+def rotate_if_needed(project: Rotated, relpath: str, max_lines: int | None = None, *,
                      seen: str | None = None) -> int:
     """Move old dated entries of ``relpath`` to the archive when it is over budget; return how many moved.
 

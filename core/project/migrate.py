@@ -239,6 +239,7 @@ def apply_migration(project: Project, plan: MigrationPlan) -> Changes:
                            source="migrate")
     # The legacy file's removal goes through the pipeline too: what, where, lock, read (still the planned
     # text, else nothing is removed), screen, record (its text kept in history, "before migrate"), remove.
-    pipeline.remove(project, SEED_MEMORY, plan.legacy_text, writer=pipeline.writer_for("migrate", None),
-                    source="before migrate")
+    who = project.default_author  # the app's or the CLI's user
+    pipeline.remove(project, SEED_MEMORY, plan.legacy_text, writer=pipeline.writer_for("migrate", who),
+                    source="before migrate", author=who)
     return result.changes | Changes(documents=frozenset({SEED_MEMORY}), history=True)

@@ -9,7 +9,6 @@ what to refresh. Constructing a project creates nothing on disk.
 
 from __future__ import annotations
 
-import logging
 import os
 import threading
 from collections.abc import Mapping
@@ -21,6 +20,7 @@ from core.backends.registry import MemoryBackendRegistry, default_registry, reso
 from core.documents.layout import Layout
 from core.errors import MemoryBackendError, SettingsError
 from core.firewall import lazy_screen
+from core.logs import get_logger
 from core.project.history import _MAX_VERSION_ID as _MAX_VERSION_ID
 from core.project.history import ProjectHistory
 from core.project.reads import _BAD_QUERY_CHAR as _BAD_QUERY_CHAR
@@ -39,7 +39,7 @@ if TYPE_CHECKING:  # core.settings imports pydantic: a project given its setting
 
 CONFIG_PATH = ".fusion/config.json"  # core.settings.CONFIG_PATH (a test keeps the two in step)
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 
 class Project(ProjectHistory):

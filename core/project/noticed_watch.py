@@ -101,6 +101,7 @@ class NoticeWatch:
         self.on_noticed = on_noticed
         self.max_held_bytes = max_held_bytes
         self._held: dict[str, _Held] = {}
+        self._held_chars = 0  # the texts held, in all (kept as they change: summing them per document was O(n²))
         self._pending: dict[str, _Pending] = {}
         self._folders: list[str] = []
         self._listing: tuple[tuple[int, ...], list[str]] | None = None
@@ -152,6 +153,7 @@ class NoticeWatch:
         project = self._project()
         if project.backend_history:
             self._held.clear()
+            self._held_chars = 0
             self._pending.clear()
             return Noticed()
         root = project.root
@@ -176,8 +178,10 @@ class NoticeWatch:
             if held is None:
                 if self._room_for(text):
                     self._held[rel] = _Held(key, text)
+                    self._held_chars += len(text)
                 continue
             before, held.key, held.text = held.text, key, text
+            self._held_chars += len(text) - len(before)
             if text == before:
                 continue
             if text == take_written(root, rel):
@@ -195,6 +199,7 @@ class NoticeWatch:
                 rewritten.append(rel)
         for rel in [r for r in self._held if r not in seen]:  # removed (or no longer a plain file)
             held = self._held.pop(rel)
+            self._held_chars -= len(held.text)
             pending = self._pending.pop(rel, None)
             # Gone, a link or FIFO now, or unreadable (grown past the cap, not UTF-8): the text held is kept.
             if self._record(project, rel, pending.before if pending else held.text, None, as_version=True):
@@ -239,8 +244,7 @@ class NoticeWatch:
             return None
 
     def _room_for(self, text: str) -> bool:
-        used = sum(len(h.text) for h in self._held.values())
-        return used + len(text) <= self.max_held_bytes
+        return self._held_chars + len(text) <= self.max_held_bytes
 
     @staticmethod
     def _record(project: Project, rel: str, before: str, after: str | None, *, as_version: bool) -> bool:

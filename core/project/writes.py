@@ -3,17 +3,17 @@ through the write pipeline (:mod:`core.storage.pipeline`) and so through the fir
 
 from __future__ import annotations
 
-import logging
 from datetime import UTC, date, datetime
 
 from core.documents.layout import SEED_MEMORY
 from core.errors import MemoryBackendError
+from core.logs import get_logger
 from core.project.reads import ProjectReads
 from core.project.results import AppendLayer, AppendOutcome, Changes, MemoryDisabledError, WriteResult
 from core.storage import fileio, pipeline
 from core.storage.pipeline import Writer
 
-log = logging.getLogger("core.project.model")  # the model's logger, as before the split
+log = get_logger("core.project.model")  # the model's logger, as before the split
 
 
 class ProjectWrites(ProjectReads):
@@ -194,6 +194,11 @@ class ProjectWrites(ProjectReads):
                           history=bool(archived))
         warnings += self._warnings(rel, before, after)
         warnings += done.warnings
+        if agent is not None and not before and layered_format:  # a new agent file: its folder as Fusion makes it
+            from core.project.agent_files import complete_agent_folder
+
+            made, more = complete_agent_folder(self, agent, rel, today)  # type: ignore[arg-type]
+            changes, warnings = changes | made, warnings + more
         return AppendOutcome("written", file_path, rel, entries.tool_message_for("written", file_path), archived,
                              changes, tuple(warnings), flags)
 

@@ -91,27 +91,34 @@ def _error(status: int, message: str, **extra: Any) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
+def _clean(request: Request, text: str) -> str:
+    """``text`` without server paths (clients may be remote): a served project's folder as its key, any
+    other absolute path hidden (:func:`core.server.refusals.scrub`)."""
+    served = getattr(request.app.state, "served", None)
+    return scrub(text, [(s.key, s.root) for s in served.served] if served is not None else [])
+
+
 def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
-    async def _api(_request: Request, exc: ApiError) -> JSONResponse:
-        return _error(exc.status, exc.message, code=exc.code, backend=exc.backend)
+    async def _api(request: Request, exc: ApiError) -> JSONResponse:
+        return _error(exc.status, _clean(request, exc.message), code=exc.code, backend=exc.backend)
 
     @app.exception_handler(MemoryBackendError)
-    async def _backend(_request: Request, exc: MemoryBackendError) -> JSONResponse:
-        return _error(STATUS_BY_CODE.get(exc.code, 500), exc.message, code=exc.code, backend=exc.backend_id or None,
-                      currentHash=getattr(exc, "current_hash", None))
+    async def _backend(request: Request, exc: MemoryBackendError) -> JSONResponse:
+        return _error(STATUS_BY_CODE.get(exc.code, 500), _clean(request, exc.message), code=exc.code,
+                      backend=exc.backend_id or None, currentHash=getattr(exc, "current_hash", None))
 
     @app.exception_handler(PathOutsideRootError)
-    async def _path(_request: Request, exc: PathOutsideRootError) -> JSONResponse:
-        return _error(400, str(exc), code="INVALID_CONFIG")
+    async def _path(request: Request, exc: PathOutsideRootError) -> JSONResponse:
+        return _error(400, _clean(request, str(exc)), code="INVALID_CONFIG")
 
     @app.exception_handler(ProjectNotServed)
     async def _project(_request: Request, exc: ProjectNotServed) -> JSONResponse:
         return _error(404, str(exc.args[0]), code="PROJECT_NOT_SERVED")
 
     @app.exception_handler(SettingsError)
-    async def _settings(_request: Request, exc: SettingsError) -> JSONResponse:
-        return _error(500, f"project settings cannot be used: {exc}", code="INVALID_CONFIG")
+    async def _settings(request: Request, exc: SettingsError) -> JSONResponse:
+        return _error(500, _clean(request, f"project settings cannot be used: {exc}"), code="INVALID_CONFIG")
 
     @app.exception_handler(ScopeError)
     async def _scope(_request: Request, exc: ScopeError) -> JSONResponse:

@@ -9,7 +9,8 @@ uvicorn's httptools protocol, before any byte reaches the app (so before the tok
   is closed: an idle connection that never sends, or one that trickles its headers, goes;
 - **header size**: a request line and headers over ``header_bytes`` are refused with 431 and the connection
   closed (httptools sets no limit: one connection sending an endless header held the event loop for
-  seconds and grew the server by ~1.7 GB in 8 s);
+  seconds and grew the server by ~1.7 GB in 8 s); after the headers, the bytes that are not body (chunk
+  sizes and extensions, trailers) are held to the same bound, and the connection is closed past it;
 - **body timeout**: a body must be complete within ``body_timeout`` seconds of its headers;
 - **per-address cap**: at most ``per_address`` open connections from one client address; more are
   reset at once, so one client cannot take the connections every other client needs;
@@ -84,6 +85,8 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
         _timer: asyncio.TimerHandle | None = None
         _in_head = True  # the bytes arriving are a request line and headers (counted against header_bytes)
         _head_bytes = 0
+        _wire_bytes = 0  # after the headers: the bytes received, and those of them that were body
+        _body_bytes = 0
 
         def connection_made(self, transport: Any) -> None:  # type: ignore[override]
             super().connection_made(transport)
@@ -131,6 +134,15 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
                     if self._head_bytes > limits.header_bytes and not self.transport.is_closing():
                         self.transport.write(too_large % (len(too_large_why), too_large_why))
                         self.transport.close()
+                elif not head and not self._in_head:
+                    # After the headers: what is not body (chunk sizes, extensions, trailers) is bounded too.
+                    self._wire_bytes += len(data)
+                    if self._wire_bytes - self._body_bytes > limits.header_bytes and not self.transport.is_closing():
+                        self.transport.close()
+
+            def on_body(self, body: bytes) -> None:
+                self._body_bytes += len(body)
+                super().on_body(body)
 
             def on_message_begin(self) -> None:
                 super().on_message_begin()
@@ -138,7 +150,7 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
                     self._arm(limits.header_timeout)
 
             def on_headers_complete(self) -> None:
-                self._in_head = False
+                self._in_head, self._wire_bytes, self._body_bytes = False, 0, 0
                 self._arm(limits.body_timeout)
                 super().on_headers_complete()
 

@@ -102,7 +102,13 @@ def scrub(text: str, roots: Iterable[tuple[str, os.PathLike[str] | str]] = ()) -
     for old, new in sorted(pairs, key=lambda p: -len(p[0])):  # longest first: a root inside home stays a key
         if old:
             text = text.replace(old, new)
-    return text
+    # Any other absolute path is the server's too (a link's target outside the project, a temporary file):
+    # hidden. A path in quotes is the caller's own argument, echoed back, and stays.
+    return _OTHER_PATH.sub("<a server path>", text)
+
+
+#: An absolute path not in quotes and not part of a word, a relative path or a URL.
+_OTHER_PATH = re.compile(r"(?<![\w.:/<>~'\"`-])/[^\s'\",;:()`]+")
 
 
 _CODE_MAP = {"INVALID_CONFIG": "INVALID_ARGUMENT", "NOT_INITIALIZED": "BACKEND_UNAVAILABLE"}

@@ -15,7 +15,6 @@ then: the library's own answer for those places.
 from __future__ import annotations
 
 import errno
-import logging
 import os
 import re
 import stat
@@ -25,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.logs import get_logger
 from core.storage.safepath import (
     O_CLOEXEC,
     O_NOCTTY,
@@ -40,7 +40,7 @@ try:
 except ImportError:  # Windows: filelock's lock (see FileLock)
     fcntl = None  # type: ignore[assignment]
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 MEMDESK_DIR = ".fusion/memdesk"
 LOCK_TIMEOUT_S = 30.0

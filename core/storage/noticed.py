@@ -23,10 +23,11 @@ outside edits of its mirror itself (``mirror-import``), so nothing is recorded h
 
 from __future__ import annotations
 
-import logging
 import threading
-from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any
+
+from core.logs import get_logger
+from core.storage.history.jobs import Job
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -47,7 +48,7 @@ if TYPE_CHECKING:
         @property
         def backend_history(self) -> bool: ...
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 EXTERNAL_CHANGE = "external-change"
 EXTERNAL_APPEND = "external-append"
@@ -55,7 +56,7 @@ PROGRAM = "program"  # the writer kind (core.storage.pipeline.Writer) of a chang
 
 
 def record_noticed(project: Project, relpath: str, before: str | None, after: str | None, *,
-                   writer: Writer | None = None, as_version: bool = False) -> Future[Any] | None:
+                   writer: Writer | None = None, as_version: bool = False) -> Job[Any] | None:
     """Record a change of ``relpath`` from ``before`` to ``after`` that memdesk did not make; the pending record.
 
     ``as_version``: keep ``before`` as a version even when the change only appended (one run of a program
@@ -145,7 +146,7 @@ def take_written(root: Path, relpath: str) -> str | None:
     return _written.pop((str(root), relpath), None)
 
 
-def note_written(project: Project, relpath: str, text: str) -> Future[Any] | None:
+def note_written(project: Project, relpath: str, text: str) -> Job[Any] | None:
     """After a write of memdesk: keep ``text`` as what ``relpath`` holds (for :func:`check_seen` on a later open).
 
     Coalesced: while a note of the same document waits for history's thread, a newer text replaces it,
@@ -166,7 +167,7 @@ def note_written(project: Project, relpath: str, text: str) -> Future[Any] | Non
 
 
 def record_appended(project: Project, relpath: str, entry: str, *, author: str | None, source: str,
-                    text: str | None) -> Future[Any]:
+                    text: str | None) -> Job[Any]:
     """Stage "record" of an append: who appended ``entry`` and, when ``text`` is given, what ``relpath`` now holds.
 
     One job on history's thread and one transaction (:func:`core.storage.history.worker.record_append`): the
@@ -227,7 +228,7 @@ def _note(root: Any, relpath: str, text: str) -> None:
         history_store.record_seen(conn, relpath, data, history_store.sha256_hex(data))
 
 
-def check_seen(project: Project, relpath: str, text: str | None) -> Future[Any] | None:
+def check_seen(project: Project, relpath: str, text: str | None) -> Job[Any] | None:
     """On a process's first read of ``relpath``: record a change made while memdesk was not looking.
 
     When the file no longer holds the text memdesk last wrote (and history keeps that text), the change

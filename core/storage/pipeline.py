@@ -25,13 +25,13 @@ warning) and closed for everyone else (refused, naming the error).
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from core.errors import MemoryBackendError
 from core.frozen import Record
+from core.logs import get_logger
 from core.storage.statefiles import project_paths
 
 if TYPE_CHECKING:
@@ -65,7 +65,7 @@ if TYPE_CHECKING:
 
         def _check_creatable(self, rel: str, current: str | bytes | None) -> None: ...
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 WriterKind = Literal["operator", "cli", "token", "mcp", "program", "memdesk"]
 WRITER_KINDS: tuple[str, ...] = ("operator", "cli", "token", "mcp", "program", "memdesk")

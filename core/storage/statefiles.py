@@ -24,7 +24,6 @@ writers (``fileio.atomic_write_bytes``, ``fileio.replace_text``…) for a state 
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import stat
@@ -35,19 +34,21 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.logs import get_logger
 from core.storage import fileio, userdirs
 from core.storage.locks import FileLock, file_lock
 from core.storage.safepath import file_kind, os_reason, resolve_both_in_root
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 Scope = Literal["project", "user"]
 KiB, MiB = 1024, 1024 * 1024
-_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$")  # core.proposals.model.PROPOSAL_ID_RE
-_DIGEST = re.compile(r"^[0-9a-f]{32}$")
+# Key patterns as text, compiled (and cached by ``re``) when a key is first checked: an append checks none.
+_ID = r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$"  # core.proposals.model.PROPOSAL_ID_RE
+_DIGEST = r"^[0-9a-f]{32}$"
 #: A mirror note's key: the mirror's key (a project key, or ``sqlite``), "/", the document's path with "/" as "__".
 #: One slash only, and every name ends in the note's suffix, so a key can name no folder and no other file.
-_MIRROR = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9._-]{1,240}$")
+_MIRROR = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}/[A-Za-z0-9._-]{1,240}$"
 
 
 class StateFile:
@@ -60,13 +61,13 @@ class StateFile:
     __slots__ = ("name", "scope", "path", "what", "max_size", "history", "new_file_mode", "key")
 
     def __init__(self, name: str, scope: Scope, path: str, what: str, max_size: int = MiB, *, history: bool = False,
-                 new_file_mode: int | None = None, key: re.Pattern[str] | None = None) -> None:
+                 new_file_mode: int | None = None, key: str | None = None) -> None:
         self.name, self.scope, self.what = name, scope, what
         self.path = path  # relative to the project root or to the user's config folder; "{key}" in a family
         self.max_size = max_size
         self.history = history  # keep the previous version in history.db (project scope)
         self.new_file_mode = new_file_mode  # a new file's mode less the umask (None: 0600)
-        self.key = key
+        self.key = key  # the pattern a family's keys must match
 
     def relpath(self, key: str | None = None) -> str:
         """The file's path for ``key`` (a family) or its one path; :class:`StateRefused` on a bad key."""
@@ -74,7 +75,7 @@ class StateFile:
             if key is not None:
                 raise StateRefused(f"{self.what} takes no key; nothing was written")
             return self.path
-        if not isinstance(key, str) or not self.key.match(key):
+        if not isinstance(key, str) or not re.match(self.key, key):
             raise StateRefused(f"{_shown(key)} is not a valid name for {self.what}; nothing was written")
         return self.path.replace("{key}", key)
 
@@ -134,14 +135,16 @@ class StateRefused(MemoryBackendError):
         super().__init__(message, code, backend_id, cause)
 
 
-class StateWrite(NamedTuple):
-    """What a state write did: the file (path as shown), its real target, and whether bytes changed."""
-
-    name: str
-    path: str
-    target: Path
-    changed: bool
-    size: int
+# The functional form (UP014 asks for the class form): real types, not the strings typing compiles one
+# by one for the class form under `from __future__ import annotations` (issue 19 item 7).
+StateWrite = NamedTuple("StateWrite", [  # noqa: UP014
+    ("name", str),
+    ("path", str),
+    ("target", Path),
+    ("changed", bool),
+    ("size", int),
+])
+StateWrite.__doc__ = 'What a state write did: the file (path as shown), its real target, and whether bytes changed.'
 
 
 def _shown(value: object) -> str:
@@ -414,15 +417,17 @@ def _record(sf: StateFile, root: Path | str | None, directory: Path | None, rel:
         log.warning("the change to %s was written but not logged: %s", rel, exc)
 
 
-class StateChange(NamedTuple):
-    """One line of a state log: when, which file, who, why, and the new size."""
-
-    at: str
-    file: str
-    path: str
-    writer: str
-    source: str
-    size: int
+# The functional form (UP014 asks for the class form): real types, not the strings typing compiles one
+# by one for the class form under `from __future__ import annotations` (issue 19 item 7).
+StateChange = NamedTuple("StateChange", [  # noqa: UP014
+    ("at", str),
+    ("file", str),
+    ("path", str),
+    ("writer", str),
+    ("source", str),
+    ("size", int),
+])
+StateChange.__doc__ = 'One line of a state log: when, which file, who, why, and the new size.'
 
 
 def read_log(root: Path | str | None = None, *, directory: Path | None = None,
@@ -516,11 +521,11 @@ def put_note(name: str, root: Path | str, data: bytes, *, key: str) -> None:
 
 
 def overwrite_note(name: str, root: Path | str, data: bytes, *, key: str, truncate: bool = False,
-                   max_size: int | None = None) -> bool:
+                   max_size: int | None = None, sync: bool = False) -> bool:
     """Write ``data`` over the start of the note in place (see :func:`core.storage.fileio.overwrite_in_place`);
     ``False`` when there is no plain note to overwrite (then :func:`put_note`)."""
     _sf, _rel, target, own = _note(name, root, key)
-    return own and fileio.overwrite_in_place(target, data, truncate=truncate, max_size=max_size)
+    return own and fileio.overwrite_in_place(target, data, truncate=truncate, max_size=max_size, sync=sync)
 
 
 def remove_note(name: str, root: Path | str, *, key: str) -> bool:

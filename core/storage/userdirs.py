@@ -51,10 +51,23 @@ def user_config_dir() -> Path:
 def local_author(kind: str) -> str:
     """Who writes from this machine, as recorded writers are named (``kind:name``): ``operator:ana``
     for the app, ``cli:ana`` for the CLI (History's Author column, the Activity view's writer)."""
-    import getpass
-
-    try:
-        user = getpass.getuser()
-    except Exception:  # no login name (a container without one): the kind alone
-        return kind
+    user = login_name()
     return f"{kind}:{user}" if user else kind
+
+
+def login_name() -> str | None:
+    """The login name as :func:`getpass.getuser` finds it (``LOGNAME``, ``USER``, ``LNAME``, ``USERNAME``, then the
+    password database), ``None`` when there is none. Not ``getpass`` itself: it imports ``termios`` for its
+    prompts, which every ``memdesk append`` process paid for."""
+    for name in ("LOGNAME", "USER", "LNAME", "USERNAME"):
+        user = os.environ.get(name)
+        if user:
+            return user
+    try:
+        import pwd
+    except ImportError:  # Windows: getpass gives up here too
+        return None
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except (KeyError, OSError):  # no entry for this uid (a container without one)
+        return None

@@ -14,6 +14,7 @@ heights, no per-row widgets, so 10,000 rows scroll like any table.
 
 from __future__ import annotations
 
+import logging
 import os
 from datetime import UTC, datetime
 from typing import Any
@@ -38,6 +39,8 @@ from core.storage.history.db import db_path
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.widgets.parts import view_action
+
+log = logging.getLogger(__name__)
 
 POLL_MS = 1500
 COLUMNS = ("Time", "Writer", "Kind", "Document", "What")
@@ -155,6 +158,8 @@ class ActivityView(QWidget):
         self._stamp: tuple[int, ...] | None = None
         self._loading: Operation | None = None
         self._again = False
+        self._checking: Operation | None = None  # the files' stamps are taken on a worker thread
+        self._check_again = False
         #: How many reads of the history have been shown (tests, the bench).
         self.load_count = 0
         self._poll = QTimer(self)
@@ -193,24 +198,44 @@ class ActivityView(QWidget):
         return tuple(out)
 
     def _check(self, *_args: object) -> None:
-        if self._db_stamp() != self._stamp:
+        """Read the history again if its files changed: their sizes and times are taken off the GUI thread."""
+        if self._checking is not None:
+            self._check_again = True  # one more look once this one lands
+            return
+        self._checking = run_in_background(lambda _token: self._db_stamp(), on_done=self._checked,
+                                           on_error=self._check_failed, parent=self)
+
+    def _checked(self, stamp: tuple[int, ...]) -> None:
+        self._checking = None
+        again, self._check_again = self._check_again, False
+        if stamp != self._stamp:
             self.refresh()
+        elif again:
+            self._check()
+
+    def _check_failed(self, exc: BaseException) -> None:
+        self._checking = None
+        log.warning("cannot look at the history's files: %s", exc)
 
     def refresh(self) -> None:
         """Read the history again, on a worker thread, and show it (the filters and the selected entry stay)."""
         if self._loading is not None:
             self._again = True  # one more read once this one lands
             return
-        self._stamp = self._db_stamp()
         project, root = self.session.project, self.session.root
 
-        def read(_token: object) -> list[ActivityEntry]:
+        def read(_token: object) -> tuple[tuple[int, ...], list[ActivityEntry]]:
+            stamp = self._db_stamp()  # before the read: a write during it is read again
             versions = project.list_versions() if project.backend_history else None
-            return load_activity(root, versions)
+            return stamp, load_activity(root, versions)
+
+        def done(read: tuple[tuple[int, ...], list[ActivityEntry]]) -> None:
+            self._stamp = read[0]
+            self._show_entries(read[1])
 
         if not self.model.entries:
             self.count_label.setText("Reading the history…")
-        self._loading = run_in_background(read, on_done=self._show_entries, on_error=self._show_error, parent=self)
+        self._loading = run_in_background(read, on_done=done, on_error=self._show_error, parent=self)
 
     def _show_error(self, exc: BaseException) -> None:
         self._loading = None

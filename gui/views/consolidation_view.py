@@ -362,7 +362,8 @@ class ConsolidationView(QWidget):
     def _provider(self) -> object:
         from core.providers import resolve_provider
 
-        return resolve_provider(self.provider.currentText().strip() or "offline")
+        name = self.provider.currentText().strip() or "offline"
+        return self.session.worker.call(lambda: resolve_provider(name), "")  # the user config: read on the worker
 
     def dream(self) -> None:
         """Dream for the chosen scope on a worker thread."""

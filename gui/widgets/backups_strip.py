@@ -87,8 +87,9 @@ class BackupsStrip(QWidget):
     def refresh(self) -> None:
         """List the backups again (keeping the one picked)."""
         chosen = self.picker.currentData()
-        try:
-            backups = list_backups(self.session.project)
+        project = self.session.project
+        try:  # the backups folder is listed on the project's worker
+            backups = self.session.worker.call(lambda: list_backups(project), "")
         except Exception as exc:
             log.warning("cannot list Fusion's memory backups: %s", exc)
             backups = []

@@ -121,8 +121,8 @@ class ExtractionDialog(QDialog):
     def reload_providers(self) -> None:
         """Read the user's providers again, keeping the current choice when it still exists."""
         current = self.provider_combo.currentData()
-        try:
-            self.config = load_user_config()
+        try:  # the user config file: read on the project's worker
+            self.config = self.session.worker.call(load_user_config, "")
         except SettingsError as exc:
             self.config = UserConfig.model_validate({})
             self.result.show_message(f"Your provider settings cannot be read: {html.escape(str(exc))}. Only the offline "

@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
 )
 
 from gui.find_all import FindHit, FindResult, find_in_documents
+from gui.serial_worker import SerialWorker
 from gui.tasks import Operation, run_in_background
 from gui.widgets.raise_window import bring_forward
 
@@ -38,8 +39,11 @@ class FindAllDialog(QDialog):
 
     openAtLine = Signal(str, int)
 
-    def __init__(self, texts: Callable[[], list[tuple[str, str]]], parent: QWidget | None = None) -> None:
+    def __init__(self, texts: Callable[[], list[tuple[str, str]]], parent: QWidget | None = None,
+                 worker: SerialWorker | None = None) -> None:
         super().__init__(parent)
+        #: Where Enter's search reads the documents (the project's worker), the dialog painting meanwhile.
+        self._worker = worker
         self.setObjectName("findAllDialog")
         self.setWindowTitle("Find in all documents — memdesk")
         self._texts = texts
@@ -103,7 +107,13 @@ class FindAllDialog(QDialog):
         if self._op is not None:
             self._op.cancel()
             self._op = None
-        result = find_in_documents(self._texts(), self.field.text())
+        texts, query = self._texts, self.field.text()
+        unsaved = texts.unsaved_now() if hasattr(texts, "unsaved_now") else None  # the editor's: on this thread
+
+        def run() -> FindResult:
+            return find_in_documents(texts(unsaved) if unsaved is not None else texts(), query)  # type: ignore[call-arg]
+
+        result = self._worker.call(run, "") if self._worker is not None else run()
         self.result = result
         self._show(result)
         return result

@@ -98,7 +98,7 @@ class ConnectionsPage(QWidget):
     def refresh(self) -> None:
         """Read the connections again."""
         try:
-            conns = connections.list_connections()
+            conns = self._worker.call(connections.list_connections, "")  # the user config file, off the GUI thread
         except Exception as exc:
             _status(self.status, f"Cannot read {connections.connections_path()}: {exc}", "error")
             conns = []

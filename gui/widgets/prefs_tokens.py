@@ -97,7 +97,7 @@ class TokensPage(QWidget):
     def refresh(self) -> None:
         """Read the tokens again."""
         try:
-            tokens = self.store.list()
+            tokens = self._worker.call(self.store.list, "")  # the tokens file, off the GUI thread
         except Exception as exc:
             _status(self.status, f"Cannot read the tokens: {exc}", "error")
             tokens = []

@@ -122,8 +122,8 @@ class ProvidersDialog(QDialog):
     def reload(self, select: str | None = None) -> None:
         """Read the user's config again and list its providers (selecting ``select``)."""
         current = select or self.selected()
-        try:
-            self.config = load_user_config()
+        try:  # the user config file: read on the worker
+            self.config = self._worker.call(load_user_config, "")
         except SettingsError as exc:
             self.config = None
             self.banner.show_message(f"Your settings cannot be read: {exc}", "error")

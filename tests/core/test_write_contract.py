@@ -81,8 +81,6 @@ DOORS: dict[str, str] = {
                                       "their append_document/write_document, called by the pipeline's write stage: "
                                       "the file layer's O_APPEND (confined, O_NOFOLLOW) and atomic replace; its "
                                       "ledger notes go through core.storage.statefiles (issue 19 item 2)",
-    "core/backends/postgres_move.py": "backend move writes memory documents only: each path passes stage what "
-                                      "(check_memory_path) and where (check_writable) before any is written",
 }
 
 

@@ -11,11 +11,14 @@ its zip, the virtual environment's packages, PySide6 and Qt with its plugins, me
 ``gui/`` and their ``egg-info`` entry points), the application's bundled resources (``resources/``,
 ``gui/resources``: style sheets, the preview's CSS, icons), what Qt itself reads for fonts and icons
 (fontconfig's ``/etc/fonts``, ``/usr/share/fonts``, ``/usr/share/icons``; Qt's C++ raises no Python event,
-named should a Python call make the same read), and ``/dev/null`` (a library opens it on import). Anything
+named should a Python call make the same read), ``/dev/null`` (a library opens it on import) and, exactly,
+the ``sys.path`` folders (the import system looks at them). Anything
 else (a project's files, memdesk's state in the user config, cache or project folder) fails the test.
 
-The audit hook does not see ``os.stat`` (CPython raises no event for it) nor a C library's own connect
-(psycopg/libpq): the postgres connect is checked apart, by the thread at the backend's connect function
+CPython raises no audit event for ``os.stat``/``lstat``/``access``/``statvfs``: they are wrapped in
+:mod:`os` once (:data:`STATS`) and noted the same way, so an ``exists()``, ``is_dir()`` or ``resolve()``
+of a project path on the GUI thread fails too. A C library's own connect (psycopg/libpq) is invisible
+to both: the postgres connect is checked apart, by the thread at psycopg's connect generator
 (``tests/gui/test_gui_thread_io.py``).
 """
 
@@ -26,9 +29,10 @@ import sys
 import sysconfig
 import threading
 import traceback
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 EVENTS = {"open", "os.listdir", "os.scandir", "os.rename", "os.replace", "os.remove", "os.mkdir",
           "sqlite3.connect", "socket.connect"}
@@ -59,6 +63,8 @@ def allowed_prefixes() -> tuple[str, ...]:
 
 
 _ALLOWED: tuple[str, ...] = ()
+#: The import system's own folders, exactly (``importlib.metadata`` stats each ``sys.path`` entry).
+_IMPORT_PATHS: frozenset[str] = frozenset()
 
 
 def _is_code(path: str) -> bool:
@@ -80,7 +86,11 @@ def _counts(event: str, args: tuple[object, ...]) -> bool:
     path = _path(args[0] if args else None)
     if path is None:
         return False
-    return not (path.startswith(_ALLOWED) or _is_code(path))
+    return not _allowed(path)
+
+
+def _allowed(path: str) -> bool:
+    return path.startswith(_ALLOWED) or _is_code(path) or path in _IMPORT_PATHS
 
 
 def _hook(event: str, args: tuple[object, ...]) -> None:
@@ -88,11 +98,31 @@ def _hook(event: str, args: tuple[object, ...]) -> None:
         return
     if not _counts(event, args):
         return
+    _note(event, args)
+
+
+def _note(event: str, args: tuple[object, ...]) -> None:
     frames = [(f.f_code.co_filename, f.f_lineno, f.f_code.co_name) for f, _ in traceback.walk_stack(None)
               if f.f_code.co_filename.startswith(_MEMDESK)]  # innermost first; no source read (no event)
     if frames:  # made by memdesk's code (not by the test's own set-up or checks)
         where = " < ".join(f"{name.rsplit(os.sep, 1)[-1]}:{line} {fn}" for name, line, fn in frames[:4])
         _armed[-1].append(f"{event} {args[0] if args else ''!r} at {where}")
+
+
+#: The stat calls CPython raises no audit event for: wrapped in :mod:`os` (pathlib's ``exists``/``is_dir``/
+#: ``resolve`` and ``os.path`` look them up there; the import system calls ``posix`` directly, unseen).
+STATS = ("stat", "lstat", "access", "statvfs")
+
+
+def _stat_spy(name: str, real: Callable[..., Any]) -> Callable[..., Any]:
+    def spy(path: Any, *args: Any, **kwargs: Any) -> Any:
+        if _armed and threading.current_thread() is threading.main_thread() and not isinstance(path, int):
+            where = _path(path)
+            if where is not None and not _allowed(where):
+                _note(f"os.{name}", (path,))
+        return real(path, *args, **kwargs)
+
+    return spy
 
 
 _installed: list[bool] = []
@@ -101,10 +131,13 @@ _installed: list[bool] = []
 @contextmanager
 def recording() -> Iterator[list[str]]:
     """The GUI thread's reads, writes, listings, database opens and connects made inside the block."""
-    global _ALLOWED
+    global _ALLOWED, _IMPORT_PATHS
     if not _installed:
         _ALLOWED = allowed_prefixes()
+        _IMPORT_PATHS = frozenset(os.path.abspath(p or ".") for p in sys.path)
         sys.addaudithook(_hook)
+        for name in STATS:
+            setattr(os, name, _stat_spy(name, getattr(os, name)))
         _installed.append(True)
     seen: list[str] = []
     _armed.append(seen)

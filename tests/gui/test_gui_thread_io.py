@@ -34,7 +34,7 @@ def test_save_switch_history_and_audit_do_no_io_on_the_gui_thread(qtbot, window,
 
 def test_a_prune_apply_does_no_io_on_the_gui_thread(qtbot, sample_project):
     from core.insights import MEMORY_WORKING_PATH
-    from tests.gui.test_prune_view import load_reply, make_view
+    from tests.gui.views.test_prune_view import load_reply, make_view
 
     view = make_view(qtbot, sample_project)
     load_reply(qtbot, view)

@@ -13,7 +13,6 @@ A database that cannot be opened (garbage bytes, a folder, a read-only file) rai
 
 from __future__ import annotations
 
-import logging
 import os
 import sqlite3
 import stat
@@ -22,11 +21,12 @@ from collections import OrderedDict
 from pathlib import Path
 
 from core.errors import MemoryBackendError, PathOutsideRootError
+from core.logs import get_logger
 from core.storage.fileio import MEMDESK_DIR
 from core.storage.history import store as history_store
 from core.storage.safepath import resolve_both_in_root
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 HISTORY_DB = f"{MEMDESK_DIR}/history.db"
 SCHEMA_VERSION = 1

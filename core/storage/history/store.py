@@ -10,7 +10,6 @@ few MiB), so the next save's delta needs no rebuild.
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 import sys
 import threading
@@ -18,7 +17,9 @@ import zlib
 from collections import OrderedDict
 from typing import Any
 
-log = logging.getLogger(__name__)
+from core.logs import get_logger
+
+log = get_logger(__name__)
 
 #: Longest chain of deltas behind a snapshot: bounds a restore to one decompression and this many copies.
 MAX_DEPTH = 100

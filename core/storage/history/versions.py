@@ -19,7 +19,6 @@ import sqlite3
 import stat
 import zlib
 from collections.abc import Mapping
-from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 
 from core.storage.history import store as history_store
 from core.storage.history.db import HISTORY_DB, HistoryUnavailable, db_path
+from core.storage.history.jobs import Job
 from core.storage.history.worker import forget_connections, record_append, settled, submit, using
 
 log = logging.getLogger(__name__)
@@ -153,7 +153,7 @@ def record_version(root: Path | str, relpath: str, content: str | bytes, source:
 
 def record_version_soon(root: Path | str, relpath: str, content: str | bytes, source: str, *,
                         author: str | None = None, digest: str | None = None,
-                        seen: str | bytes | None = None) -> Future[int | None]:
+                        seen: str | bytes | None = None) -> Job[int | None]:
     """:func:`record_version` on history's worker thread; the caller waits on the future before replacing the file.
 
     A save writes and syncs its new bytes meanwhile, so the two ``fsync`` calls overlap instead of

@@ -9,17 +9,16 @@ retention, restore) builds on the same thread and re-exports these names. A one-
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 import threading
 import zlib
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from core.logs import get_logger
 from core.storage.history import store as history_store
 from core.storage.history.db import (
     HistoryUnavailable,
@@ -29,22 +28,23 @@ from core.storage.history.db import (
     set_synchronous,
     wrap_error,
 )
+from core.storage.history.jobs import Job, Worker, start_worker
 
-log = logging.getLogger(__name__)
+log = get_logger(__name__)
 
 __all__ = ["forget_connections", "open_soon", "record_append", "settled", "submit", "using"]
 
-_worker: ThreadPoolExecutor | None = None
+_worker: Worker | None = None
 _worker_lock = threading.Lock()
 _THREAD_NAME = "memdesk-history"
 
 
-def submit(fn: Any, *args: Any, **kwargs: Any) -> Future[Any]:
+def submit(fn: Any, *args: Any, **kwargs: Any) -> Job[Any]:
     """Run ``fn(*args, **kwargs)`` on history's worker thread, after what was asked before it."""
     global _worker
     with _worker_lock:
         if _worker is None:
-            _worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix=_THREAD_NAME)
+            _worker = start_worker(f"{_THREAD_NAME}_0")  # the name a ThreadPoolExecutor gave its thread
         return _worker.submit(fn, *args, **kwargs)
 
 
@@ -126,7 +126,7 @@ def _open_quietly(root: Path | str) -> None:
 
 
 def record_append(root: Path | str, relpath: str, text: str, *, author: str | None = None,
-                  source: str = "append", then: Callable[[sqlite3.Connection], None] | None = None) -> Future[int]:
+                  source: str = "append", then: Callable[[sqlite3.Connection], None] | None = None) -> Job[int]:
     """Record that ``text`` was appended to ``relpath`` (by ``author``): a small event row, not a version.
 
     Written on history's worker thread, so an append does not wait for the database's syncs (the
@@ -156,7 +156,7 @@ def _insert_event(root: Path | str, relpath: str, text: str, author: str | None,
         return int(cur.lastrowid or 0)
 
 
-def _log_failure(future: Future[Any]) -> None:
+def _log_failure(future: Job[Any]) -> None:
     exc = future.exception()
     if exc is not None:
         log.warning("an append was not recorded in history: %s", exc)

@@ -122,10 +122,10 @@ def test_bad_database_path_falls_back_to_file_with_reason(project: Path):
 
 def test_custom_database_path_inside_the_root(project: Path):
     b = SqliteMemoryBackend()
-    b.initialize({"database": "state/mem.sqlite"}, project)
+    b.initialize({"database": ".fusion/memdesk/team.sqlite"}, project)
     try:
         b.write("- x\n")
-        assert (project / "state" / "mem.sqlite").is_file()
+        assert (project / ".fusion/memdesk/team.sqlite").is_file()
     finally:
         b.shutdown()
 

@@ -94,8 +94,12 @@ APPEND_FREE = ("pydantic", "core.settings.model", "core.documents.load_rules", "
                "platformdirs", "hashlib", "shutil", "difflib", "core.storage.history.versions", "core.storage.saving",
                "core.search.types", "core.backends.info")
 #: Nor, on the seed layout (the one `python -m bench core` times), `dataclasses` with the `inspect`, `ast` and
-#: `dis` it brings: ~5 ms of a ~60 ms process. The append path's records are :class:`core.frozen.Record`\ s.
-SEED_APPEND_FREE = (*APPEND_FREE, "dataclasses", "inspect", "ast", "dis", "copy")
+#: `dis` it brings (~5 ms of a ~60 ms process: the append path's records are :class:`core.frozen.Record`\ s),
+#: `logging` with `traceback`, `tokenize` and `textwrap` (~4 ms: core.logs resolves a logger when it first logs),
+#: `concurrent.futures` with `queue` (history's worker is core.storage.history.jobs), or `getpass` with `termios`
+#: (core.storage.userdirs.login_name).
+SEED_APPEND_FREE = (*APPEND_FREE, "dataclasses", "inspect", "ast", "dis", "copy", "logging", "traceback", "tokenize",
+                    "concurrent.futures", "queue", "getpass", "termios")
 
 
 def run_cli(root: Path, tmp_path: Path, *args: str, modules: tuple[str, ...] = APPEND_FREE) -> dict:

@@ -53,6 +53,23 @@ def test_endless_headers_are_refused_and_valid_requests_still_answered(serve, to
     assert srv.client(token).get("/api/memory").status_code == 200
 
 
+@pytest.mark.parametrize("shape", ["endless trailers", "an endless chunk extension", "one-byte chunks"])
+@pytest.mark.parametrize("with_token", [True, False])
+def test_endless_chunk_framing_after_the_headers_is_cut(serve, token, sample_project, shape, with_token):
+    """After the headers, what is not body (chunk sizes, extensions, trailers) is bounded too: endless trailers
+    grew the server by 1.9 GB in 8 s and stalled valid requests for seconds, with or without a token."""
+    srv = serve(sample_project)
+    auth = b"Authorization: Bearer " + token.encode() + b"\r\n" if with_token else b""
+    start = (b"POST /api/memory/search HTTP/1.1\r\nHost: 127.0.0.1\r\n" + auth +
+             b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n")
+    head, chunk = {"endless trailers": (start + b"2\r\n{}\r\n0\r\n", b"".join(b"X-T%d: v\r\n" % i for i in range(6000))),
+                   "an endless chunk extension": (start + b"1;", b"a" * 65536),
+                   "one-byte chunks": (start, b"1\r\n \r\n" * 10000)}[shape]
+    sent, _ = _endless(srv.port, head, chunk)
+    assert sent < SEND_AT_MOST, "the server took 32 MiB of chunk framing and kept the connection"
+    assert srv.client(token).get("/api/memory").status_code == 200
+
+
 def test_headers_within_the_limit_and_large_bodies_pass(serve, token, sample_project):
     srv = serve(sample_project)
     c = srv.client(token)
@@ -63,4 +80,12 @@ def test_headers_within_the_limit_and_large_bodies_pass(serve, token, sample_pro
     # A body is not a header: a 1 MiB append body arriving with its headers in the same reads passes.
     big = c.post("/api/memory/append", json={"content": "big " * 200_000})
     assert big.status_code in (200, 400, 413) and big.status_code != 431, big.text[:200]
+    # A chunked body in ordinary chunks is all body: it passes whole.
+    def chunks():
+        body = b'{"query": "' + b"word " * 50_000 + b'"}'
+        for i in range(0, len(body), 4096):
+            yield body[i:i + 4096]
+
+    streamed = c.post("/api/memory/search", content=chunks(), headers={"Content-Type": "application/json"})
+    assert streamed.status_code in (200, 400), streamed.text[:200]
     assert c.get("/api/memory").status_code == 200

@@ -150,11 +150,9 @@ def test_restore_goes_through_a_database_backend(qtbot, project: Path):
 
 def test_the_author_column_names_the_app_and_the_cli(qtbot, sample_project: Path, capsys, monkeypatch):
     """Issue 22: the Author column was empty for the app's and the CLI's writes."""
-    import getpass
-
     from core.cli import main
 
-    monkeypatch.setattr(getpass, "getuser", lambda: "ana")
+    monkeypatch.setenv("LOGNAME", "ana")  # the login name, found as getpass.getuser finds it
     view = make(qtbot, sample_project)
     original = (sample_project / MEMORY).read_text()
     edit(view, original.replace("Node 20 LTS", "Node 22 LTS"))  # the app's save
