@@ -30,6 +30,7 @@ from core.project.model import Project
 from core.server import fast_append, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
+from core.server.refusals import scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 from core.storage.readlog import client_label
