@@ -88,6 +88,7 @@ class Look:
 
 
 _HEAD = 160  # the fixed width of an appending entry's note header
+_NOTE_WIDTH = 256  # the fixed width of a note (five fields: at most 3 x 20 digits, 2 x 64 hex digits, 4 spaces)
 
 
 class Moved(Exception):
@@ -169,7 +170,18 @@ class Ledger:
         if pending is not None:
             body += "\n" + pending.line()
         try:
-            statefiles.put_note("mirror-ledger", self.root, (body + "\n").encode("ascii"), key=self.note_key)
+            if pending is None and note is not None:
+                # One line of one width: written over the last note in place and fdatasynced (one data block,
+                # atomic against a crash of the process; a replace costs the file's and the folder's fsyncs and
+                # a rename). A note of another size (older, or with a pending line) is replaced instead.
+                data = (body.ljust(_NOTE_WIDTH - 1) + "\n").encode("ascii")
+                if statefiles.overwrite_note("mirror-ledger", self.root, data, key=self.note_key,
+                                             max_size=len(data), sync=True):
+                    data = b""
+            else:
+                data = (body + "\n").encode("ascii")
+            if data:
+                statefiles.put_note("mirror-ledger", self.root, data, key=self.note_key)
         except (OSError, MemoryBackendError) as exc:
             log.warning("cannot note the mirror state of %s: %s", self.relpath, exc)
         if pending is None:

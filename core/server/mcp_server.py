@@ -126,6 +126,14 @@ class McpServer(MCPServer):
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Run a tool; any anticipated failure becomes ``CODE: reason. Next: tool.`` with ``isError``."""
+        tool = self._tool_manager.get_tool(name)
+        unknown = sorted(set(arguments or {}) - set(tool.parameters.get("properties", {}))) if tool else []
+        if unknown:  # an argument the tool does not have is refused, never ignored (the agent meant something)
+            takes = ", ".join(tool.parameters.get("properties", {})) if tool else ""
+            refusal = Refusal("INVALID_ARGUMENT", f"{name} has no argument {', '.join(map(repr, unknown))} (it takes "
+                              f"{takes}); nothing was done", next=f"{name} with the argument fixed")
+            return CallToolResult(content=[TextContent(type="text", text=refusal.text)],
+                                  _meta={ERROR_META: refusal.to_json()}, is_error=True)
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -478,9 +478,11 @@ def open_regular_for_append(root: Path | str, relpath: str, *, create: bool = Tr
     return fd
 
 
-def overwrite_in_place(target: Path, data: bytes, *, truncate: bool = False, max_size: int | None = None) -> bool:
+def overwrite_in_place(target: Path, data: bytes, *, truncate: bool = False, max_size: int | None = None,
+                       sync: bool = False) -> bool:
     """Write ``data`` at the start of ``target`` in place (no rename: microseconds, where a replace costs two
-    journalled changes of the folder); ``truncate`` cuts what lay past it. Only a regular file with no other
+    journalled changes of the folder); ``truncate`` cuts what lay past it; ``sync``: ``fdatasync`` before
+    returning (one data block, against a replace's file and folder fsyncs). Only a regular file with no other
     link, opened with ``O_NOFOLLOW``, and (with ``max_size``) not bigger than that; ``False`` when ``target`` is
     anything else or missing (the caller then replaces it). A cut write leaves a note that does not parse."""
     try:
@@ -495,6 +497,8 @@ def overwrite_in_place(target: Path, data: bytes, *, truncate: bool = False, max
             return False
         if truncate and st.st_size > len(data):
             os.ftruncate(fd, len(data))
+        if sync:
+            os.fdatasync(fd)
         return True
     finally:
         os.close(fd)

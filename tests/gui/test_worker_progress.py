@@ -12,7 +12,7 @@ from PySide6.QtWidgets import QApplication
 
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
-from tests.gui.test_preferences import prefs  # noqa: F401 (the Preferences dialog, opened with Ctrl+,)
+from tests.gui.widgets.test_preferences import prefs  # noqa: F401 (the Preferences dialog, opened with Ctrl+,)
 from tests.gui.worker_gate import TICKS, run_while_held
 
 CTRL = Qt.KeyboardModifier.ControlModifier
@@ -60,7 +60,7 @@ def test_a_backend_switch_waits_for_the_worker_while_the_window_runs(qtbot, wind
 def test_a_prune_applies_on_the_worker_with_its_buttons_disabled(qtbot, sample_project):
     from core.insights import MEMORY_WORKING_PATH
     from core.insights import parse_insight_extraction_response as parse_reply
-    from tests.gui.test_prune_view import REPLY, load_reply, make_view
+    from tests.gui.views.test_prune_view import REPLY, load_reply, make_view
 
     view = make_view(qtbot, sample_project)
     load_reply(qtbot, view)
@@ -80,7 +80,7 @@ def test_a_prune_applies_on_the_worker_with_its_buttons_disabled(qtbot, sample_p
 def test_an_inbox_accept_writes_on_the_worker(qtbot, project, user_config_dir):
     from gui.session import ProjectSession
     from gui.views.inbox_view import InboxView
-    from tests.gui.test_inbox_view import MEMORY, _held
+    from tests.gui.views.test_inbox_view import MEMORY, _held
 
     root, _secret_id, _attack_id = _held(project, user_config_dir)
     view = InboxView(ProjectSession(root))
@@ -132,7 +132,7 @@ def test_a_switch_to_a_backend_with_the_same_text_keeps_the_document(qtbot, wind
 
 def test_the_audit_report_is_saved_on_the_worker(qtbot, sample_project):
     from core.insights import MEMORY_AUDIT_PATH
-    from tests.gui.test_audit_view import make_view
+    from tests.gui.views.test_audit_view import make_view
 
     view = make_view(qtbot, sample_project)
     report = sample_project / MEMORY_AUDIT_PATH

@@ -175,3 +175,36 @@ def test_the_firewall_screens_every_document_a_move_writes(pg: PgServer, project
     assert len(lines) == 1 and MEM in lines[0] and "firewall" in lines[0], lines
     assert (project / MEM).read_bytes() == before and TOKEN.encode() not in before
     assert load_settings(project).memory_backend == "postgres"  # the move stopped before the settings changed
+
+
+def test_the_ledger_note_is_rewritten_in_place_and_never_through_a_link(project: Path, tmp_path: Path, monkeypatch):
+    """One note of one width, written over in place (one fdatasync, no rename); a link or another file's hard link
+    at its name is replaced by name, its target never written."""
+    from core.backends.sqlite import SqliteMemoryBackend
+
+    monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(tmp_path / "user-config"))
+    (project / ".fusion").mkdir()
+    b = SqliteMemoryBackend()
+    b.initialize({"mirror": True}, project)
+    try:
+        b.write("# Project Memory\n")
+        for i in range(2):
+            b.append_document(MEM, lambda cur, i=i: f"\n- entry {i}\n")
+        note = project / ".fusion/memdesk/mirror/sqlite/.fusion__memory.md.ledger"
+        inode = note.stat().st_ino
+        b.append_document(MEM, lambda cur: "\n- entry 2\n")
+        assert note.stat().st_ino == inode and note.stat().st_size == 256  # in place, one width
+        planted = project / "planted.txt"
+        planted.write_text("not memdesk's\n", encoding="utf-8")
+        note.unlink()
+        os.link(planted, note)
+        b.append_document(MEM, lambda cur: "\n- entry 3\n")
+        assert planted.read_text(encoding="utf-8") == "not memdesk's\n" and note.stat().st_nlink == 1
+        note.unlink()
+        note.symlink_to(planted)
+        b.append_document(MEM, lambda cur: "\n- entry 4\n")
+        assert planted.read_text(encoding="utf-8") == "not memdesk's\n" and not note.is_symlink()
+        assert (project / MEM).read_text(encoding="utf-8") == b.read()
+        assert all(b.read().count(f"- entry {i}\n") == 1 for i in range(5))
+    finally:
+        b.shutdown()

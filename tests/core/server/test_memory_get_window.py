@@ -59,3 +59,27 @@ def test_memory_get_windows_as_fusions_fn_memory_get(real_project: Path, user_co
     # A value that is not a number is still a refusal in memdesk's one-line form, no validator text or links.
     assert bad.is_error and _text(bad).startswith("INVALID_ARGUMENT: lineCount")
     assert "pydantic" not in _text(bad) and "http" not in _text(bad) and "\n" not in _text(bad)
+
+
+def test_an_argument_a_tool_does_not_have_is_refused_not_ignored(layered_project: Path, user_config_dir: Path):
+    """An agent that passes ``path`` to memory_append (it has none) or ``startline`` to memory_get meant
+    something: the call is refused in one line naming the argument and the tool's arguments, and nothing is
+    written (the SDK's own argument model would drop it and append to today's note instead)."""
+    def documents() -> dict[Path, bytes]:  # memdesk's own state under .fusion/memdesk/ aside
+        return {p: p.read_bytes() for p in (layered_project / ".fusion").rglob("*")
+                if p.is_file() and "memdesk" not in p.parts}
+
+    before = documents()
+
+    async def body(s: ClientSession) -> list[Any]:
+        return [await s.call_tool("memory_append", {"content": "meant for one file", "path": "MEMORY.md"}),
+                await s.call_tool("memory_get", {"startline": 50})]
+
+    append, get = run_stdio(layered_project, user_config_dir, body)
+    assert append.is_error and _text(append) == (
+        "INVALID_ARGUMENT: memory_append has no argument 'path' (it takes content, layer, agent, project); "
+        "nothing was done. Next: memory_append with the argument fixed.")
+    assert get.is_error and _text(get).startswith("INVALID_ARGUMENT: memory_get has no argument 'startline' (it "
+                                                  "takes path, startLine, lineCount, project)")
+    assert get.meta["memdesk/error"]["code"] == "INVALID_ARGUMENT"
+    assert documents() == before

@@ -10,7 +10,7 @@ from pathlib import Path
 from core.storage.history import versions as history
 from core.storage.noticed import EXTERNAL_APPEND, EXTERNAL_CHANGE
 from gui.main_window import MainWindow
-from tests.gui.test_external_changes import APPEND, REWRITE, WAIT_MS, other_process
+from tests.gui.editor.test_external_changes import APPEND, REWRITE, WAIT_MS, other_process
 
 MEMORY = ".fusion/memory.md"
 

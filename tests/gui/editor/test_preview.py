@@ -16,7 +16,7 @@ from gui.editor.preview import SafeDocument
 from gui.editor.sections import find_headings, section_index
 
 MEMORY = ".fusion/memory.md"
-REAL = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
+REAL = Path(__file__).resolve().parents[2] / "data" / "fusion-real" / ".fusion" / "memory.md"
 
 
 @pytest.fixture

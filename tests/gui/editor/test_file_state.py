@@ -15,7 +15,7 @@ import pytest
 from gui.editor.file_state import undecodable, write_block_reason
 
 MEMORY = ".fusion/memory.md"
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def _chattr(flag: str, path: Path) -> bool:
@@ -79,7 +79,7 @@ def test_read_only_mount_is_read_only_at_open(open_editor, tmp_path: Path) -> No
                                            capture_output=True, check=False).returncode != 0:
         pytest.skip("cannot mount a file system here")
     try:
-        shutil.copytree(Path(__file__).resolve().parents[2] / "resources" / "sample", mount / "p")
+        shutil.copytree(Path(__file__).resolve().parents[3] / "resources" / "sample", mount / "p")
         subprocess.run(["mount", "-o", "remount,ro", str(mount)], check=True, capture_output=True)
         editor = open_editor(mount / "p")
         assert editor.text_edit.isReadOnly()

@@ -69,7 +69,7 @@ def test_redact_merge_supersede_and_ignore_once_edit_the_buffer(qtbot):
 def test_a_long_document_underlines_what_is_in_view_and_follows_the_scroll(qtbot):
     from pathlib import Path
 
-    real = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
+    real = Path(__file__).resolve().parents[2] / "data" / "fusion-real" / ".fusion" / "memory.md"
     text = real.read_text(encoding="utf-8") * 3 + "\n- Deploy key AKIAIOSFODNN7EXAMPLE\n"
     edit = MemoryTextEdit()
     qtbot.addWidget(edit)

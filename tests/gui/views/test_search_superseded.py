@@ -10,7 +10,7 @@ from PySide6.QtCore import Qt
 from core.search import derived
 from gui.session import ProjectSession
 from gui.views.search_view import SearchView
-from tests.gui.test_search_view import registry, use
+from tests.gui.views.test_search_view import registry, use
 
 OLD = "[superseded 2026-11-30] Narwhal leases expire on the worker clock"
 NEW = "Narwhal leases expire on the DB clock, never the worker clock"

@@ -14,7 +14,7 @@ from PySide6.QtWidgets import QApplication
 
 from gui.main_window import MainWindow
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 MEMORY = ".fusion/memory.md"
 WAIT_MS = 10_000
 

@@ -19,7 +19,7 @@ from gui.session import ProjectSession
 from gui.views.insights_view import InsightsView
 
 REPLY = ".fusion/extraction-reply.json"
-REAL_MEMORY = Path(__file__).resolve().parents[1] / "data" / "fusion-real" / ".fusion" / "memory.md"
+REAL_MEMORY = Path(__file__).resolve().parents[2] / "data" / "fusion-real" / ".fusion" / "memory.md"
 
 
 def make_view(qtbot, root: Path, size: tuple[int, int] = (1280, 800)) -> InsightsView:

@@ -23,7 +23,7 @@ from PySide6.QtWidgets import QApplication
 from gui.main_window import MainWindow
 from gui.recent import RecentProjects
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SEED_DB = REPO / "tests" / "data" / "fusion-seed-db"
 REAL_MEMORY = REPO / "tests" / "data" / "fusion-real" / ".fusion" / "memory.md"
 DB = ".fusion/fusion.db"
