@@ -41,14 +41,17 @@ _TAIL = 256  # bytes of the end compared on a hit (an edit at the end that keeps
 _KEEP = 8  # documents whose text is kept (a MiB each at most)
 
 
-class _Known(NamedTuple):
-    dev: int
-    ino: int
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    tail: bytes
-    text: str
+# The functional form (UP014 asks for the class form): real types, not the strings typing compiles one
+# by one for the class form under `from __future__ import annotations` (issue 19 item 7).
+_Known = NamedTuple("_Known", [  # noqa: UP014
+    ("dev", int),
+    ("ino", int),
+    ("size", int),
+    ("mtime_ns", int),
+    ("ctime_ns", int),
+    ("tail", bytes),
+    ("text", str),
+])
 
 
 _known: OrderedDict[str, _Known] = OrderedDict()

@@ -135,14 +135,16 @@ class StateRefused(MemoryBackendError):
         super().__init__(message, code, backend_id, cause)
 
 
-class StateWrite(NamedTuple):
-    """What a state write did: the file (path as shown), its real target, and whether bytes changed."""
-
-    name: str
-    path: str
-    target: Path
-    changed: bool
-    size: int
+# The functional form (UP014 asks for the class form): real types, not the strings typing compiles one
+# by one for the class form under `from __future__ import annotations` (issue 19 item 7).
+StateWrite = NamedTuple("StateWrite", [  # noqa: UP014
+    ("name", str),
+    ("path", str),
+    ("target", Path),
+    ("changed", bool),
+    ("size", int),
+])
+StateWrite.__doc__ = 'What a state write did: the file (path as shown), its real target, and whether bytes changed.'
 
 
 def _shown(value: object) -> str:
@@ -415,15 +417,17 @@ def _record(sf: StateFile, root: Path | str | None, directory: Path | None, rel:
         log.warning("the change to %s was written but not logged: %s", rel, exc)
 
 
-class StateChange(NamedTuple):
-    """One line of a state log: when, which file, who, why, and the new size."""
-
-    at: str
-    file: str
-    path: str
-    writer: str
-    source: str
-    size: int
+# The functional form (UP014 asks for the class form): real types, not the strings typing compiles one
+# by one for the class form under `from __future__ import annotations` (issue 19 item 7).
+StateChange = NamedTuple("StateChange", [  # noqa: UP014
+    ("at", str),
+    ("file", str),
+    ("path", str),
+    ("writer", str),
+    ("source", str),
+    ("size", int),
+])
+StateChange.__doc__ = 'One line of a state log: when, which file, who, why, and the new size.'
 
 
 def read_log(root: Path | str | None = None, *, directory: Path | None = None,

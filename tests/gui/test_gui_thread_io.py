@@ -1,6 +1,8 @@
-"""The GUI thread never writes a file, opens a database or connects (issue 19 item 6), checked with
-Python's audit hooks while the operator saves, switches backends, looks at History and the Audit, creates a
-document, applies a prune and saves a connection, through the real window and keys."""
+"""The GUI thread never reads or writes a file of the project or of memdesk's state, lists or stats one,
+opens a database or connects (issue 19 item 6), checked with Python's audit hooks and wrapped stat calls
+(tests/gui/gui_thread_io.py) while the operator opens a project, shows every view, saves, switches
+backends (file → sqlite → file, and postgres on a real cluster, where psycopg's connects are checked by
+their thread), applies a prune, closes the project and quits, through the real window and keys."""
 
 from __future__ import annotations
 
@@ -121,9 +123,9 @@ def test_open_every_view_save_switch_close_and_quit_read_nothing_on_the_gui_thre
 
 def test_a_postgres_switch_connects_off_the_gui_thread(qtbot, window, sample_project, pg, pg_connection,
                                                        monkeypatch):
-    """file → postgres → file with the real cluster: the audit hook cannot see libpq's own connect, so every
-    connection psycopg makes (the pool's, the change feed's, a connection check) names its thread at
-    psycopg's connect generator, wrapped here."""
+    """file → postgres, closed, opened again on postgres, → file, with the real cluster: the audit hook cannot
+    see libpq's own connect, so every connection psycopg makes (the pool's, the change feed's) names its
+    thread at psycopg's connect generator, wrapped here."""
     import threading
 
     import psycopg.generators
@@ -147,6 +149,10 @@ def test_a_postgres_switch_connects_off_the_gui_thread(qtbot, window, sample_pro
         qtbot.keyClicks(edit, "kept in postgres ")
         qtbot.keyClick(edit, Qt.Key.Key_S, CTRL)
         assert not window.editor.dirty
+        window._close_project()  # the pool and the change feed are closed on the worker
+        assert window.open_project(sample_project)  # bound to postgres: opening connects
+        assert window.session.backend.id == "postgres"
+        assert window.editor.text_edit.toPlainText().startswith("kept in postgres ")
         window.session.switch_backend("file")
         window._close_project()
     assert seen == [], "\n".join(seen)
