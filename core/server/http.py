@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project.model import Project
-from core.server import models, service
+from core.server import fast_append, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
 from core.server.refusals import scrub
@@ -282,12 +282,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
               responses={400: {"model": models.AppendResponse}})
     def post_append(body: models.AppendRequest, p: Proj, request: Request) -> Response:
         """Append one dated entry (seed 002): ``written``, ``skipped_duplicate``, or 400 ``skipped_empty``."""
-        if body.content.strip():
-            allow(request, p, "append", p.append_target(layer=body.layer, agent=body.agent, path=body.path))
-        result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
-                                author=author(request), source="http-append")
-        result.message = scrub(result.message, [(s.key, s.root) for s in served.served])  # no server paths
-        return _json(result, 400 if result.status == "skipped_empty" else 200)
+        return fast_append.append_response(served, p, body, request.scope)  # the fast path's answer too
 
     @app.get("/api/memory/backend", response_model=models.BackendResponse, tags=["backend"])
     def get_backend(p: Proj, request: Request) -> Response:
@@ -381,6 +376,8 @@ class _Dispatch:
         path = scope.get("path", "")
         if self.mcp is not None and scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
             await self._mcp(scope, receive, send)
+        elif path == fast_append.PATH and scope.get("method") == "POST" and scope["type"] == "http":
+            await fast_append.handle(self.api, scope, receive, send)  # type: ignore[arg-type]  # the FastAPI app
         elif path == "/api/settings" and scope.get("method") not in ("GET", "HEAD") and \
                 not _may_change_settings(scope.get("state", {}).get(ACCESS_KEY, FULL)):
             who = scope["state"][ACCESS_KEY]
