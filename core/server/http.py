@@ -27,12 +27,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project.model import Project
-from core.server import models, service
+from core.server import fast_append, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
 from core.server.refusals import scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
+from core.storage.fileio import TargetRefused
 from core.storage.readlog import client_label
 
 STATUS_BY_CODE = {
@@ -106,7 +107,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(MemoryBackendError)
     async def _backend(request: Request, exc: MemoryBackendError) -> JSONResponse:
-        return _error(STATUS_BY_CODE.get(exc.code, 500), _clean(request, exc.message), code=exc.code,
+        status = 409 if isinstance(exc, TargetRefused) else STATUS_BY_CODE.get(exc.code, 500)  # the file's state
+        return _error(status, _clean(request, exc.message), code=exc.code,
                       backend=exc.backend_id or None, currentHash=getattr(exc, "current_hash", None))
 
     @app.exception_handler(PathOutsideRootError)
@@ -280,12 +282,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
               responses={400: {"model": models.AppendResponse}})
     def post_append(body: models.AppendRequest, p: Proj, request: Request) -> Response:
         """Append one dated entry (seed 002): ``written``, ``skipped_duplicate``, or 400 ``skipped_empty``."""
-        if body.content.strip():
-            allow(request, p, "append", p.append_target(layer=body.layer, agent=body.agent, path=body.path))
-        result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
-                                author=author(request), source="http-append")
-        result.message = scrub(result.message, [(s.key, s.root) for s in served.served])  # no server paths
-        return _json(result, 400 if result.status == "skipped_empty" else 200)
+        return fast_append.append_response(served, p, body, request.scope)  # the fast path's answer too
 
     @app.get("/api/memory/backend", response_model=models.BackendResponse, tags=["backend"])
     def get_backend(p: Proj, request: Request) -> Response:
@@ -379,6 +376,8 @@ class _Dispatch:
         path = scope.get("path", "")
         if self.mcp is not None and scope["type"] == "http" and (path == "/mcp" or path.startswith("/mcp/")):
             await self._mcp(scope, receive, send)
+        elif path == fast_append.PATH and scope.get("method") == "POST" and scope["type"] == "http":
+            await fast_append.handle(self.api, scope, receive, send)  # type: ignore[arg-type]  # the FastAPI app
         elif path == "/api/settings" and scope.get("method") not in ("GET", "HEAD") and \
                 not _may_change_settings(scope.get("state", {}).get(ACCESS_KEY, FULL)):
             who = scope["state"][ACCESS_KEY]

@@ -64,6 +64,10 @@ def raise_open_files_limit(wanted: int = 65536) -> int:
     return soft
 
 
+class _HeadTooLarge(Exception):
+    """Raised in the parser's headers-complete callback to stop parsing a request refused with 431."""
+
+
 def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
     """uvicorn's HTTP protocol with ``limits`` (httptools; uvicorn's h11 protocol when httptools is missing,
     with the caps and the first request's header deadline only)."""
@@ -85,6 +89,8 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
         _timer: asyncio.TimerHandle | None = None
         _in_head = True  # the bytes arriving are a request line and headers (counted against header_bytes)
         _head_bytes = 0
+        _heads = 0  # requests whose headers have ended on this connection
+        _refused = False  # answered 431 and closing
         _wire_bytes = 0  # after the headers: the bytes received, and those of them that were body
         _body_bytes = 0
 
@@ -127,18 +133,29 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
 
         if staged:
             def data_received(self, data: bytes) -> None:
-                head = self._in_head
+                head, heads = self._in_head, self._heads
                 super().data_received(data)  # at most one read's bytes (256 KiB) past the limit are parsed
-                if head and self._in_head:
+                if self._heads != heads:
+                    return  # a request's headers ended within these bytes (a whole small request may come in one read)
+                if head:
                     self._head_bytes += len(data)
-                    if self._head_bytes > limits.header_bytes and not self.transport.is_closing():
-                        self.transport.write(too_large % (len(too_large_why), too_large_why))
-                        self.transport.close()
-                elif not head and not self._in_head:
+                    if self._head_bytes > limits.header_bytes:
+                        self._refuse_head()
+                elif not self._in_head:
                     # After the headers: what is not body (chunk sizes, extensions, trailers) is bounded too.
                     self._wire_bytes += len(data)
                     if self._wire_bytes - self._body_bytes > limits.header_bytes and not self.transport.is_closing():
                         self.transport.close()
+
+            def _refuse_head(self) -> None:
+                if not self.transport.is_closing():
+                    self._refused = True
+                    self.transport.write(too_large % (len(too_large_why), too_large_why))
+                    self.transport.close()
+
+            def send_400_response(self, msg: str) -> None:
+                if not self._refused:  # after a 431 the parser's stop is no second answer
+                    super().send_400_response(msg)
 
             def on_body(self, body: bytes) -> None:
                 self._body_bytes += len(body)
@@ -151,6 +168,12 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
 
             def on_headers_complete(self) -> None:
                 self._in_head, self._wire_bytes, self._body_bytes = False, 0, 0
+                self._heads += 1
+                # Headers that ended within one read were not counted as they came: their size, exactly.
+                size = len(self.url) + sum(len(n) + len(v) + 4 for n, v in self.headers)
+                if size > limits.header_bytes:
+                    self._refuse_head()
+                    raise _HeadTooLarge  # stops the parser here: the request never reaches the app
                 self._arm(limits.body_timeout)
                 super().on_headers_complete()
 
