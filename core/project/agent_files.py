@@ -19,7 +19,19 @@ from core.errors import MemoryBackendError
 from core.project.results import Changes
 
 if TYPE_CHECKING:
-    from core.project.model import Project
+    from typing import Protocol
+
+    from core.documents.layout import Layout
+
+    class Project(Protocol):
+        """What making the folder asks of the project (:class:`core.project.model.Project`, whose writes call this)."""
+
+        @property
+        def layout(self) -> Layout: ...
+
+        def exists(self, path: str | None = None) -> bool: ...
+
+        def create_document(self, path: str | None = None) -> Changes: ...
 
 
 def complete_agent_folder(project: Project, agent: str, written: str, today: date | None) -> tuple[Changes, list[str]]:

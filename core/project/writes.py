@@ -197,7 +197,7 @@ class ProjectWrites(ProjectReads):
         if agent is not None and not before and layered_format:  # a new agent file: its folder as Fusion makes it
             from core.project.agent_files import complete_agent_folder
 
-            made, more = complete_agent_folder(self, agent, rel, today)  # type: ignore[arg-type]
+            made, more = complete_agent_folder(self, agent, rel, today)
             changes, warnings = changes | made, warnings + more
         return AppendOutcome("written", file_path, rel, entries.tool_message_for("written", file_path), archived,
                              changes, tuple(warnings), flags)

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from typing import Protocol
 
     from core.documents.layout import Layout
-    from core.storage.pipeline import Writer
+    from core.storage.writers import Writer
 
     class Project(Protocol):
         """What this module asks of a project (:class:`core.project.model.Project`, above storage)."""
@@ -52,7 +52,7 @@ log = get_logger(__name__)
 
 EXTERNAL_CHANGE = "external-change"
 EXTERNAL_APPEND = "external-append"
-PROGRAM = "program"  # the writer kind (core.storage.pipeline.Writer) of a change memdesk did not make
+PROGRAM = "program"  # the writer kind (core.storage.writers.Writer) of a change memdesk did not make
 
 
 def record_noticed(project: Project, relpath: str, before: str | None, after: str | None, *,

@@ -33,6 +33,7 @@ from core.errors import MemoryBackendError
 from core.frozen import Record
 from core.logs import get_logger
 from core.storage.statefiles import project_paths
+from core.storage.writers import MEMDESK, OPERATOR, WRITER_KINDS, Writer, WriterKind  # noqa: F401 (callers import them here)
 
 if TYPE_CHECKING:
     from typing import Protocol
@@ -67,8 +68,6 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 
-WriterKind = Literal["operator", "cli", "token", "mcp", "program", "memdesk"]
-WRITER_KINDS: tuple[str, ...] = ("operator", "cli", "token", "mcp", "program", "memdesk")
 Op = Literal["append", "replace"]
 Status = Literal["written", "held", "refused", "skipped_empty", "skipped_duplicate"]
 FlagKind = Literal["secret", "injection", "near-duplicate", "contradiction"]
@@ -81,33 +80,6 @@ NOTE_APPENDS_UP_TO = 256 * 1024
 #: memdesk's own named state files a write may target besides the memory documents (project-relative): the
 #: project's single files of :data:`core.storage.statefiles.REGISTRY`, whose door (:func:`core.storage.statefiles.write`) writes them.
 STATE_FILES: frozenset[str] = project_paths()
-
-
-class Writer(Record):
-    """Who writes: the operator in the app, the CLI, an HTTP token, an MCP client, another program, memdesk."""
-
-    __slots__ = _fields = ("kind", "name")
-    kind: WriterKind
-    name: str | None
-
-    def __init__(self, kind: WriterKind, name: str | None = None) -> None:
-        if kind not in WRITER_KINDS:
-            raise ValueError(f"writer kind {kind!r} is not one of {', '.join(WRITER_KINDS)}")
-        self._set(kind=kind, name=name)
-
-    @property
-    def agent(self) -> bool:
-        """Whether the writer is an agent or another program rather than the operator or memdesk itself."""
-        return self.kind not in ("operator", "memdesk")
-
-    @property
-    def label(self) -> str:
-        """``kind:name`` (or ``kind``) as history and notices show the writer."""
-        return f"{self.kind}:{self.name}" if self.name else self.kind
-
-
-OPERATOR = Writer("operator")
-MEMDESK = Writer("memdesk")
 
 
 class WriteRequest(Record):
