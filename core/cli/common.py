@@ -168,7 +168,10 @@ def fail_from(exc: BaseException) -> CliError:
     if isinstance(exc, SettingsError | PathOutsideRootError):
         return CliError(str(exc), 2)
     if isinstance(exc, MemoryBackendError):
-        return CliError(f"{exc.message} [{exc.code}]", 2 if exc.code in BAD_INPUT_CODES or _state_refusal(exc) else 1)
+        from core.storage.fileio import TargetRefused  # a document that is a FIFO or hard link: bad state
+
+        bad = exc.code in BAD_INPUT_CODES or _state_refusal(exc) or isinstance(exc, TargetRefused)
+        return CliError(f"{exc.message} [{exc.code}]", 2 if bad else 1)
     sqlite3 = sys.modules.get("sqlite3")  # a SQLite error comes only from a process that imported it
     if sqlite3 is not None and isinstance(exc, sqlite3.Error):
         return CliError(database_reason(exc, _database_of(exc)), 1)

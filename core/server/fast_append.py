@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from core.server import models, service
 from core.server.access import FULL
@@ -51,9 +51,15 @@ def append_response(served: service.ServedProjects, p: Project, body: models.App
     result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
                             author=state.get(AUTHOR_KEY), source="http-append")
     result.message = scrub(result.message, [(s.key, s.root) for s in served.served])  # no server paths
+    if result.status == "skipped_empty":  # seed 002's body, and an error as every refusal has it (Fusion's shape)
+        return JSONResponse(result.model_dump(by_alias=True) | EMPTY_ERROR
+                            | {"details": {"code": EMPTY_ERROR["code"], "backend": p.backend.id}}, status_code=400)
     data = models.AppendResponse.__pydantic_serializer__.to_json(result, by_alias=True)
-    return Response(data, status_code=400 if result.status == "skipped_empty" else 200,
-                    media_type="application/json")
+    return Response(data, status_code=200, media_type="application/json")
+
+
+#: An empty append's refusal beside seed 002's body (whose message names the seed's tool).
+EMPTY_ERROR = {"error": "the entry is empty (only white space); nothing was written", "code": "EMPTY_ENTRY"}
 
 
 async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> None:

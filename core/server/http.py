@@ -33,6 +33,7 @@ from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
 from core.server.refusals import scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
+from core.storage.fileio import TargetRefused
 from core.storage.readlog import client_label
 
 STATUS_BY_CODE = {
@@ -106,7 +107,8 @@ def _install_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(MemoryBackendError)
     async def _backend(request: Request, exc: MemoryBackendError) -> JSONResponse:
-        return _error(STATUS_BY_CODE.get(exc.code, 500), _clean(request, exc.message), code=exc.code,
+        status = 409 if isinstance(exc, TargetRefused) else STATUS_BY_CODE.get(exc.code, 500)  # the file's state
+        return _error(status, _clean(request, exc.message), code=exc.code,
                       backend=exc.backend_id or None, currentHash=getattr(exc, "current_hash", None))
 
     @app.exception_handler(PathOutsideRootError)

@@ -330,6 +330,11 @@ def check_writable(root: Path | str, relpath: str, backend_id: str = "file") -> 
     return target
 
 
+class TargetRefused(MemoryBackendError):
+    """A document to write that is not a regular file or has other hard links: the file's state is refused
+    (bad input, like a link out; exit 2, HTTP 409), not a failure of the system. Nothing was changed."""
+
+
 def _check_writable_target(target: Path, relpath: str, backend_id: str) -> None:
     """Refuse a target that is not a regular file or that has other hard links (``WRITE_FAILED``)."""
     try:
@@ -337,10 +342,10 @@ def _check_writable_target(target: Path, relpath: str, backend_id: str) -> None:
     except FileNotFoundError:
         return
     if not stat.S_ISREG(st.st_mode):
-        raise MemoryBackendError(f"{relpath} is {file_kind(st.st_mode)}, not a regular file; memdesk writes only "
+        raise TargetRefused(f"{relpath} is {file_kind(st.st_mode)}, not a regular file; memdesk writes only "
                                  "regular files (replace it with one)", "WRITE_FAILED", backend_id)
     if st.st_nlink > 1:
-        raise MemoryBackendError(
+        raise TargetRefused(
             f"{relpath} has {st.st_nlink - 1} other hard link(s), so writing it would change another file too; "
             f"give it its own copy first (cp {relpath} {relpath}.new && mv {relpath}.new {relpath})",
             "WRITE_FAILED", backend_id)
