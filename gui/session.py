@@ -306,6 +306,12 @@ class ProjectSession(QObject):
 
     def adopt_settings(self, poll: Any) -> None:
         """Take what the watcher read (a change made elsewhere): settings, store, or why they cannot be read."""
+        watch = getattr(self, "_settings_watch", None)
+        if self.worker.busy and watch is not None:
+            # A write runs (a settings save of this window, maybe): what the watcher read may be older than
+            # it, and taking it after the write would undo it. The next look (within a second) reads again.
+            watch.invalidate()
+            return
         before, project = self.backend, self.project
         # A new backend may open a database or connect to a server: on the worker, after any write queued.
         if poll.read is not None:

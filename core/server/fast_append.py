@@ -24,7 +24,7 @@ from urllib.parse import parse_qsl
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
 
 from core.server import models, service
 from core.server.access import FULL
@@ -51,9 +51,15 @@ def append_response(served: service.ServedProjects, p: Project, body: models.App
     result = service.append(p, body.content, layer=body.layer, agent=body.agent, path=body.path,
                             author=state.get(AUTHOR_KEY), source="http-append")
     result.message = scrub(result.message, [(s.key, s.root) for s in served.served])  # no server paths
+    if result.status == "skipped_empty":  # seed 002's body, and an error as every refusal has it (Fusion's shape)
+        return JSONResponse(result.model_dump(by_alias=True) | EMPTY_ERROR
+                            | {"details": {"code": EMPTY_ERROR["code"], "backend": p.backend.id}}, status_code=400)
     data = models.AppendResponse.__pydantic_serializer__.to_json(result, by_alias=True)
-    return Response(data, status_code=400 if result.status == "skipped_empty" else 200,
-                    media_type="application/json")
+    return Response(data, status_code=200, media_type="application/json")
+
+
+#: An empty append's refusal beside seed 002's body (whose message names the seed's tool).
+EMPTY_ERROR = {"error": "the entry is empty (only white space); nothing was written", "code": "EMPTY_ENTRY"}
 
 
 async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> None:
@@ -98,8 +104,9 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
 
 def _parse(api: FastAPI, scope: Scope, body: bytes) -> tuple[Project, models.AppendRequest] | None:
     """The project and the body, when this request is one the fast path answers exactly as the route would."""
-    if not any(k == b"content-type" and v.split(b";")[0].strip().lower() == b"application/json"
-               for k, v in scope.get("headers", ())):
+    # The first Content-Type, as the route reads it (Starlette's ``headers.get``): a second one never decides.
+    kind = next((v for k, v in scope.get("headers", ()) if k == b"content-type"), b"")
+    if kind.split(b";")[0].strip().lower() != b"application/json":
         return None
     try:
         pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True,

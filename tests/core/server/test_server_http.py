@@ -197,7 +197,10 @@ def test_append_statuses_follow_seed_002(serve, token, sample_project):
     assert dup.json()["message"].startswith("Memory entry already present (no-op)")
     empty = c.post("/api/memory/append", json={"content": " \n\t "})
     assert empty.status_code == 400 and empty.json()["status"] == "skipped_empty"
-    assert empty.json()["message"] == "Error: VALIDATION_ERROR — memory_write content cannot be empty"
+    assert empty.json()["message"] == "Error: VALIDATION_ERROR — memory_write content cannot be empty"  # seed 002
+    # ... and, as every refusal, an error in one line with its code, in Fusion's shape: nothing about memory_write.
+    assert empty.json()["error"] == "the entry is empty (only white space); nothing was written"
+    assert empty.json()["code"] == empty.json()["details"]["code"] == "EMPTY_ENTRY"
     assert c.post("/api/memory/append", json={"content": 3}).status_code == 400
     assert c.post("/api/memory/append", json={"content": "x", "layer": "weekly"}).status_code == 400
     seed_daily = c.post("/api/memory/append", json={"content": "a daily note", "layer": "daily"})
