@@ -221,7 +221,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     """The MCP server over ``served``; ``tokens`` names the HTTP callers and gives their scopes (``None`` over
     stdio, where ``access`` is the scope ``memdesk mcp`` was started with)."""
     mcp = McpServer(served, name="memdesk", title="memdesk", instructions=INSTRUCTIONS, version=server_version(),
-                    log_level="WARNING", website_url="https://github.com/runfusion/fusion")
+                    log_level="WARNING")  # no website_url: memdesk has no page of its own to name
 
     def access_of(headers: Any) -> Access:
         if tokens is None or headers is None:
