@@ -63,13 +63,16 @@ def _not_a_memory_database(root: Path, db_path: Path) -> str | None:
     if not stat.S_ISREG(st.st_mode):
         return "is not a regular file"
     if st.st_size:
-        try:
-            with open(db_path, "rb") as f:
-                head = f.read(16)
+        try:  # not through a link, and never waiting on a FIFO swapped in since the lstat
+            fd = os.open(db_path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            try:
+                head = os.read(fd, 16)
+            finally:
+                os.close(fd)
         except OSError as exc:
             return f"cannot be read: {exc.strerror or exc}"
         if head != b"SQLite format 3\x00":
-            return "is not an SQLite database"
+            return "is not an SQLite database (move it aside, or name another database)"
     return None
 
 

@@ -24,6 +24,11 @@ OWN_FILE = (".fusion", "memdesk", "settings.json")
 FUSION_DB = (".fusion", "fusion.db")
 
 
+#: The user's Fusion connections file and Fusion's home (core.settings.store.connections: CONNECTIONS_FILE,
+#: FUSION_HOME_ENV): copies, so an append does not import the connections module to learn two names.
+CONNECTIONS_FILE = "fusion.json"
+FUSION_HOME_ENV = "MEMDESK_FUSION_HOME"
+
 #: Largest settings file read here; a bigger one is left to the full settings code, which says why.
 MAX_JSON = 1 << 20
 
@@ -58,11 +63,11 @@ def _simple_store(root: Path) -> bool:
     """Whether the settings are in ``config.json`` alone: no Fusion database and no running Fusion to ask."""
     if os.path.exists(os.path.join(root, *FUSION_DB)):
         return False
-    from core.settings.store.connections import CONNECTIONS_FILE, fusion_home
     from core.storage import userdirs
 
+    fusion_home = Path(os.environ.get(FUSION_HOME_ENV) or Path.home() / ".fusion")  # connections.fusion_home()
     return not (userdirs.user_config_dir() / CONNECTIONS_FILE).exists() and \
-        not (fusion_home() / "settings.json").exists()
+        not (fusion_home / "settings.json").exists()
 
 
 def configured_backend(root: Path) -> str | None:

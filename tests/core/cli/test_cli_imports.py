@@ -99,7 +99,7 @@ APPEND_FREE = ("pydantic", "core.settings.model", "core.documents.load_rules", "
 #: `concurrent.futures` with `queue` (history's worker is core.storage.history.jobs), or `getpass` with `termios`
 #: (core.storage.userdirs.login_name).
 SEED_APPEND_FREE = (*APPEND_FREE, "dataclasses", "inspect", "ast", "dis", "copy", "logging", "traceback", "tokenize",
-                    "concurrent.futures", "queue", "getpass", "termios")
+                    "concurrent.futures", "queue", "getpass", "termios", "core.settings.store.connections")
 
 
 def run_cli(root: Path, tmp_path: Path, *args: str, modules: tuple[str, ...] = APPEND_FREE) -> dict:
@@ -270,6 +270,9 @@ def test_the_light_copies_of_constants_match_their_sources():
     assert set(light._FIELDS) | set(light._MODEL_ONLY) == set(settings.ALIAS_TO_FIELD)
     assert set(light._OWN) == settings.OWN_KEYS
     assert LAYERED_DEFAULT_BACKEND_ID in light.FILE_BACKENDS
+    from core.settings.store import connections
+
+    assert (light.CONNECTIONS_FILE, light.FUSION_HOME_ENV) == (connections.CONNECTIONS_FILE, connections.FUSION_HOME_ENV)
 
 
 def test_the_light_user_config_path_is_the_user_configs(monkeypatch, tmp_path: Path):
