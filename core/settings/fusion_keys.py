@@ -16,6 +16,11 @@ model id, thinking level, command, URL, template or path: a string; ``…Enabled
 ``…Ms``: a number), and where that was not plain from the schema file the key takes any JSON value
 (``ANY``), still bounded in size. Fusion's own ``PUT /api/settings`` checks the type of
 ``memoryBackendType`` alone (docs/settings.md), so each check here is at least as strict as Fusion's.
+Nine of those ``undefined`` keys were typed from the ``ProjectSettings`` interface of
+``packages/core/src/types.ts`` (the index's version of 143,478 characters, whose commit the index does not
+name): ``approvedWorkflowCliCommands``/``approvedCliAutonomyAdapters`` ``string[]``, ``engineLastActiveAt``,
+``reliabilityStatsResetAt`` ``string``, ``testMode`` ``boolean``, ``voiceInput``/``secretsEnv`` objects,
+``taskEvaluationRetention`` ``number``.
 
 ``experimentalFeatures`` is global-only in Fusion; memdesk serves no ``/api/settings/global``, and its
 ``GET /api/settings`` answers the flags from the project's store (the dashboard's Memory view reads
@@ -127,11 +132,16 @@ PROJECT_KEY_TYPES: dict[str, str] = {
         scripts sqliteMigrationNotice researchSettings sandbox evalSettings
     """),
     **_keys(ANY, """
-        approvedWorkflowCliCommands approvedCliAutonomyAdapters engineLastActiveAt testMode voiceInput secretsEnv
-        requiredChecks reliabilityStatsResetAt defaultAgentPermissionPolicy reportModeByAction reportTarget
-        reportTargetByAction taskOutputLanguage scriptMetadata taskEvaluationRetention taskTokenBudget
-        agentPrompts promptOverrides postgresMigrationInboxMessageSentAt ephemeralAgentTaskCreationPolicy
+        requiredChecks defaultAgentPermissionPolicy reportModeByAction reportTarget reportTargetByAction
+        taskOutputLanguage scriptMetadata taskTokenBudget agentPrompts promptOverrides
+        postgresMigrationInboxMessageSentAt ephemeralAgentTaskCreationPolicy
     """),
+    # Defaults left undefined in settings-schema.ts whose type is in ProjectSettings (types.ts):
+    **_keys(ARRAY, "approvedWorkflowCliCommands approvedCliAutonomyAdapters"),  # string[]
+    **_keys(STRING, "engineLastActiveAt reliabilityStatsResetAt"),
+    **_keys(BOOLEAN, "testMode"),
+    **_keys(OBJECT, "voiceInput secretsEnv"),  # VoiceInputSettings, SecretsEnvSettings
+    **_keys(NUMBER, "taskEvaluationRetention"),
     "agentMemoryInclusionMode": STRING,  # global in Fusion; memdesk models it and sends it there (fusion_api)
 }
 
@@ -215,6 +225,10 @@ def _shown(value: Any) -> str:
     return "an array" if isinstance(value, list) else type(value).__name__
 
 
+def _name(key: str) -> str:
+    return repr(key) if len(key) <= 80 else repr(key[:80]) + "…"
+
+
 def check_fusion_value(key: str, value: Any) -> None:
     """Raise :class:`SettingsError` (one line, naming ``key``) unless ``value`` may be stored under ``key``.
 
@@ -225,10 +239,10 @@ def check_fusion_value(key: str, value: Any) -> None:
     if kind is None:
         if key in GLOBAL_ONLY_KEYS:
             raise SettingsError(
-                f"{key!r} is one of Fusion's global settings, not a project's: change it in Fusion "
+                f"{_name(key)} is one of Fusion's global settings, not a project's: change it in Fusion "
                 "(its PUT /api/settings/global); memdesk does not serve Fusion's global settings",
                 field=key, reason="global setting")
-        raise SettingsError(f"unknown setting {key!r}: neither memdesk's nor one of Fusion's project settings "
+        raise SettingsError(f"unknown setting {_name(key)}: neither memdesk's nor one of Fusion's project settings "
                             f"(Runfusion/Fusion {FUSION_COMMIT[:8]})", field=key, reason="unknown setting")
     if value is None:
         return

@@ -153,3 +153,15 @@ def test_the_cli_takes_the_same_keys(user_config_dir: Path, config_json_project:
     glob = cli("set", "daemonToken", "x")
     assert glob.returncode == 2 and "global" in glob.stderr
     assert _bytes(root) == before
+
+
+def test_a_hostile_key_is_named_in_one_short_line(serve, token, config_json_project: Path):
+    root = config_json_project
+    before = _bytes(root)
+    client = serve(root, mcp=False).client(token)
+    for key in ("x" * 10_000, "auto\nMerge", "__proto__", "constructor", ""):
+        resp = client.put("/api/settings", json={key: True})
+        assert resp.status_code == 400, key[:20]
+        error = resp.json()["error"]
+        assert "\n" not in error and len(error) < 400 and "unknown setting" in error
+    assert _bytes(root) == before
