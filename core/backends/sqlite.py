@@ -209,6 +209,12 @@ class SqliteMemoryBackend(MemoryBackend):
             return None
         if row is None and not step.changed:
             self._store("", source, record=False)
+        if step.changed and step.in_step and look.data is not None:
+            # Agents' lines taken in: their note is put down as pending before the commit (the ledger's crash
+            # rule), else a crash after the commit and before the note takes them in again on the next look.
+            led = self._ledger
+            led.save(led.load(fileio.content_hash(row[0] if row else "")),
+                     led.note_for(look.dev, look.ino, look.data[:step.upto], step.base))
         if step.changed:
             fileio.check_size(step.base.encode("utf-8"), MEMORY_FILE_PATH, self.id)
             # The version before an agent's change is kept too (it is a change memdesk did not make).
@@ -246,10 +252,10 @@ class SqliteMemoryBackend(MemoryBackend):
         try:
             if appended and step.in_step and look.data is not None and look.plain:
                 between, _end = led.append(look.dev, look.ino, look.data[:step.upto], appended, "-")
-                led.end_append()
-                if not between:
-                    prefix = look.data[:step.upto] + appended.encode("utf-8")
+                if not between:  # the entry's note goes once the ledger's is down (save ends it): a crash
+                    prefix = look.data[:step.upto] + appended.encode("utf-8")  # between, the entry is not retaken
                     return led.save(led.note_for(look.dev, look.ino, prefix, content))
+                led.end_append()
                 content = self._take_late(between)
                 with led.look() as look:
                     late, _end, dev, ino = led.replace(look, content)

@@ -12,6 +12,8 @@ import json
 import sys
 
 from core.cli.common import CliError, add_common, emit_json, fail_from, project_root
+from core.errors import SettingsError
+from core.settings.fusion_keys import check_fusion_value, fusion_key_type
 from core.settings.model import ALIAS_TO_FIELD, FIELD_ALIASES, OWN_KEYS, ProjectSettings, read_settings
 from core.settings.store.base import StoreInfo, StoreReadOnlyError
 from core.settings.store.own import OWN_PATH
@@ -46,7 +48,13 @@ def _alias(key: str) -> str:
         return key
     if key in FIELD_ALIASES:
         return FIELD_ALIASES[key]
-    raise CliError(f"unknown setting {key!r}; known settings: {', '.join(sorted(ALIAS_TO_FIELD))}", 2)
+    if fusion_key_type(key) is not None:  # one of Fusion's other project settings (core.settings.fusion_keys)
+        return key
+    try:
+        check_fusion_value(key, None)
+    except SettingsError as exc:
+        raise CliError(f"{exc}; memdesk's settings: {', '.join(sorted(ALIAS_TO_FIELD))}", 2) from exc
+    raise CliError(f"unknown setting {key!r}", 2)  # pragma: no cover (check_fusion_value refused it)
 
 
 def _dump(settings: ProjectSettings) -> dict:
@@ -72,7 +80,7 @@ def cmd_get(args: argparse.Namespace) -> int:
     values = _dump(read.settings)
     if args.key:
         key = _alias(args.key)
-        value = values[key]
+        value = values[key] if key in values else read.fusion_raw.get(key)
         print(json.dumps(value) if args.json or not isinstance(value, str) else value)
         print(f"memdesk: {key} from {_where(key, read.store)}", file=sys.stderr)
         return 0
@@ -114,11 +122,13 @@ def _update(args: argparse.Namespace, patch: dict) -> int:
     store = ProjectStore(root)
     try:
         updated = store.update_settings(patch)
-        info = read_settings(root).store
+        read = read_settings(root)
+        info = read.store
     except Exception as exc:
         raise _fail(exc) from exc
     key = next(iter(patch))
-    value = _dump(updated)[key]
+    dumped = _dump(updated)
+    value = dumped[key] if key in dumped else read.fusion_raw.get(key)
     if args.json:
         emit_json({key: value, "store": info.to_json() if key not in OWN_KEYS else {"kind": "memdesk", "path": OWN_PATH}})
     else:

@@ -104,8 +104,9 @@ def _replay(messages: list[Message], receive: Receive) -> Receive:
 
 def _parse(api: FastAPI, scope: Scope, body: bytes) -> tuple[Project, models.AppendRequest] | None:
     """The project and the body, when this request is one the fast path answers exactly as the route would."""
-    if not any(k == b"content-type" and v.split(b";")[0].strip().lower() == b"application/json"
-               for k, v in scope.get("headers", ())):
+    # The first Content-Type, as the route reads it (Starlette's ``headers.get``): a second one never decides.
+    kind = next((v for k, v in scope.get("headers", ()) if k == b"content-type"), b"")
+    if kind.split(b";")[0].strip().lower() != b"application/json":
         return None
     try:
         pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True,

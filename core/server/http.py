@@ -367,10 +367,22 @@ class _Dispatch:
     """
 
     MAX_SESSIONS = 10_000
+    #: Open MCP sessions one token may hold. The SDK keeps at most 10,000 sessions (~38 KB each) for 30 idle
+    #: minutes and answers 503 past that: one token opening sessions in a loop shut every other client out.
+    PER_TOKEN = 64
 
-    def __init__(self, api: ASGIApp, mcp: ASGIApp | None) -> None:
+    def __init__(self, api: ASGIApp, mcp: ASGIApp | None, live: Any = None) -> None:
         self.api, self.mcp = api, mcp
         self.owners: dict[str, str | None] = {}
+        self.live = live  # () -> the session ids the SDK still holds (None: not known)
+
+    def _held_by(self, who: str | None) -> int:
+        """How many open sessions ``who`` holds (sessions the SDK closed are forgotten here)."""
+        live = self.live() if self.live is not None else None
+        if live is not None:
+            for sid in [sid for sid in self.owners if sid not in live]:
+                del self.owners[sid]
+        return sum(1 for owner in self.owners.values() if owner == who)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         path = scope.get("path", "")
@@ -378,7 +390,7 @@ class _Dispatch:
             await self._mcp(scope, receive, send)
         elif path == fast_append.PATH and scope.get("method") == "POST" and scope["type"] == "http":
             await fast_append.handle(self.api, scope, receive, send)  # type: ignore[arg-type]  # the FastAPI app
-        elif path == "/api/settings" and scope.get("method") not in ("GET", "HEAD") and \
+        elif path in ("/api/settings", "/api/settings/global") and scope.get("method") not in ("GET", "HEAD") and \
                 not _may_change_settings(scope.get("state", {}).get(ACCESS_KEY, FULL)):
             who = scope["state"][ACCESS_KEY]
             what = "settings" if who.scope != "write" else "settings (its --path globs limit it to those documents)"
@@ -395,6 +407,11 @@ class _Dispatch:
         if session is not None and session in self.owners and self.owners[session] != who:
             await _send_json(send, 403, {"error": "this MCP session was opened with another token; open your own "
                                          "session (initialize) with this token", "code": "SESSION_TOKEN"})
+            return
+        if session is None and scope.get("method") == "POST" and self._held_by(who) >= self.PER_TOKEN:
+            await _send_json(send, 429, {"error": f"token {who!r} holds {self.PER_TOKEN} open MCP sessions, the most "
+                                         "one token may; close one (DELETE /mcp with its mcp-session-id) or reuse "
+                                         "it; an idle one closes after 30 minutes", "code": "SESSION_LIMIT"})
             return
 
         async def remember(message: Message) -> None:
@@ -441,4 +458,5 @@ def create_app(served: ServedProjects, tokens: TokenStore, *, port: int, host: s
     api = create_api(served, lifespan=lifespan)
     names = {"127.0.0.1", "localhost", "::1", host, *allow_hosts}
     # Lifespan events pass the guard untouched and reach the API, which runs the MCP session manager.
-    return Guard(_Dispatch(api, mcp_handler), tokens=tokens, host_names=names, port=port)
+    live = (lambda: getattr(manager, "_server_instances", None)) if mcp else None  # the SDK's open sessions
+    return Guard(_Dispatch(api, mcp_handler, live), tokens=tokens, host_names=names, port=port)

@@ -10,7 +10,8 @@ uvicorn's httptools protocol, before any byte reaches the app (so before the tok
 - **header size**: a request line and headers over ``header_bytes`` are refused with 431 and the connection
   closed (httptools sets no limit: one connection sending an endless header held the event loop for
   seconds and grew the server by ~1.7 GB in 8 s); after the headers, the bytes that are not body (chunk
-  sizes and extensions, trailers) are held to the same bound, and the connection is closed past it;
+  sizes and extensions, trailers) are held to the same bound (plus the body's own size, so a body in small
+  chunks passes), and the connection is closed past it;
 - **body timeout**: a body must be complete within ``body_timeout`` seconds of its headers;
 - **per-address cap**: at most ``per_address`` open connections from one client address; more are
   reset at once, so one client cannot take the connections every other client needs;
@@ -27,6 +28,8 @@ import logging
 import resource
 from dataclasses import dataclass
 from typing import Any
+
+from core.server.guard import MAX_BODY_BYTES
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +146,13 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
                         self._refuse_head()
                 elif not self._in_head:
                     # After the headers: what is not body (chunk sizes, extensions, trailers) is bounded too.
+                    # Framing in proportion to a body is a body sent in small chunks (a generator's lines: ~6
+                    # bytes a chunk), not an attack: it is allowed up to the body's size (at most the guard's
+                    # limit) beyond the bound; one-byte chunks (6 of framing a byte) and trailers still stop.
                     self._wire_bytes += len(data)
-                    if self._wire_bytes - self._body_bytes > limits.header_bytes and not self.transport.is_closing():
+                    framing = self._wire_bytes - self._body_bytes
+                    if framing > limits.header_bytes + min(self._body_bytes, MAX_BODY_BYTES) and \
+                            not self.transport.is_closing():
                         self.transport.close()
 
             def _refuse_head(self) -> None:

@@ -27,6 +27,7 @@ from pydantic import (
 )
 
 from core.errors import SettingsError
+from core.settings.fusion_keys import check_fusion_value
 from core.settings.schema import (  # noqa: F401 (the seed contract's names, re-exported)
     DEFAULT_INSIGHT_SCHEDULE,
     DEFAULT_MIN_INTERVAL_MS,
@@ -210,10 +211,9 @@ def _normalise_patch(patch: Mapping[str, Any]) -> dict[str, Any]:
             out[key] = value
         elif key in FIELD_ALIASES:
             out[FIELD_ALIASES[key]] = value
-        else:
-            known = ", ".join(sorted(ALIAS_TO_FIELD))
-            raise SettingsError(f"unknown setting {key!r}; known settings: {known}", field=key,
-                                reason="unknown setting")
+        else:  # one of Fusion's other project settings, checked by its JSON type (core.settings.fusion_keys)
+            check_fusion_value(key, value)
+            out[key] = value
     return out
 
 
@@ -248,8 +248,8 @@ def update_settings_read(root: Path | str, patch: Mapping[str, Any], *, base: Ma
     if "memoryBackend" not in combined and combined.get(LEGACY_BACKEND_KEY):
         combined["memoryBackend"] = combined[LEGACY_BACKEND_KEY]
     if base is not None:
-        _check_stale({**ProjectSettings().model_dump(by_alias=True), **combined}, base, changes)
-    fusion_patch = {k: v for k, v in changes.items() if k in FUSION_KEYS}
+        _check_stale({**ProjectSettings().model_dump(by_alias=True), **fusion_raw, **combined}, base, changes)
+    fusion_patch = {k: v for k, v in changes.items() if k not in OWN_KEYS}  # modelled or checked by fusion_keys
     own_patch = {k: v for k, v in changes.items() if k in OWN_KEYS}
     merged = dict(combined)
     for key, value in changes.items():

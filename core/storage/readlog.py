@@ -107,6 +107,13 @@ def client_label(raw: str | None) -> str | None:
     return cut.strip() or None
 
 
+_MAX_INT = 2**63 - 1  # SQLite's largest integer
+
+
+def _fit(n: int) -> int:
+    return max(0, min(int(n), _MAX_INT))
+
+
 def now() -> str:
     """The time stamp a read gets: UTC, milliseconds, ISO 8601."""
     return datetime.now(UTC).isoformat(timespec="milliseconds")
@@ -203,7 +210,8 @@ class _Writer:
                 try:
                     conn = conns.get(db) or conns.setdefault(db, _connect(db))
                     self._insert(conn, events)
-                except (sqlite3.Error, OSError) as exc:  # the read itself was served; say why it went unrecorded
+                except Exception as exc:  # noqa: BLE001 - the read was served; say why it went unrecorded, and go on
+                    # (any error: this thread dying would leave every later read off the record)
                     log.warning("%d read(s) not recorded in %s: %s", len(events), db, exc)
                     conns.pop(db, None)
             for w in waiters:
@@ -248,6 +256,10 @@ def record(event: ReadEvent, db: Path | None = None) -> None:
                 atexit.register(flush, 5.0)  # a short-lived ``memdesk mcp`` still records its last reads
     if event.client is not None and client_label(event.client) != event.client:
         event = replace(event, client=client_label(event.client))  # a client's name is bounded, one line
+    numbers = (event.size, event.start_line, event.end_line, event.total_lines)
+    if any(not 0 <= n <= _MAX_INT for n in numbers):  # a client's startLine of 2**70 fits no SQLite integer
+        event = replace(event, size=_fit(event.size), start_line=_fit(event.start_line),
+                        end_line=_fit(event.end_line), total_lines=_fit(event.total_lines))
     _writer.add(db or _current_log_path(), event)
 
 

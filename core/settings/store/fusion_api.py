@@ -39,7 +39,8 @@ log = logging.getLogger(__name__)
 #: Keys Fusion's GET adds that are not settings (stripped before a PUT, as Fusion's route does).
 SERVER_KEYS = ("githubTokenConfigured", "prAuthAvailable", "trackingAuthAvailable", "trackingAuthReason")
 #: Memory settings Fusion keeps in its global (user) scope: changed through ``PUT /api/settings/global``.
-GLOBAL_KEYS = frozenset({"agentMemoryInclusionMode"})
+GLOBAL_KEYS = frozenset({"agentMemoryInclusionMode",
+                         "experimentalFeatures"})  # the dashboard's flags (core.settings.fusion_keys)
 TIMEOUT_S = 3.0
 CONNECT_TIMEOUT_S = 0.5
 

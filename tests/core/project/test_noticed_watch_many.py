@@ -53,3 +53,34 @@ def test_the_first_look_over_many_documents_holds_each_without_passing_over_the_
     monkeypatch.setattr(fileio, "read_in_root", lambda root, rel, *a, **k: reads.append(rel) or real(root, rel, *a, **k))
     watch.scan()
     assert reads == []
+
+
+def test_the_watch_waits_in_proportion_to_its_scans(layered_project: Path, monkeypatch):
+    """On a project whose scan takes long (20,000 documents: ~0.25 s of lstat), scanning every second kept an
+    idle server at ~19 % of a CPU; the watch now waits at least SCAN_SHARE times its last scan. A fake clock:
+    no time is measured here."""
+    from core.project import noticed_watch
+
+    clock = [1000.0]
+    monkeypatch.setattr(noticed_watch, "_clock", lambda: clock[0])
+    watch = NoticeWatch(Project(layered_project), interval_s=1.0)
+    costs = iter([0.5, 0.001, 0.2])
+    waits: list[float] = []
+
+    def scan(now: float | None = None) -> None:
+        clock[0] += next(costs)
+
+    class Wake:
+        def wait(self, timeout: float) -> bool:
+            waits.append(round(timeout, 6))
+            if len(waits) == 3:
+                watch._stop.set()  # noqa: SLF001
+            return False
+
+        def clear(self) -> None:
+            pass
+
+    monkeypatch.setattr(watch, "scan", scan)
+    watch._wake = Wake()  # noqa: SLF001
+    watch._loop()  # noqa: SLF001
+    assert waits == [0.5 * noticed_watch.SCAN_SHARE, 1.0, 0.2 * noticed_watch.SCAN_SHARE]

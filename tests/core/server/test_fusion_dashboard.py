@@ -159,8 +159,7 @@ def test_the_dashboard_shows_its_memory_view(memdesk_serve, layered_project):
     with _api(base, token) as api:
         features = api.get("/settings?projectId=layered").json()["experimentalFeatures"]
         assert features["memoryView"] is True
-        # Flags Fusion itself stored in the project's settings are answered as they are (memdesk's PUT takes
-        # only the settings it knows; Fusion's own settings UI writes these).
+        # Flags Fusion itself stored in the project's settings are answered as they are.
         config = layered_project / ".fusion" / "config.json"
         stored = json.loads(config.read_text(encoding="utf-8"))
         stored["settings"]["experimentalFeatures"] = {"memoryView": False, "insights": True}
@@ -168,6 +167,35 @@ def test_the_dashboard_shows_its_memory_view(memdesk_serve, layered_project):
         assert api.get("/settings?projectId=layered").json()["experimentalFeatures"] == {"memoryView": False,
                                                                                          "insights": True}
         # The other project's settings are its own.
+        assert api.get("/settings?projectId=sample").json()["experimentalFeatures"] == {"memoryView": True}
+
+
+def test_the_dashboard_turns_its_memory_view_off_and_changes_fusions_other_settings(memdesk_serve, layered_project):
+    """Issue 23 item 5: the dashboard's switch sends ``PUT /api/settings`` ``{"experimentalFeatures": {...}}``
+    and its settings toggles Fusion's other project settings (``autoMerge``); memdesk takes each by the type
+    Fusion gives it (``core/settings/fusion_keys.py``, Runfusion/Fusion ``settings-schema.ts`` at 00982d1c),
+    writes it to the project's store and answers it on the next GET. A key Fusion does not have is 400 in
+    Fusion's error shape and changes no byte."""
+    base, token = memdesk_serve
+    config = layered_project / ".fusion" / "config.json"
+    with _api(base, token) as api:
+        resp = api.put("/settings?projectId=layered", json={"experimentalFeatures": {"memoryView": False}})
+        assert resp.status_code == 200, resp.text
+        assert resp.json()["experimentalFeatures"] == {"memoryView": False}
+        assert api.get("/settings?projectId=layered").json()["experimentalFeatures"]["memoryView"] is False
+        assert json.loads(config.read_text(encoding="utf-8"))["settings"]["experimentalFeatures"] == {
+            "memoryView": False}
+        assert api.put("/settings?projectId=layered", json={"autoMerge": False}).status_code == 200
+        assert api.get("/settings?projectId=layered").json()["autoMerge"] is False
+        before = config.read_bytes()
+        refused = api.put("/settings?projectId=layered", json={"autoMerge": "off", "maxConcurrent": 9})
+        assert refused.status_code == 400
+        assert refused.json()["details"]["field"] == "autoMerge" and "boolean" in refused.json()["error"]
+        unknown = api.put("/settings?projectId=layered", json={"notAFusionSetting": True})
+        assert unknown.status_code == 400 and set(unknown.json()["details"]) >= {"code", "backend", "field"}
+        assert unknown.json()["details"]["field"] == "notAFusionSetting"
+        assert config.read_bytes() == before
+        # The other project's flags are its own.
         assert api.get("/settings?projectId=sample").json()["experimentalFeatures"] == {"memoryView": True}
 
 

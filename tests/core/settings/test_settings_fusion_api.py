@@ -235,3 +235,25 @@ def test_a_fusion_kept_for_every_project_leaves_the_projects_it_does_not_run_alo
     other = tmp_path / "other"
     other.mkdir()
     assert detect_store(other).info.kind == "config-json"  # not read-only: that Fusion does not run it
+
+
+def test_fusions_other_project_settings_go_to_its_api_and_its_flags_to_the_global_route(connected):
+    """Issue 23 item 5: a key of Fusion's project settings memdesk does not model (``autoMerge``) is sent as a
+    minimal patch to ``PUT /api/settings``; the dashboard's ``experimentalFeatures`` (global-only in Fusion,
+    ``settings-schema.ts`` at 00982d1c) to ``PUT /api/settings/global``; a key Fusion does not have, or a
+    wrong type, is refused before any request."""
+    root, fusion = connected
+    fusion.state.requests.clear()
+    update_settings(root, {"autoMerge": False})
+    update_settings(root, {"experimentalFeatures": {"memoryView": False}})
+    assert [(p, b) for m, p, b in fusion.state.requests if m == "PUT"] == [
+        ("/api/settings", {"autoMerge": False}),
+        ("/api/settings/global", {"experimentalFeatures": {"memoryView": False}})]
+    assert fusion.state.projects["proj_1"]["settings"]["autoMerge"] is False
+    assert read_settings(root).fusion_raw["experimentalFeatures"] == {"memoryView": False}
+    fusion.state.requests.clear()
+    for patch in ({"noSuchSetting": 1}, {"autoMerge": "no"}, {"themeMode": "dark"}):
+        with pytest.raises(SettingsError) as info:
+            update_settings(root, patch)
+        assert info.value.field == next(iter(patch))
+    assert not [r for r in fusion.state.requests if r[0] == "PUT"]
