@@ -390,7 +390,7 @@ class _Dispatch:
             await self._mcp(scope, receive, send)
         elif path == fast_append.PATH and scope.get("method") == "POST" and scope["type"] == "http":
             await fast_append.handle(self.api, scope, receive, send)  # type: ignore[arg-type]  # the FastAPI app
-        elif path == "/api/settings" and scope.get("method") not in ("GET", "HEAD") and \
+        elif path in ("/api/settings", "/api/settings/global") and scope.get("method") not in ("GET", "HEAD") and \
                 not _may_change_settings(scope.get("state", {}).get(ACCESS_KEY, FULL)):
             who = scope["state"][ACCESS_KEY]
             what = "settings" if who.scope != "write" else "settings (its --path globs limit it to those documents)"

@@ -449,5 +449,8 @@ def remove(project: Project, rel: str, expected: str, *, writer: Writer, source:
             return skipped
         history.record_version(project.root, rel, current, source, author=author if author is not None
                                else writer.name)
+        if fileio.read_bytes(target, backend.id) != raw:  # an agent's ``>>`` (no lock) while history recorded it
+            raise MemoryBackendError(f"{rel} changed while it was being removed; nothing was removed", "CONFLICT",
+                                     backend.id)
         fileio.remove_file(fileio.resolve_in_root(project.root, rel))  # the name: a link's target is never removed
     return Outcome("written", rel, True, before=current, flags=verdict.flags, warnings=_warning(verdict))

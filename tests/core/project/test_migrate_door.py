@@ -64,3 +64,29 @@ def test_a_legacy_link_inside_the_project_loses_only_its_name(layered_project: P
     apply_migration(project, plan_migration(project))  # type: ignore[arg-type]
     assert not (layered_project / LEGACY).is_symlink() and not (layered_project / LEGACY).exists()
     assert (notes / "legacy.md").read_text(encoding="utf-8") == TEXT
+
+
+def test_an_agents_line_appended_while_the_removal_is_recorded_is_never_lost(layered_project: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    """An agent appends to the legacy file with ``>>`` (no lock) while history records its text (a FULL commit,
+    milliseconds): the removal stops (CONFLICT) and the legacy file keeps the agent's line."""
+    import subprocess
+
+    legacy = layered_project / LEGACY
+    legacy.write_text(TEXT, encoding="utf-8")
+    real = history.record_version
+
+    def and_an_agent_appends(*args, **kwargs):
+        found = real(*args, **kwargs)
+        if "before migrate" not in args:  # the removal's record only
+            return found
+        subprocess.run(["sh", "-c", f"printf '\\n- an agent line during migrate\\n' >> {LEGACY}"], cwd=layered_project,
+                       check=True)
+        return found
+
+    monkeypatch.setattr(history, "record_version", and_an_agent_appends)
+    project = Project(layered_project)
+    with pytest.raises(Exception) as info:
+        apply_migration(project, plan_migration(project))  # type: ignore[arg-type]
+    assert "changed while it was being removed" in str(info.value)
+    assert legacy.read_text(encoding="utf-8") == TEXT + "\n- an agent line during migrate\n"
