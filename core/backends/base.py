@@ -71,6 +71,31 @@ def _own_settings_model(cls: type) -> bool:
     return any("settings_model" in vars(c) for c in cls.__mro__ if c is not MemoryBackend)
 
 
+#: Text a backend takes in without memdesk writing it (an agent's ``>>`` to a mirror file, another host's
+#: change) is shown to this screen once it is in: ``screen(root, path, text, before, origin)``. The firewall
+#: installs it (:mod:`core.firewall.imports`); it reports, never stops the import (the text is already there).
+ImportScreen = Callable[[Path, str, str, str | None, str], None]
+_import_screen: list[ImportScreen] = []
+
+
+def install_import_screen(screen: ImportScreen) -> None:
+    """Install the screen of taken-in text (one per process; the last installed wins)."""
+    _import_screen[:] = [screen]
+
+
+def screen_import(root: Path | None, path: str, text: str, before: str | None, origin: str) -> None:
+    """Show ``text`` (taken into ``path`` of the project at ``root``; ``before``: the text it was added to) to the
+    installed screen; never raises (the import stands whatever the screen says)."""
+    if not text or root is None or not _import_screen:
+        return
+    try:
+        _import_screen[0](root, path, text, before, origin)
+    except Exception as exc:  # a report, never a reason to lose or repeat the agent's text
+        import logging
+
+        logging.getLogger(__name__).warning("the firewall did not screen the text imported into %s: %s", path, exc)
+
+
 class MemoryBackend(ABC):
     """A place where project memory lives. Construct cheaply; do real work in :meth:`initialize`."""
 

@@ -23,7 +23,13 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from core.backends import mirror_ledger as ledger_mod
-from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptions, MemorySearchResult
+from core.backends.base import (
+    BackendSettings,
+    MemoryBackend,
+    MemorySearchOptions,
+    MemorySearchResult,
+    screen_import,
+)
 from core.backends.pg import documents as docs
 from core.backends.pg import mirror as mirror_mod
 from core.backends.pg import search as pg_search
@@ -121,6 +127,7 @@ class PostgresMemoryBackend(MemoryBackend):
         self._chunks = docs.ChunkCache()
         self._seen: dict[str, tuple[tuple[int, int] | None, str | None]] = {}
         self._unmirrorable: set[str] = set()
+        self._imports: dict[str, list[tuple[str, str | None, str]]] = {}
         self._watches: list[Watch] = []
         self._policy: RetentionPolicy = project_retention_policy(self.root)
         self.warnings: list[str] = []
@@ -180,6 +187,7 @@ class PostgresMemoryBackend(MemoryBackend):
         """Take the agents' additions to the mirror file into the database, once (:mod:`core.backends.mirror_ledger`)."""
         if self.mirror is None or look is None:
             return row, None
+        self._imports[path] = []  # the text this transaction takes in, screened once it commits (_mirror_out)
         try:
             step = self._ledger(path).step(look, row.content if row else None, self._whole(conn, path, row))
         except MemoryBackendError as exc:  # not UTF-8...: never imported, never overwritten
@@ -188,6 +196,7 @@ class PostgresMemoryBackend(MemoryBackend):
             self._warn(f"{path} is not mirrored: {exc}")
             self._unmirrorable.add(path)
             return row, None
+        self._other_hosts(path, row, step)
         if not step.changed:
             return row, step
         try:
@@ -196,7 +205,28 @@ class PostgresMemoryBackend(MemoryBackend):
             self._warn(f"the edit of {path} was not imported: {exc}")
             self._unmirrorable.add(path)
             return row, None
+        self._imports[path].append((step.imported, row.content if row else None, "mirror"))
         return self._put(conn, path, step.base, row, "mirror-import", "mirror"), step
+
+    def _other_hosts(self, path: str, row: docs.DocRow | None, step: ledger_mod.Step) -> None:
+        """Queue for the screen what other hosts changed since this host last mirrored ``path`` (their appended
+        text, or the whole text they replaced it with). Looked at only when the file is out of step with the
+        database (an append in step costs nothing more)."""
+        if row is None or step.in_step or self.mirror is None:
+            return
+        last = self.mirror.last(path)
+        if last is None or last.hash == row.hash:
+            return
+        head = row.content[:last.length]
+        if len(row.content) >= last.length and fileio.content_hash(head) == last.hash:
+            self._imports[path].append((row.content[last.length:], head, "other-host"))
+        else:
+            self._imports[path].append((row.content, None, "other-host"))
+
+    def _screen_imports(self, path: str) -> None:
+        """After the commit: the text taken in is shown to the firewall, once (it reports; the text stays)."""
+        for text, before, origin in self._imports.pop(path, ()):
+            screen_import(self.root, path, text, before, origin)
 
     def _put(self, conn: Any, path: str, text: str, row: docs.DocRow | None, source: str,
              author: str | None) -> docs.DocRow:
@@ -226,6 +256,7 @@ class PostgresMemoryBackend(MemoryBackend):
         (noted first, so a crash part-way is finished, never imported as an agent's text); anything else
         is renamed over the file. Agents' bytes that land meanwhile (found by offset) are taken in, once,
         in one more transaction, and the file rewritten if their order differs from the database's."""
+        self._screen_imports(path)
         if self.mirror is None or look is None or step is None or row is None or path in self._unmirrorable:
             return
         led = self._ledger(path)
@@ -261,7 +292,9 @@ class PostgresMemoryBackend(MemoryBackend):
         with self.db.transaction(f"mirror import {path}") as conn:
             docs.lock(conn, self.project_key, path)
             row = docs.fetch(conn, self.project_key, path, self._chunks)
-            return self._put(conn, path, (row.content if row else "") + text, row, "mirror-import", "mirror")
+            done = self._put(conn, path, (row.content if row else "") + text, row, "mirror-import", "mirror")
+        screen_import(self.root, path, text, row.content if row else None, "mirror")
+        return done
 
     def _noted(self, path: str, row: docs.DocRow, note: ledger_mod.Note) -> None:
         """The file is in step: note it (and the old-style note of what was mirrored, which merges use)."""

@@ -22,7 +22,13 @@ from typing import Literal
 from pydantic import Field
 
 from core.backends import mirror_ledger as ledger_mod
-from core.backends.base import BackendSettings, MemoryBackend, MemorySearchOptions, MemorySearchResult
+from core.backends.base import (
+    BackendSettings,
+    MemoryBackend,
+    MemorySearchOptions,
+    MemorySearchResult,
+    screen_import,
+)
 from core.documents.layout import SEED_MEMORY as MEMORY_FILE_PATH
 from core.errors import MemoryBackendError, PathOutsideRootError
 from core.search.db import Database
@@ -213,7 +219,13 @@ class SqliteMemoryBackend(MemoryBackend):
             fileio.check_size(step.base.encode("utf-8"), MEMORY_FILE_PATH, self.id)
             # The version before an agent's change is kept too (it is a change memdesk did not make).
             self._store(step.base, source, mirror_hash=fileio.content_hash(step.base))
+            self._screen_import(step.imported, row[0] if row else None)
         return step
+
+    def _screen_import(self, text: str, before: str | None) -> None:
+        """The firewall sees the agents' ``text`` once the transaction taking it in commits (only that text)."""
+        if text:
+            self._db.after_commit(lambda: screen_import(self.root, MEMORY_FILE_PATH, text, before, "mirror"))
 
     def _sync_locked(self, source: str) -> None:
         """Under the file lock: take the mirror's news in, then bring the file in step (after the commit)."""
@@ -268,8 +280,10 @@ class SqliteMemoryBackend(MemoryBackend):
     def _take_late(self, text: str) -> str:
         """Agents' ``text`` found past memdesk's look, appended to the content in its own transaction."""
         with self._db.transaction():
-            content = self._content() + text
+            before = self._content()
+            content = before + text
             self._store(content, "mirror-import", record=False, mirror_hash=fileio.content_hash(content))
+            self._screen_import(text, before)
         return content
 
     def _resync(self) -> None:

@@ -78,6 +78,19 @@ def _state_rows(root: Any, since: Any, client: str | None) -> list[dict[str, Any
     return rows
 
 
+def _flagged(change: Any) -> dict[str, Any]:
+    """A firewall report's warning line and flags (:mod:`core.firewall.imports`); nothing for any other change."""
+    if change.source != "firewall-import" or not change.text:
+        return {}
+    import json
+
+    warning, _, flags = change.text.partition("\n")
+    try:
+        return {"warning": warning, "flags": json.loads(flags)}
+    except ValueError:
+        return {"warning": warning}
+
+
 def cmd_activity(args: argparse.Namespace) -> int:
     """Print the activity (or one read's text)."""
     from core.storage import readlog
@@ -117,7 +130,7 @@ def cmd_activity(args: argparse.Namespace) -> int:
                 if args.client and args.client.lower() not in (c.author or "").lower():
                     continue
                 rows.append({"kind": c.kind, "at": c.time, "path": c.path, "client": c.author, "source": c.source,
-                             "label": c.label, "size": c.size})
+                             "label": c.label, "size": c.size, **_flagged(c)})
     except CliError:
         raise
     except Exception as exc:
@@ -139,4 +152,6 @@ def cmd_activity(args: argparse.Namespace) -> int:
                   f"{r['hash'][:12]}  by {who} via {r['via']}  [#{r['id']}]")
         else:
             print(f"{when}  {r['kind']:<7}  {r['path']}  {r['label']}  by {readlog.client_label(r['client']) or '?'}")
+            if r.get("warning"):  # the memory firewall's report on imported text (never the secret itself)
+                print(f"    {r['warning']}")
     return 0

@@ -34,3 +34,10 @@ class LazyScreen:
 def lazy_screen(root: Path | str) -> LazyScreen:
     """The screen :class:`~core.project.Project` installs: the firewall, loaded on the first write."""
     return LazyScreen(root)
+
+
+def screen_import(root: Path, path: str, text: str, before: str | None, origin: str) -> None:
+    """The firewall's screen on text a backend took in (:mod:`core.firewall.imports`, loaded on the first one)."""
+    from core.firewall.imports import screen_import as screen
+
+    screen(root, path, text, before, origin)

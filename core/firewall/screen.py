@@ -49,7 +49,10 @@ class FirewallScreen:
         """The rules' findings on ``request`` (no policy applied)."""
         return self.engine.scan(request.text, current=request.current, op=request.op, key=request.path)
 
-    def __call__(self, request: WriteRequest) -> ScreenVerdict:
+    def judge(self, request: WriteRequest) -> tuple[Screening, list[tuple[Finding, str]], str, tuple[Flag, ...],
+                                                    str | None]:
+        """The rules and the policy on ``request``, nothing acted on: the screening, each finding with its
+        action, the strictest action, the flags shown and the rules' errors (``None``: none)."""
         policy = load_policy(self.root)
         screening = self.scan(request)
         writer = request.writer
@@ -59,7 +62,11 @@ class FirewallScreen:
         error_action = policy.action(writer.kind, writer.name, "error", "error") if reasons else "allow"
         action = max([a for _, a in decided] + [error_action], key=SEVERITY.__getitem__, default="allow")
         shown = tuple(_flag(f) for f, a in decided if a != "allow")
-        reason = "; ".join(reasons) or None
+        return screening, decided, action, shown, "; ".join(reasons) or None
+
+    def __call__(self, request: WriteRequest) -> ScreenVerdict:
+        screening, decided, action, shown, reason = self.judge(request)
+        writer = request.writer
         if action in ("allow", "warn"):
             return ScreenVerdict("write", shown, reason=reason)
         stopping = [f for f, a in decided if a == action]

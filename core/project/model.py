@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from core.backends.base import MemoryBackend
+from core.backends.base import MemoryBackend, install_import_screen
 from core.backends.registry import MemoryBackendRegistry, default_registry, resolve_memory_backend
 from core.documents.layout import Layout
 from core.errors import MemoryBackendError, SettingsError
-from core.firewall import lazy_screen
+from core.firewall import lazy_screen, screen_import
 from core.logs import get_logger
 from core.project.history import _MAX_VERSION_ID as _MAX_VERSION_ID
 from core.project.history import ProjectHistory
@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # core.settings imports pydantic: a project given its setting
 CONFIG_PATH = ".fusion/config.json"  # core.settings.CONFIG_PATH (a test keeps the two in step)
 
 log = get_logger(__name__)
+install_import_screen(screen_import)  # mirror imports and other hosts' changes pass the firewall too
 
 
 class Project(ProjectHistory):

@@ -52,12 +52,14 @@ def recent_changes(project: Project, since: datetime, *, path: str | None = None
         if _when(v.created_at) >= since and allowed(v.path):
             out.append(Change(time=v.created_at, path=v.path, kind="replace", source=v.source, label=v.label,
                               author=v.author, size=v.size))
-    if not project.backend_history:
-        for e in list_events(project.root, path, scan):
-            if _when(e.created_at) >= since and allowed(e.path):
-                text = e.text if len(e.text) <= 400 else e.text[:399] + "…"
-                out.append(Change(time=e.created_at, path=e.path, kind="append", source=e.source,
-                                  label=source_label(e.source), author=e.author, size=e.size, text=text))
+    # a backend with its own history (postgres) keeps only the firewall's reports here (core.firewall.imports)
+    for e in list_events(project.root, path, scan):
+        if project.backend_history and e.source != "firewall-import":
+            continue
+        if _when(e.created_at) >= since and allowed(e.path):
+            text = e.text if len(e.text) <= 400 else e.text[:399] + "…"
+            out.append(Change(time=e.created_at, path=e.path, kind="append", source=e.source,
+                              label=source_label(e.source), author=e.author, size=e.size, text=text))
     out.sort(key=lambda c: _when(c.time), reverse=True)
     return RecentResult(since=since.isoformat(timespec="seconds"), changes=out[:limit])
 

@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from core.errors import SettingsError
+from core.settings.fusion_keys import MEMDESK_SERVED_GLOBAL, fusion_key_type
 from core.settings.model import FUSION_KEYS, OWN_KEYS, ProjectSettings, SettingsRead, read_settings
 from core.settings.store.base import StoreReadOnlyError
 from core.settings.store.fusion_api import SERVER_KEYS, FusionApiError
@@ -79,6 +80,25 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
     async def put_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
         """Change settings with a patch (``null`` deletes a key) where each lives; answers the merged settings."""
         changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
+        try:
+            read = await run_in_threadpool(_update, p, changes)
+        except SettingsError as exc:
+            return _refusal(exc)
+        return settings_body(read)
+
+
+    @app.put("/api/settings/global", tags=["settings"])
+    async def put_global_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
+        """Fusion's dashboard's ``updateGlobalSettings``: memdesk takes only ``experimentalFeatures`` here (its
+        Memory-view switch), kept in the project's store where ``GET /api/settings`` reads it (the project
+        named by ``?projectId=``, else the first served); Fusion's other global settings are refused."""
+        changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
+        for key in changes:
+            if key not in MEMDESK_SERVED_GLOBAL:
+                where = ("a project setting: use PUT /api/settings" if fusion_key_type(key) is not None
+                         else "not served by memdesk (only experimentalFeatures is)")
+                shown = key if len(key) <= 80 else key[:80] + "…"
+                return _refusal(SettingsError(f"{shown!r} is {where}; nothing was saved", field=key))
         try:
             read = await run_in_threadpool(_update, p, changes)
         except SettingsError as exc:

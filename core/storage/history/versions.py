@@ -53,6 +53,7 @@ _LABELS = {
     "migrate": "before migration", "http": "before an HTTP write", "mcp": "before an MCP write",
     "append": "agent append", "agent-append": "agent append", "cli-append": "CLI append",
     "external-change": "before another program's change", "external-append": "another program's append",
+    "firewall-import": "imported text the memory firewall flagged",
 }
 
 

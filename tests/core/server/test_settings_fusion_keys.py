@@ -165,3 +165,27 @@ def test_a_hostile_key_is_named_in_one_short_line(serve, token, config_json_proj
         error = resp.json()["error"]
         assert "\n" not in error and len(error) < 400 and "unknown setting" in error
     assert _bytes(root) == before
+
+
+def test_the_dashboards_global_save_takes_only_its_memory_view_flags(serve, tokens, token,
+                                                                     config_json_project: Path):
+    """Fusion's dashboard saves global settings with ``PUT /api/settings/global`` and no ``projectId``
+    (``packages/dashboard/app/api/global-and-pi-settings.ts`` ``updateGlobalSettings`` at 776e90bf); there memdesk
+    takes ``experimentalFeatures`` alone, into the project's store (the first served when none is named), and
+    refuses the rest in one line; a token that may not change settings gets 403, nothing written."""
+    root = config_json_project
+    running = serve(root, mcp=False)
+    client = running.client(token)
+    resp = client.put("/api/settings/global", json={"experimentalFeatures": {"memoryView": False}})
+    assert resp.status_code == 200, resp.text
+    assert client.get("/api/settings").json()["experimentalFeatures"] == {"memoryView": False}
+    assert _config(root)["experimentalFeatures"] == {"memoryView": False}
+    before = _bytes(root)
+    for patch, words in (({"themeMode": "dark"}, "not served by memdesk"), ({"autoMerge": False}, "PUT /api/settings"),
+                         ({"experimentalFeatures": {"memoryView": 1}}, "boolean")):
+        refused = client.put("/api/settings/global", json=patch)
+        assert refused.status_code == 400 and words in refused.json()["error"], refused.text
+        assert refused.json()["details"]["field"] == next(iter(patch))
+    reader = running.client(tokens.create("reader", scope="read"))
+    assert reader.put("/api/settings/global", json={"experimentalFeatures": {"memoryView": True}}).status_code == 403
+    assert _bytes(root) == before
