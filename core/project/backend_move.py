@@ -21,13 +21,14 @@ the other.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from core.backends import postgres_move as db
 from core.documents.layout import Layout
-from core.errors import MemoryBackendError
+from core.errors import MemoryBackendError, PathOutsideRootError
 from core.project.model import Project
 from core.settings.model import ProjectSettings, load_settings, update_settings
 from core.storage import fileio, pipeline
@@ -96,10 +97,24 @@ def _checked(project: Project, paths: list[str], report: MoveReport | None) -> l
     return kept
 
 
-def _write(project: Project, path: str, text: str) -> bool:
+def _on_disk(root: Path, paths: Iterable[str]) -> dict[str, str | None]:
+    """The SHA-256 of each file's bytes now (right after the move read it): a file that changes after this (an
+    agent's ``>>`` takes no lock) is never written over by the move, which stops with ``CONFLICT`` instead.
+    ``None`` for a file that cannot be read here (stages "what" and "where" name it before anything is written)."""
+    found: dict[str, str | None] = {}
+    for path in paths:
+        try:
+            found[path] = fileio.sha256_hex(fileio.read_bytes(fileio.resolve_in_root(root, path), "file") or b"")
+        except (OSError, MemoryBackendError, PathOutsideRootError):
+            found[path] = None
+    return found
+
+
+def _write(project: Project, path: str, text: str, expected_hash: str | None = None) -> bool:
     """One document through the pipeline (source ``backend-move``); whether it changed. A held or refused write
-    stops the move (the settings are not changed)."""
-    done = pipeline.replace(project, path, text, writer=WRITER, source=SOURCE, author=AUTHOR)
+    stops the move (the settings are not changed), and so does a file changed since ``expected_hash``."""
+    done = pipeline.replace(project, path, text, writer=WRITER, source=SOURCE, author=AUTHOR,
+                            expected_hash=expected_hash)
     if done.status != "written":
         raise MemoryBackendError(f"{path} was {done.status} by the write screen ({done.reason or 'no reason given'})"
                                  "; the move stopped and the settings were not changed", "CONFLICT",
@@ -143,6 +158,7 @@ def move_to_postgres(root: Path, connection: str, project_key: str | None = None
         raise MemoryBackendError("the project already uses the postgres backend", "INVALID_CONFIG", "postgres")
     key = project_key or default_project_key(root)
     files = project_documents(root)
+    disk = _on_disk(root, files)
     backend = PostgresMemoryBackend()
     backend.initialize({"connection": connection, "projectKey": key, "mirror": False}, root)
     report = MoveReport("to-postgres", key)
@@ -170,7 +186,7 @@ def move_to_postgres(root: Path, connection: str, project_key: str | None = None
         for path, text in files.items():
             # The files become the mirror: each holds the moved text (a database-backed backend's file may be
             # behind; its text is kept in local history), then noted as mirrored.
-            _write(to_files, path, text)
+            _write(to_files, path, text, disk[path])
             mirror.remember(path, text)
     finally:
         to_files.close()
@@ -200,9 +216,10 @@ def move_to_files(root: Path) -> MoveReport:
             text = backend.read_document(path)  # with the mirror on, an agent's edit of the file is taken in first
             if text is not None:
                 texts[path] = text
+        disk = _on_disk(root, texts)
         for path, text in texts.items():
             report.versions_copied += db.copy_db_history(backend, root, path)
-            if not _write(project, path, text):
+            if not _write(project, path, text, disk[path]):
                 report.unchanged.append(path)
         for path, text in texts.items():
             on_disk = fileio.read_text(fileio.resolve_in_root(root, path), "postgres") or ""

@@ -30,7 +30,7 @@ from core.project.model import Project
 from core.server import fast_append, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
-from core.server.refusals import scrub
+from core.server.refusals import bounded, scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 from core.storage.fileio import TargetRefused
@@ -97,7 +97,7 @@ def _clean(request: Request, text: str) -> str:
     """``text`` without server paths (clients may be remote): a served project's folder as its key, any
     other absolute path hidden (:func:`core.server.refusals.scrub`)."""
     served = getattr(request.app.state, "served", None)
-    return scrub(text, [(s.key, s.root) for s in served.served] if served is not None else [])
+    return bounded(scrub(text, [(s.key, s.root) for s in served.served] if served is not None else []))
 
 
 def _install_error_handlers(app: FastAPI) -> None:

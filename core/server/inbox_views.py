@@ -16,6 +16,7 @@ from pydantic import Field
 
 from core.firewall.inbox import Inbox, InboxError
 from core.project.model import Project
+from core.server.refusals import bounded
 
 Status = Literal["pending", "accepted", "rejected", "all"]
 
@@ -48,7 +49,8 @@ def register_http(app: Any, project_dependency: Any, allow: Any) -> None:
         try:
             return JSONResponse(inbox_items(p, status, id))
         except ValueError as exc:
-            return JSONResponse({"error": str(exc), "code": "INVALID_INBOX"}, status_code=400)
+            return JSONResponse({"error": bounded(str(exc)), "code": "INVALID_INBOX",
+                                 "details": {"code": "INVALID_INBOX", "backend": None}}, status_code=400)
 
 
 def register_mcp(mcp: Any, project_of: Any, read_hints: Any, refusal: Any) -> None:

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
+from core.storage.fileio import TargetRefused
 
 __all__ = ["Refusal", "refusal_of", "scrub", "validation_refusal"]
 
@@ -65,7 +66,7 @@ class Refusal(Exception):
     @property
     def text(self) -> str:
         """``CODE: reason. Next: tool.`` on one line."""
-        reason = " ".join(self.reason.split()).rstrip(".")
+        reason = bounded(self.reason).rstrip(".")
         hint = f" Next: {self.next}." if self.next else ""
         return f"{self.code}: {reason}.{hint}"
 
@@ -74,10 +75,22 @@ class Refusal(Exception):
 
     def to_json(self) -> dict[str, Any]:
         """The structured form sent beside the text (``error``)."""
-        out: dict[str, Any] = {"code": self.code, "message": " ".join(self.reason.split()), "next": self.next}
+        out: dict[str, Any] = {"code": self.code, "message": bounded(self.reason), "next": self.next}
         if self.extra:
             out.update(self.extra)
         return out
+
+
+#: The longest reason sent: a refusal that quotes a caller's 5,000-character id or name whole says no more.
+MAX_REASON = 1000
+
+
+def bounded(text: str) -> str:
+    """``text`` on one line and at most :data:`MAX_REASON` characters, saying how much was cut."""
+    line = " ".join(text.split())
+    if len(line) <= MAX_REASON:
+        return line
+    return f"{line[:MAX_REASON]}… ({len(line) - MAX_REASON:,} characters cut)"
 
 
 _HOME = str(Path.home())
@@ -150,6 +163,10 @@ def refusal_of(exc: BaseException, roots: Iterable[tuple[str, Any]] = ()) -> Ref
             extra = {"currentHash": current}
             return Refusal(code, f"{scrub(exc.message, roots)}; the document's current hash is {current}",
                            extra=extra)
+        if isinstance(exc, TargetRefused):  # the file's state (a FIFO, hard links): retrying cannot help
+            return Refusal(code, for_agents(scrub(exc.message, roots)),
+                           next="memory_files to pick another document; tell the operator this one is not a "
+                                "plain file")
         return Refusal(code, for_agents(scrub(exc.message, roots)))
     if isinstance(exc, PathOutsideRootError):
         return Refusal("INVALID_PATH", scrub(str(exc), roots))

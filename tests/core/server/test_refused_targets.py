@@ -40,3 +40,26 @@ def test_a_planted_document_is_refused_as_bad_state_by_the_cli_and_http(layered_
     assert AGENT_DOC in got.json()["error"]
     assert {k: v for k, v in snapshot(layered_project).items() if not k.startswith(".fusion/memdesk")} == \
         {k: v for k, v in before.items() if not k.startswith(".fusion/memdesk")}
+
+
+@pytest.mark.parametrize("kind", ["hard link", "fifo"])
+def test_mcp_tells_the_agent_another_try_cannot_help(layered_project, user_config_dir, kind):
+    """Over MCP the same refusal is a tool error whose next step is not "the same tool again" (the file's state
+    will not change by retrying): another document, and the operator told."""
+    from mcp.client import ClientSession
+
+    from tests.core.server.test_server_mcp import _text, run_stdio
+
+    _plant(layered_project, kind)
+    before = snapshot(layered_project)
+
+    async def body(s: ClientSession):
+        return [await s.call_tool("memory_append", {"content": "an agent's entry", "agent": "bot",
+                                                    "layer": "long-term"})]
+
+    (res,) = run_stdio(layered_project, user_config_dir, body)
+    text = _text(res)
+    assert res.is_error and text.startswith("WRITE_FAILED:") and "\n" not in text, text
+    assert "same tool again" not in text and "Next: memory_files" in text and "operator" in text, text
+    assert {k: v for k, v in snapshot(layered_project).items() if not k.startswith(".fusion/memdesk")} == \
+        {k: v for k, v in before.items() if not k.startswith(".fusion/memdesk")}
