@@ -125,3 +125,20 @@ def test_postgres_an_agents_line_and_another_hosts_change_are_screened_once(tmp_
     check_reported(a, "program:other-host")
     cli(a, "append", "a's third entry")
     assert len(reports(a)[1]) == 1
+
+
+def test_a_refuse_for_an_agents_mirrored_line_is_reported_not_applied(project: Path, user_config: Path):
+    (project / ".fusion").mkdir()
+    (project / ".fusion" / "config.json").write_text(json.dumps({"memoryBackend": "sqlite",
+                                                                 "memoryBackendConfig": {"mirror": True}}))
+    cli(project, "policy", "set", "program:mirror", "secret", "refuse")
+    cli(project, "append", "first entry")
+    agent_appends(project, f"- deploy key {KEY} for ci")
+    cli(project, "append", "second entry")
+    with sqlite3.connect(project / ".fusion" / "memdesk" / "memory.db") as conn:
+        (db,) = conn.execute("SELECT content FROM memory").fetchone()
+    assert db.count(KEY) == 1 and (project / MEMORY).read_text(encoding="utf-8") == db  # imported, once
+    text, rows = reports(project)
+    assert "reported, not applied" in text and "(policy: refuse)" in text and KEY not in text
+    assert len(rows) == 1
+    assert cli(project, "inbox").stdout.strip() == "The inbox is empty."  # nothing held: the text is in
