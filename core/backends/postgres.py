@@ -206,6 +206,12 @@ class PostgresMemoryBackend(MemoryBackend):
             self._unmirrorable.add(path)
             return row, None
         self._imports[path].append((step.imported, row.content if row else None, "mirror"))
+        if step.in_step and look.data is not None:
+            # Agents' lines taken in: their note is put down as pending before the commit (the ledger's crash
+            # rule), else a crash after the commit and before the note takes them in again on the next look.
+            led = self._ledger(path)
+            led.save(led.load(fileio.content_hash(row.content if row else "")),
+                     led.note_for(look.dev, look.ino, look.data[:step.upto], step.base))
         return self._put(conn, path, step.base, row, "mirror-import", "mirror"), step
 
     def _other_hosts(self, path: str, row: docs.DocRow | None, step: ledger_mod.Step) -> None:
@@ -263,10 +269,10 @@ class PostgresMemoryBackend(MemoryBackend):
         try:
             if appended and step.in_step and look.data is not None and look.plain:
                 between, _end = led.append(look.dev, look.ino, look.data[:step.upto], appended, row.hash)
-                led.end_append()
-                if not between:
-                    prefix = look.data[:step.upto] + appended.encode("utf-8")
+                if not between:  # the entry's note goes once the ledger's is down (save ends it): a crash
+                    prefix = look.data[:step.upto] + appended.encode("utf-8")  # between, the entry is not retaken
                     return self._noted(path, row, led.note_for(look.dev, look.ino, prefix, row.content))
+                led.end_append()
                 row = self._take_late(path, between)  # an agent's bytes went in before memdesk's entry
                 with led.look() as look:  # the file's order differs from the database's: rewritten
                     late, _end, dev, ino = led.replace(look, row.content)

@@ -134,3 +134,48 @@ def test_a_crash_between_a_commit_and_its_note_repeats_no_line(project: Path, wh
         again.shutdown()
     assert _exactly_once(db, 2, 3, 2) == []
     assert db == (project / MEMORY).read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("where", ["append", "intake"])
+def test_postgres_a_crash_between_a_commit_and_its_note_repeats_no_line(project: Path, where: str, pg_connection: str,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    """The same crash on the postgres backend with its mirror on."""
+    from core.backends import mirror_ledger
+    from core.backends.postgres import PostgresMemoryBackend
+    from tests.core.pg_server import project_key
+
+    config = {"connection": "team", "projectKey": project_key(), "mirror": True}
+
+    def opened() -> PostgresMemoryBackend:
+        b = PostgresMemoryBackend()
+        b.initialize(config, project)
+        return b
+
+    b = opened()
+    b.write_document(MEMORY, HEAD)
+    b.append_document(MEMORY, lambda cur: "\n- memdesk entry 0\n")
+    _agent(project, 0, 0, 3)
+    real_save = mirror_ledger.Ledger.save
+
+    def dies(self, note, pending=None):
+        if pending is None:
+            raise Died
+        real_save(self, note, pending)
+
+    with monkeypatch.context() as m, pytest.raises(Died):
+        m.setattr(mirror_ledger.Ledger, "save", dies)
+        if where == "append":
+            b.append_document(MEMORY, lambda cur: "\n- memdesk entry 1\n")
+        else:
+            b.read_document(MEMORY)
+    b.shutdown()
+    _agent(project, 1, 0, 3)
+    again = opened()
+    try:
+        if where == "intake":
+            again.append_document(MEMORY, lambda cur: "\n- memdesk entry 1\n")
+        db = again.read_document(MEMORY) or ""
+    finally:
+        again.shutdown()
+    assert _exactly_once(db, 2, 3, 2) == []
+    assert db == (project / MEMORY).read_text(encoding="utf-8")
