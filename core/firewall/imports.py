@@ -62,7 +62,8 @@ def screen_import(root: Path, path: str, text: str, before: str | None, origin: 
     rules = ", ".join(sorted({f"{f['rule']} ({f['kind']}) at line {f['line']}" for f in shown})) or \
         f"the rules failed: {error}"
     what = "reported, not applied: " if action in ("hold", "refuse") else ""
-    line = (f"{path}: {_FROM.get(origin, origin)} was imported and the memory firewall flagged it: {rules}; "
+    # The rule first: a view that elides a long line keeps its start.
+    line = (f"{rules} in {path}: flagged by the memory firewall in {_FROM.get(origin, origin)}, imported; "
             f"{what}the text is kept, already in the {'file' if origin == 'mirror' else 'shared database'} "
             f"(policy: {action}); review it in {path}")
     log.warning("%s", line)

@@ -52,8 +52,8 @@ def check_reported(root: Path, client: str) -> None:
     line = doc[:doc.index(KEY)].count("\n") + 1
     text, rows = reports(root)
     assert KEY not in text and KEY not in json.dumps(rows)
-    assert re.search(rf"^    {re.escape(MEMORY)}: .* flagged it: secret\.aws-key \(secret\) at line {line};", text,
-                     re.M), text
+    assert re.search(rf"^    secret\.aws-key \(secret\) at line {line} in {re.escape(MEMORY)}: flagged by the memory "
+                     "firewall", text, re.M), text
     assert len(rows) == 1 and rows[0]["client"] == client
     (flag,) = rows[0]["flags"]
     assert flag["rule"] == "secret.aws-key" and flag["kind"] == "secret" and flag["line"] == line
