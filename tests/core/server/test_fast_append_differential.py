@@ -41,6 +41,8 @@ def _requests(tokens: dict[str, str]) -> list[tuple[str, str, list[tuple[str, st
         ("duplicate", "project={p}", h(), body({"content": "Leases renew at two thirds of their term"})),
         ("empty", "project={p}", h(), body({"content": " \n\t "})),
         ("projectId", "projectId={p}", h(), body({"content": "named by projectId"})),
+        ("by folder", "project={root}", h(), body({"content": "named by its folder"})),
+        ("by another folder", "project=/etc", h(), body({"content": "a folder not served"})),
         ("both names", "project={p}&projectId={p}", h(), body({"content": "named twice"})),
         ("name repeated", "project={p}&project={p}", h(), body({"content": "repeated name"})),
         ("blank name", "project=", h(), body({"content": "blank project"})),
@@ -121,8 +123,8 @@ def test_the_fast_path_answers_every_request_as_the_route_does(two, tokens: Toke
     with httpx.Client(timeout=60) as c:
         for label, query, headers, data in _requests(made):
             answers = []
-            for srv in (fast, route):
-                url = f"{srv.url}/api/memory/append?{query.format(p='proj')}"
+            for srv, root in ((fast, fast_root), (route, route_root)):
+                url = f"{srv.url}/api/memory/append?{query.format(p='proj', root=root)}"
                 sent = [(k, v.replace("{port}", str(srv.port))) for k, v in headers]
                 r = c.post(url, content=data, headers=sent)
                 body = re.sub(rb"\d{8}-[0-9a-f]{8}", b"INBOX-ID", r.content)  # a held entry's id is its own
