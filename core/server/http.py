@@ -139,7 +139,13 @@ def _install_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def _http(_request: Request, exc: StarletteHTTPException) -> JSONResponse:
         # No such route (404) or method (405): the same shape as every other error, not FastAPI's {detail}.
-        resp = _error(exc.status_code, f"{exc.detail}: no such route or method here; /docs lists the routes")
+        if exc.status_code in (404, 405):
+            message = f"{exc.detail}: no such route or method here; /docs lists the routes"
+        elif exc.status_code == 400 and exc.detail == "There was an error parsing the body":  # FastAPI's, on bytes
+            message = "the body could not be parsed (not UTF-8 JSON); send a JSON object in UTF-8"
+        else:
+            message = str(exc.detail)
+        resp = _error(exc.status_code, message)
         resp.headers.update(exc.headers or {})  # a 405 keeps its Allow
         return resp
 

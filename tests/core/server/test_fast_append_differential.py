@@ -139,3 +139,15 @@ def test_the_fast_path_answers_every_request_as_the_route_does(two, tokens: Toke
     text = (fast_root / MEMORY).read_text(encoding="utf-8")
     assert "the last entry" in text and "Leases renew" in text
     assert not (fast_root.parent / "escaped.md").exists() and not Path("/tmp/escaped-r6.md").exists()
+
+
+def test_a_body_that_is_not_utf8_is_named_as_such(two, tokens: TokenStore):
+    """FastAPI's own 400 for a body it cannot decode said "no such route or method here" (the 404/405 text)."""
+    fast, _route, fast_root, _ = two
+    before = (fast_root / MEMORY).read_bytes()
+    c = fast.client(tokens.create("agent-u"))
+    r = c.post("/api/memory/append", content=b'{"content":"\xff\xfe bad"}', headers={"Content-Type": "application/json"})
+    assert r.status_code == 400 and r.json()["code"] == "INVALID_ARGUMENT"
+    assert "UTF-8" in r.json()["error"] and "no such route" not in r.json()["error"], r.text
+    assert c.post("/api/memory/nothing-here", json={}).json()["error"].endswith("/docs lists the routes")
+    assert (fast_root / MEMORY).read_bytes() == before
