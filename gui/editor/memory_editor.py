@@ -432,6 +432,8 @@ class MemoryEditor(QWidget):
     # -- external changes ----------------------------------------------------------------------
     def on_disk_changed(self, *_args: object) -> None:
         """The memory may have changed on disk: reload, merge appended entries, or show a conflict."""
+        if getattr(self, "_shut", False):
+            return
         self.external.on_disk_changed()
         self.authors.refresh()  # an append arrives with its recorded author
 
@@ -578,6 +580,7 @@ class MemoryEditor(QWidget):
 
     def shutdown(self) -> None:
         """Stop background work (preview render, conflict diff) before the editor goes away."""
+        self._shut = True  # a change notice already queued (the save's own write) finds no editor to update
         self._settle.stop()
         self.budget.shutdown()  # load budget (helper "budget")
         self.authors.shutdown()
