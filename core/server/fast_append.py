@@ -18,11 +18,14 @@ ordinary request here, after the guard (host, token, body size) has run:
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import asyncio
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl
 
 from pydantic import ValidationError
-from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -72,7 +75,7 @@ async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> No
     p, parsed = request
     served: service.ServedProjects = api.state.served
     try:
-        response = await run_in_threadpool(append_response, served, p, parsed, scope)
+        response = await _in_pool(append_response, served, p, parsed, scope)
     except Exception as exc:
         handler = _handler(api, exc)
         if handler is None:
@@ -80,6 +83,28 @@ async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> No
         scope.setdefault("app", api)
         response = await handler(Request(scope, receive), exc)
     await response(scope, receive, send)
+
+
+_T = TypeVar("_T")
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+
+
+def _executor() -> ThreadPoolExecutor:
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                _pool = ThreadPoolExecutor(thread_name_prefix="memdesk-append")
+    return _pool
+
+
+async def _in_pool(fn: Callable[..., _T], *args: Any) -> _T:
+    """``fn(*args)`` on the appends' threads: one hand-off each way (a queue put, then the loop's
+    ``call_soon_threadsafe``), not AnyIO's (its capacity limiter, run-var and cancel-scope bookkeeping on the
+    event loop cost about as much as the rest of the loop's share of an append; measured, docs/servers.md).
+    As with AnyIO, an append once handed off runs to its end even if the client goes away."""
+    return await asyncio.get_running_loop().run_in_executor(_executor(), fn, *args)
 
 
 async def _body(receive: Receive) -> tuple[list[Message], bytes]:
@@ -122,7 +147,7 @@ def _parse(api: FastAPI, scope: Scope, body: bytes) -> tuple[Project, models.App
     try:
         found = served.find(selector)
         scope.get("state", {}).get(ACCESS_KEY, FULL).check_project(found.key, found.root)
-        p = served.cached(selector)
+        p = served.cached_for(found)
         parsed = models.AppendRequest.model_validate_json(body)
     except (ValidationError, Exception):  # not served, out of scope, a bad body: the route answers, in its words
         return None

@@ -35,16 +35,26 @@ class ProjectNotServed(LookupError):
     """``?project=`` named a project this server does not serve."""
 
 
-def _config_stamp(root: Path) -> tuple[object, ...]:
-    """What a cached :class:`Project` depends on: its settings file and which layout the folder has."""
-    out: list[object] = []
-    for rel in (".fusion/config.json", ".fusion/memory"):
-        try:
-            st = os.stat(root / rel)
-            out.append((st.st_ino, st.st_mtime_ns, st.st_size) if rel.endswith(".json") else True)
-        except OSError:
-            out.append(None)
-    return tuple(out)
+def _config_stamp(root: Path | str) -> tuple[object, ...]:
+    """What a cached :class:`Project` depends on: its settings file and which layout the folder has.
+
+    Two ``os.stat`` on plain strings (no :class:`Path` built per request: this runs on every request)."""
+    base = os.fspath(root)
+    try:
+        st = os.stat(base + _CONFIG_REL)
+        config: object = (st.st_ino, st.st_mtime_ns, st.st_size)
+    except OSError:
+        config = None
+    try:
+        os.stat(base + _LAYERED_REL)
+        layered: object = True
+    except OSError:
+        layered = None
+    return config, layered
+
+
+_CONFIG_REL = os.sep + os.path.join(".fusion", "config.json")
+_LAYERED_REL = os.sep + os.path.join(".fusion", "memory")
 
 
 @dataclass(frozen=True)
@@ -100,7 +110,10 @@ class ServedProjects:
 
     def cached(self, selector: str | None = None) -> Project | None:
         """The project model of ``selector`` when the cached one is current (no I/O beyond two stats)."""
-        served = self.find(selector)
+        return self.cached_for(self.find(selector))
+
+    def cached_for(self, served: ServedProject) -> Project | None:
+        """:meth:`cached` of a project already found (a request's selector is resolved once)."""
         stamp = _config_stamp(served.root)
         with self._lock:
             hit = self._cache.get(served.root)
