@@ -17,6 +17,8 @@ from collections.abc import Iterator
 from sys import intern
 from typing import TYPE_CHECKING, NamedTuple
 
+from core.documents.grown import extends
+
 if TYPE_CHECKING:
     from core.firewall.rules import Deadline
 
@@ -123,7 +125,7 @@ class EntryIndex:
         """This index for ``text``: extended in place when ``text`` only adds to the end, else rebuilt."""
         if text is self.text or text == self.text:
             return self
-        if len(text) > len(self.text) and text.startswith(self.text):
+        if extends(text, self.text):  # known without reading both texts when an append joined them
             # The last entry may go on in the new text (seed appends add "\n\n<!-- date -->\n" after a
             # file that ends without a newline): index again from its start, everything before stays.
             start, first_line = len(self.text), self.newlines + 1

@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from core.documents.grown import joined
 from core.errors import MemoryBackendError
 from core.storage import fileio
 from core.storage.safepath import O_CLOEXEC, O_NOCTTY, O_NOFOLLOW, O_NONBLOCK
@@ -162,7 +163,7 @@ def append(target: Path, rel: str, build: Callable[[str], str | None], *, backen
                                      "WRITE_FAILED", backend_id, error) from error
         after = os.fstat(fd)
         if after.st_size == st.st_size + len(data):  # no one else appended meanwhile: we know every byte
-            _remember(key, after, _tail(fd, after.st_size), current + extra)
+            _remember(key, after, _tail(fd, after.st_size), joined(current, extra))  # extends current: known
         else:
             forget(key)
         return extra

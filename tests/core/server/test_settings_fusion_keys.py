@@ -10,9 +10,6 @@ Real ``memdesk serve`` app on loopback (the ``serve`` fixture), a config-json pr
 from __future__ import annotations
 
 import json
-import shutil
-import sqlite3
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -27,25 +24,7 @@ from core.settings.fusion_keys import (
     fusion_key_type,
 )
 from tests.core.server.conftest import cli_env
-
-REPO = Path(__file__).resolve().parents[3]
-SEED = REPO / "tests" / "data" / "fusion-seed-db"
-
-
-def _seed(tmp_path: Path) -> Path:
-    root = tmp_path / "seed"
-    shutil.copytree(SEED, root)
-    for path in [root, *root.rglob("*")]:
-        path.chmod(path.stat().st_mode | stat.S_IWUSR)
-    return root
-
-
-def _row(root: Path) -> dict:
-    conn = sqlite3.connect(root / ".fusion" / "fusion.db")
-    try:
-        return json.loads(conn.execute("SELECT settings FROM config WHERE id = 1").fetchone()[0])
-    finally:
-        conn.close()
+from tests.core.server.test_server_settings import _row, _seed  # the seeded Fusion database and its row
 
 
 def _bytes(root: Path) -> dict[str, bytes]:
