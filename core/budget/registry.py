@@ -134,19 +134,43 @@ def user_config_path() -> Path:
     return user_config_dir() / "config.json"
 
 
+#: The answer for the config file last read: its path and identity (device, inode, size, mtime, ctime).
+_DEFINES: dict[str, tuple[tuple[int, int, int, int, int], bool]] = {}
+_SETTLED_NS = 2_000_000_000  # a file changed within 2 s may change again in the same tick of its times
+
+
 def user_defines_consumers() -> bool:
     """Whether the user's config may add consumers: it names a non-empty ``consumers``.
 
     A config that cannot be read or parsed gives none (``all_consumers`` then uses the shipped ones too).
+    The same file as at the last read (one ``stat``: device, inode, size, mtime and ctime, all set more than
+    2 s before that read) is not read and parsed again on each append (issue 19 item 7).
     """
+    import os
+    import time
+
     from core.storage import fileio
 
+    path = user_config_path()
     try:
-        text = fileio.read_text(user_config_path())
+        st = os.stat(path)
+        stamp = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+    except (FileNotFoundError, NotADirectoryError):  # no config: none of the user's consumers (read_text's None)
+        return False
+    except OSError:
+        stamp = None
+    known = _DEFINES.get(str(path))
+    if stamp is not None and known is not None and known[0] == stamp:
+        return known[1]
+    try:
+        text = fileio.read_text(path)
         doc = json.loads(text) if text and text.strip() else {}
     except Exception:  # unreadable or broken: load_user_config raises, and all_consumers keeps the shipped ones
         return False
-    return isinstance(doc, dict) and bool(doc.get("consumers"))
+    defines = isinstance(doc, dict) and bool(doc.get("consumers"))
+    if stamp is not None and time.time_ns() - max(stamp[3], stamp[4]) > _SETTLED_NS:
+        _DEFINES[str(path)] = (stamp, defines)
+    return defines
 
 
 def plain_table() -> dict[str, PlainConsumer] | None:
