@@ -136,7 +136,6 @@ def user_config_path() -> Path:
 
 #: The answer for the config file last read: its path and identity (device, inode, size, mtime, ctime).
 _DEFINES: dict[str, tuple[tuple[int, int, int, int, int], bool]] = {}
-_SETTLED_NS = 2_000_000_000  # a file changed within 2 s may change again in the same tick of its times
 
 
 def user_defines_consumers() -> bool:
@@ -147,9 +146,9 @@ def user_defines_consumers() -> bool:
     2 s before that read) is not read and parsed again on each append (issue 19 item 7).
     """
     import os
-    import time
 
     from core.storage import fileio
+    from core.storage.safepath import settled
 
     path = user_config_path()
     try:
@@ -168,7 +167,7 @@ def user_defines_consumers() -> bool:
     except Exception:  # unreadable or broken: load_user_config raises, and all_consumers keeps the shipped ones
         return False
     defines = isinstance(doc, dict) and bool(doc.get("consumers"))
-    if stamp is not None and time.time_ns() - max(stamp[3], stamp[4]) > _SETTLED_NS:
+    if stamp is not None and settled(st):
         _DEFINES[str(path)] = (stamp, defines)
     return defines
 

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Literal, get_args
 
 from core.errors import MemoryBackendError
 from core.storage import fileio, statefiles
+from core.storage.safepath import settled
 
 Action = Literal["allow", "warn", "hold", "refuse"]
 ACTIONS: tuple[str, ...] = get_args(Action)
@@ -143,7 +143,6 @@ _CACHE: dict[str, tuple[tuple[int, int, int], Policy]] = {}
 #: What the last long way found, by the project's logical policy path: the file's identity (device, inode,
 #: size, mtime) and its policy, or the folder's identity (device, inode, mtime, ctime) when there was no file.
 _SEEN: dict[str, tuple[str, tuple[int, ...], Policy | None]] = {}
-_SETTLED_NS = 2_000_000_000  # FAT keeps times to 2 s; ext4, XFS, btrfs and tmpfs to a clock tick
 
 
 def load_policy(root: Path | str) -> Policy:
@@ -175,18 +174,12 @@ def load_policy(root: Path | str) -> Policy:
     return _load_policy(root, key)
 
 
-def _settled(st: os.stat_result) -> bool:
-    """Whether ``st`` was last changed :data:`_SETTLED_NS` before now: a later change then gets a later time,
-    even where the file system keeps times to the second or two (a change in the same tick is not seen)."""
-    return time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > _SETTLED_NS
-
-
 def _load_policy(root: Path | str, key: str) -> Policy:
     path = Path(fileio.resolve_in_root(root, POLICY_FILE))
     try:
         folder = os.stat(path.parent)  # before the file's stat and read: a file made after it changes it
         none_seen = ("none", (folder.st_dev, folder.st_ino, folder.st_mtime_ns, folder.st_ctime_ns), None) \
-            if _settled(folder) else None
+            if settled(folder) else None
     except OSError:
         none_seen = None
     try:
@@ -196,7 +189,7 @@ def _load_policy(root: Path | str, key: str) -> Policy:
         stamp = None
     cached = _CACHE.get(str(path))
     if stamp is not None and cached is not None and cached[0] == stamp:
-        if _settled(st):
+        if settled(st):
             _SEEN[key] = ("file", (st.st_dev, *stamp), cached[1])
         return Policy({w: dict(t) for w, t in cached[1].rules.items()})
     try:

@@ -36,12 +36,10 @@ from core.search.index import DocState, IndexedEntry, KeywordHit, SearchIndex
 from core.search.snippet import Highlighter
 from core.search.types import MemorySearchOptions, MemorySearchResult, make_result
 from core.storage.fileio import content_hash, read_text
+from core.storage.safepath import RACY_NS  # a file changed within it of its indexing is hashed again
 
 log = logging.getLogger(__name__)
 
-#: A file modified less than this long before it was indexed is re-hashed: its timestamp may not
-#: have ticked for a later write of the same size.
-RACY_NS = 2_000_000_000
 EXCERPT_CHARS = 240
 
 

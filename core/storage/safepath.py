@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
 from pathlib import Path
 
 from core.errors import PathOutsideRootError
@@ -17,6 +18,16 @@ O_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 O_NOCTTY = getattr(os, "O_NOCTTY", 0)
 O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
 O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+#: A file changed less than this long ago may change again within the same tick of its times (FAT keeps times to
+#: 2 s; ext4, XFS, btrfs and tmpfs to a clock tick): what is known from its ``stat`` is trusted only after that.
+RACY_NS = 2_000_000_000
+
+
+def settled(st: os.stat_result) -> bool:
+    """Whether ``st``'s file was last changed (mtime or ctime) more than :data:`RACY_NS` ago, so that a later
+    change gets a later time and a cache keyed by the ``stat`` sees it."""
+    return time.time_ns() - max(st.st_mtime_ns, st.st_ctime_ns) > RACY_NS
 
 
 def inside(path: Path, root_real: Path) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from core.budget import registry
-from core.storage import fileio
+from core.storage import fileio, safepath
 from core.storage.userdirs import CONFIG_DIR_ENV
 
 
@@ -30,7 +30,7 @@ def _unread(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_the_same_settled_file_is_not_read_again_and_a_changed_one_is(config: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(registry, "_SETTLED_NS", 0)  # ctime cannot be set back: every time counts as settled
+    monkeypatch.setattr(safepath, "RACY_NS", 0)  # ctime cannot be set back: every time counts as settled
     config.write_text(json.dumps({"consumers": [{"id": "mine", "name": "Mine"}]}))
     assert registry.user_defines_consumers() is True
     with monkeypatch.context() as m:

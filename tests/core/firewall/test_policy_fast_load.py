@@ -12,6 +12,7 @@ import pytest
 from core.errors import PathOutsideRootError
 from core.firewall import policy as pol
 from core.firewall.policy import POLICY_FILE, load_policy, set_rule
+from core.storage import safepath
 
 
 @pytest.fixture
@@ -20,7 +21,7 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (root / POLICY_FILE).parent.mkdir(parents=True)
     old = time.time() - 60  # the folder's mtime from a minute ago: a file made now changes it for sure
     os.utime((root / POLICY_FILE).parent, (old, old))
-    monkeypatch.setattr(pol, "_SETTLED_NS", 0)  # ctime cannot be set back: treat every time as settled
+    monkeypatch.setattr(safepath, "RACY_NS", 0)  # ctime cannot be set back: treat every time as settled
     pol._SEEN.clear()
     pol._CACHE.clear()
     return root
