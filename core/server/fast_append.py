@@ -25,7 +25,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl
 
-from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -149,7 +148,7 @@ def _parse(api: FastAPI, scope: Scope, body: bytes) -> tuple[Project, models.App
         scope.get("state", {}).get(ACCESS_KEY, FULL).check_project(found.key, found.root)
         p = served.cached_for(found)
         parsed = models.AppendRequest.model_validate_json(body)
-    except (ValidationError, Exception):  # not served, out of scope, a bad body: the route answers, in its words
+    except Exception:  # not served, out of scope, a bad body (ValidationError): the route answers, in its words
         return None
     return (p, parsed) if p is not None else None
 
