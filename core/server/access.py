@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_matches", "real_rel"]
+__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_automaton", "glob_matches", "real_rel"]
 
 LEVELS = ("read", "append", "write")
 _RANK = {name: i for i, name in enumerate(LEVELS)}
@@ -75,24 +75,63 @@ def _closure(tokens: tuple[tuple[int, str], ...], states: set[int]) -> set[int]:
     return seen
 
 
-def glob_matches(glob: str, path: str) -> bool:
-    """Whether the project-relative POSIX ``path`` matches ``glob`` (whole path)."""
-    tokens = _compile(glob)
-    states = _closure(tokens, {0})
-    for ch in path:
-        step: set[int] = set()
+class _Glob:
+    """One glob's automaton, its steps remembered as they are taken (a lazy DFA over sets of glob positions):
+    a listing of 20,000 documents matches each path with one dict look-up a character. At most
+    ``_MAX_STEPS`` steps are kept per glob; past that they are worked out each time, as before."""
+
+    __slots__ = ("tokens", "start", "steps")
+
+    def __init__(self, glob: str) -> None:
+        self.tokens = _compile(glob)
+        self.start = frozenset(_closure(self.tokens, {0}))
+        self.steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+
+    def step(self, states: frozenset[int], ch: str) -> frozenset[int]:
+        """The positions reached from ``states`` reading ``ch`` (empty: no match possible)."""
+        got = self.steps.get((states, ch))
+        if got is not None:
+            return got
+        tokens = self.tokens
+        nxt: set[int] = set()
         for i in states:
             if i >= len(tokens):
                 continue
             kind, lit = tokens[i]
             if kind == _LIT and lit == ch or kind == _ONE and ch != "/":
-                step.add(i + 1)
+                nxt.add(i + 1)
             elif kind == _STAR and ch != "/" or kind == _ANY:
-                step.add(i)
-        if not step:
-            return False
-        states = _closure(tokens, step)
-    return len(tokens) in states
+                nxt.add(i)
+        got = frozenset(_closure(tokens, nxt)) if nxt else frozenset()
+        if len(self.steps) < _MAX_STEPS:
+            self.steps[(states, ch)] = got
+        return got
+
+    def run(self, states: frozenset[int], text: str) -> frozenset[int]:
+        """The positions reached from ``states`` reading ``text``."""
+        for ch in text:
+            states = self.step(states, ch)
+            if not states:
+                break
+        return states
+
+    def accepts(self, states: frozenset[int]) -> bool:
+        return len(self.tokens) in states
+
+
+_MAX_STEPS = 4096
+
+
+@lru_cache(maxsize=512)
+def glob_automaton(glob: str) -> _Glob:
+    """The (shared, remembered) automaton of ``glob``."""
+    return _Glob(glob)
+
+
+def glob_matches(glob: str, path: str) -> bool:
+    """Whether the project-relative POSIX ``path`` matches ``glob`` (whole path)."""
+    g = glob_automaton(glob)
+    return g.accepts(g.run(g.start, path))
 
 
 def check_glob(glob: str) -> str:

@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project.model import Project
-from core.server import fast_append, memory_read, models, service
+from core.server import fast_append, listing, memory_read, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
 from core.server.refusals import bounded, scrub
@@ -203,10 +203,8 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     def get_files(p: Proj, request: Request) -> Response:
         """Every memory document of the project, in the layout's order (those the token may read)."""
         allow(request, p, "read")
-        files = service.files(p)
-        who = access(request)
-        files.files = [f for f in files.files if who.can("read", f.path, p.root)]
-        return _json(files)
+        body = listing.files_body(listing.Visible(access(request), p.root).filter(p.documents()))
+        return Response(body, media_type="application/json")
 
     @app.get("/api/memory/file", response_model=models.FileResponse, tags=["files"])
     def get_file(p: Proj, request: Request, path: Annotated[str | None, Query()] = None) -> Response:
