@@ -84,7 +84,9 @@ def server_version() -> str:
 
 
 def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = True, title: str) -> ToolAnnotations:
-    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=None if read_only else destructive,
+    # Every hint is said, also destructiveHint on a read-only tool: MCP's default for it is true, and a client
+    # that reads the hints without readOnlyHint first would take a read for a destructive tool.
+    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=False if read_only else destructive,
                            idempotent_hint=idempotent, open_world_hint=False)
 
 

@@ -175,7 +175,7 @@ def read_unchanged(project: Project, path: str | None) -> tuple[str, str, TextFa
     key = _facts_key(project, rel)
     facts = _facts_memo.same(key, text)
     if facts is None:
-        facts = _facts_memo.grow(key, text, lambda before: _notice(project, rel, before, text))
+        facts = _facts_memo.grow(key, text, lambda before: _notice(project, rel, before, text, grown=True))
     return rel, text, facts
 
 
@@ -207,14 +207,15 @@ def _check_seen(project: Project, rel: str, text: str) -> None:
         log.warning("what %s held when memdesk last wrote it was not compared: %s", rel, exc)
 
 
-def _notice(project: Project, rel: str, before: str, after: str) -> None:
+def _notice(project: Project, rel: str, before: str, after: str, *, grown: bool | None = None) -> None:
     """The served text changed since it was last served: keep the version before when no memdesk write did
     (another program's change; core.storage.noticed skips what memdesk's own writes recorded). Appends are joined
-    and recorded within a second (:mod:`core.server.noticing`), so a read does not wait on history."""
+    and recorded within a second (:mod:`core.server.noticing`), so a read does not wait on history. ``grown``:
+    the caller knows ``after`` is ``before`` with more after it (else the noticer compares them)."""
     from core.server.noticing import notice
 
     try:
-        notice(project, rel, before, after)
+        notice(project, rel, before, after, grown=grown)
     except Exception as exc:  # a safety net: the read is served either way
         log.warning("an outside change of %s was not recorded: %s", rel, exc)
 
