@@ -99,3 +99,22 @@ def test_a_body_refused_from_its_headers_gets_its_answer_not_a_reset(serve, toke
     assert (layered_project / ".fusion/memory/DREAMS.md").read_bytes() == before
     # The server still answers.
     assert srv.client(token).get("/api/memory/files?project=layered").status_code == 200
+
+
+def test_the_memory_views_engines_tab_gets_a_qmd_answer(memdesk_serve):  # noqa: F811
+    """Fusion's Memory view (``components/MemoryView.tsx`` at 745971a8) shows its QMD card from
+    ``fetchMemoryBackendStatus`` (``GET /api/memory/backend``): "Installed" when ``qmdAvailable === true``, "not
+    installed … <qmdInstallCommand>" when ``=== false``, and "Checking qmd availability…" otherwise. memdesk sent no
+    ``qmdAvailable``, so the card said "Checking" for ever; and ``POST /api/memory/test`` answered
+    ``qmdAvailable: false, usedFallback: false``, which the view printed as "qmd missing · qmd path used". memdesk
+    never runs qmd: both now say so (``qmdAvailable: false``; every test result ``usedFallback: true``)."""
+    base, token = memdesk_serve
+    with _api(base, token) as api:
+        for pid in ("layered", "sample"):
+            status = api.get(f"/memory/backend?projectId={pid}").json()
+            assert status["qmdAvailable"] is False
+            assert status["qmdInstallCommand"] == "bun install -g @tobilu/qmd"
+            assert isinstance(status["currentBackend"], str) and status["capabilities"]["readable"] is True
+            test = api.post(f"/memory/test?projectId={pid}", json={"query": "memory"}).json()
+            assert test["qmdAvailable"] is False and test["usedFallback"] is True
+            assert test["qmdInstallCommand"] == status["qmdInstallCommand"]
