@@ -239,7 +239,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     def get_backend(p: Proj, request: Request) -> Response:
         """The backend in use (after any fallback), its capabilities and the registered backends."""
         allow(request, p, "read")
-        return _json(service.backend_info(p, served.registry))
+        return _json(service.for_scope(service.backend_info(p, served.registry), access(request)))
 
     @app.get("/api/memory/insights", response_model=models.InsightsResponse, tags=["insights"])
     def get_insights(p: Proj, request: Request) -> Response:

@@ -22,6 +22,7 @@ from core.errors import MemoryBackendError
 from core.insights.audit import generate_memory_audit
 from core.project.model import Project, open_project
 from core.server import models
+from core.server.access import Access
 from core.server.memo import FactsMemo, TextFacts
 from core.storage.fileio import content_hash
 
@@ -319,6 +320,20 @@ def backend_info(project: Project, registry: MemoryBackendRegistry) -> models.Ba
                               if backend.has_capability(c)),
         available_backends=[i.id for i in registry.infos()], fallback_reason=project.fallback_reason,
         writable_reason=reason)
+
+
+def for_scope(info: models.BackendResponse, who: Access) -> models.BackendResponse:
+    """``info`` as the caller may use it: a token that may not replace documents (``read`` or ``append`` scope)
+    is told the backend is not writable, and why. Fusion's Memory view reads ``capabilities.writable`` to show its
+    read-only banner and a read-only editor (``components/MemoryView.tsx`` at 745971a8); with ``true`` it offered
+    a Save that memdesk then refused with 403."""
+    if not info.capabilities.writable or who.can("write"):
+        return info
+    caps = info.capabilities.model_copy(update={"writable": False, "supports_atomic_write": False,
+                                                "has_conflict_resolution": False})
+    reason = (f"token {who.name!r} has scope {who.describe()}: it may not replace documents" if who.name
+              else f"scope {who.describe()}: documents may not be replaced")
+    return info.model_copy(update={"capabilities": caps, "writable_reason": reason})
 
 
 def _plain(snippet: str) -> str:

@@ -279,9 +279,10 @@ def flush(timeout: float = 10.0) -> None:
 
 
 def query(*, root: str | Path | None = None, client: str | None = None, since: datetime | None = None,
-          path: str | None = None, limit: int = 1000, db: Path | None = None) -> list[ReadEvent]:
+          path: str | None = None, limit: int = 1000, db: Path | None = None,
+          read_id: int | None = None) -> list[ReadEvent]:
     """Recorded reads, newest first, filtered by project folder, client (its name contains ``client``,
-    case-insensitive; the token's name counts too), time and document."""
+    case-insensitive; the token's name counts too), time, document and the read's id."""
     flush()
     db = db or log_path()
     if not db.exists():
@@ -302,6 +303,9 @@ def query(*, root: str | Path | None = None, client: str | None = None, since: d
     if path is not None:
         sql += " AND path = ?"
         args.append(path)
+    if read_id is not None:
+        sql += " AND id = ?"
+        args.append(int(read_id))
     sql += " ORDER BY at DESC, id DESC LIMIT ?"
     args.append(int(limit))
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)

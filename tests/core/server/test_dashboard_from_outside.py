@@ -118,3 +118,25 @@ def test_the_memory_views_engines_tab_gets_a_qmd_answer(memdesk_serve):  # noqa:
             test = api.post(f"/memory/test?projectId={pid}", json={"query": "memory"}).json()
             assert test["qmdAvailable"] is False and test["usedFallback"] is True
             assert test["qmdInstallCommand"] == status["qmdInstallCommand"]
+
+
+def test_a_token_that_may_not_save_sees_a_read_only_backend(memdesk_serve, layered_project):  # noqa: F811
+    """Fusion's Memory view decides from ``capabilities.writable`` of ``GET /api/memory/backend`` whether to show its
+    read-only banner, a read-only editor and no Save (``components/MemoryView.tsx`` at 745971a8). Run with a read
+    token, memdesk answered ``writable: true``: the view offered Save, and the save came back 403 ("Failed to save
+    memory"). A token that may not replace documents (scope read or append) is now told the backend is not writable
+    for it, and why; a write token still sees it writable."""
+    base, token = memdesk_serve
+    store = TokenStore()
+    for name, scope in (("dash-ro", "read"), ("dash-append", "append")):
+        with _api(base, store.create(name, scope=scope)) as api:
+            status = api.get("/memory/backend?projectId=layered").json()
+            assert status["capabilities"]["writable"] is False and status["capabilities"]["readable"] is True
+            assert status["capabilities"]["supportsAtomicWrite"] is False
+            assert f"scope {scope}" in status["readOnlyReason"] and name in status["readOnlyReason"]
+            refused = api.put("/memory/file?projectId=layered", json={"path": ".fusion/memory/DREAMS.md",
+                                                                     "content": "x"})
+            assert refused.status_code == 403
+    with _api(base, token) as api:
+        status = api.get("/memory/backend?projectId=layered").json()
+        assert status["capabilities"]["writable"] is True and status["readOnlyReason"] is None
