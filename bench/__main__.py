@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 import sys
 
-SUITES = ("core", "gui", "keystroke", "search", "workspace", "budget", "servers", "postgres", "consolidation", "firewall", "settings", "mirror")
+SUITES = ("core", "gui", "keystroke", "search", "workspace", "budget", "servers", "postgres", "consolidation", "firewall", "settings", "mirror", "listing")
 
 
 def main(argv: list[str]) -> int:

@@ -316,6 +316,8 @@ class Layout:
             agents = []
         for agent in agents:
             if sanitize_agent_id(agent) == agent and len(agent) <= MAX_AGENT_ID:
+                # A folder (not a link) inside a folder that is inside the root is inside: no realpath each.
+                self._folders_inside[f"{AGENT_DIR}/{agent}"] = True
                 self._add_layered(out, f"{AGENT_DIR}/{agent}", agent)
         self._add(out, self.insights_path)
         self._add(out, ARCHIVE)
@@ -323,15 +325,30 @@ class Layout:
         return out
 
     def _add_layered(self, out: list[DocumentInfo], base: str, agent: str | None) -> None:
-        self._add(out, f"{base}/{LONG_TERM_NAME}")
-        try:
-            names = [e.name for e in os.scandir(self.root / base) if DAILY_RE.match(e.name)] \
-                if _inside(self.root / base, self._root_real) else []
-        except OSError:
-            names = []
-        for name in sorted(names, reverse=True):
-            self._add(out, f"{base}/{name}")
-        self._add(out, f"{base}/{DREAMS_NAME}")
+        """List one memory folder from a single ``scandir``: its entries' own ``lstat`` (no path built and
+        looked up again per file), a link's target checked as :meth:`_add` does."""
+        if base not in self._folders_inside:
+            self._folders_inside[base] = _inside(self.root / base, self._root_real)
+        entries: dict[str, os.DirEntry[str]] = {}
+        if self._folders_inside[base]:
+            try:
+                with os.scandir(os.path.join(self.root, base)) as it:
+                    entries = {e.name: e for e in it}
+            except OSError:
+                entries = {}
+        daily = sorted((n for n in entries if DAILY_RE.match(n)), reverse=True)
+        for name in (LONG_TERM_NAME, *daily, DREAMS_NAME):
+            entry = entries.get(name)
+            if entry is None:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISLNK(st.st_mode):
+                    st = _regular_stat(Path(entry.path), self._root_real)  # type: ignore[assignment]
+            except OSError:
+                continue
+            if st is not None and stat.S_ISREG(st.st_mode):
+                out.append(self.describe(f"{base}/{name}", st.st_size, _iso(st.st_mtime)))
 
     def _add(self, out: list[DocumentInfo], rel: str) -> None:
         """List ``rel`` (labelled by :meth:`describe`) when it is a regular file inside the project."""

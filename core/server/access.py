@@ -15,11 +15,12 @@ no backtracking, no regular expression built from a token's text.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_matches", "real_rel"]
+__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_automaton", "glob_matches", "hard_links", "real_rel"]
 
 LEVELS = ("read", "append", "write")
 _RANK = {name: i for i, name in enumerate(LEVELS)}
@@ -75,24 +76,63 @@ def _closure(tokens: tuple[tuple[int, str], ...], states: set[int]) -> set[int]:
     return seen
 
 
-def glob_matches(glob: str, path: str) -> bool:
-    """Whether the project-relative POSIX ``path`` matches ``glob`` (whole path)."""
-    tokens = _compile(glob)
-    states = _closure(tokens, {0})
-    for ch in path:
-        step: set[int] = set()
+class _Glob:
+    """One glob's automaton, its steps remembered as they are taken (a lazy DFA over sets of glob positions):
+    a listing of 20,000 documents matches each path with one dict look-up a character. At most
+    ``_MAX_STEPS`` steps are kept per glob; past that they are worked out each time, as before."""
+
+    __slots__ = ("tokens", "start", "steps")
+
+    def __init__(self, glob: str) -> None:
+        self.tokens = _compile(glob)
+        self.start = frozenset(_closure(self.tokens, {0}))
+        self.steps: dict[tuple[frozenset[int], str], frozenset[int]] = {}
+
+    def step(self, states: frozenset[int], ch: str) -> frozenset[int]:
+        """The positions reached from ``states`` reading ``ch`` (empty: no match possible)."""
+        got = self.steps.get((states, ch))
+        if got is not None:
+            return got
+        tokens = self.tokens
+        nxt: set[int] = set()
         for i in states:
             if i >= len(tokens):
                 continue
             kind, lit = tokens[i]
             if kind == _LIT and lit == ch or kind == _ONE and ch != "/":
-                step.add(i + 1)
+                nxt.add(i + 1)
             elif kind == _STAR and ch != "/" or kind == _ANY:
-                step.add(i)
-        if not step:
-            return False
-        states = _closure(tokens, step)
-    return len(tokens) in states
+                nxt.add(i)
+        got = frozenset(_closure(tokens, nxt)) if nxt else frozenset()
+        if len(self.steps) < _MAX_STEPS:
+            self.steps[(states, ch)] = got
+        return got
+
+    def run(self, states: frozenset[int], text: str) -> frozenset[int]:
+        """The positions reached from ``states`` reading ``text``."""
+        for ch in text:
+            states = self.step(states, ch)
+            if not states:
+                break
+        return states
+
+    def accepts(self, states: frozenset[int]) -> bool:
+        return len(self.tokens) in states
+
+
+_MAX_STEPS = 4096
+
+
+@lru_cache(maxsize=512)
+def glob_automaton(glob: str) -> _Glob:
+    """The (shared, remembered) automaton of ``glob``."""
+    return _Glob(glob)
+
+
+def glob_matches(glob: str, path: str) -> bool:
+    """Whether the project-relative POSIX ``path`` matches ``glob`` (whole path)."""
+    g = glob_automaton(glob)
+    return g.accepts(g.run(g.start, path))
 
 
 def check_glob(glob: str) -> str:
@@ -119,6 +159,15 @@ def real_rel(root: Path | str, rel: str) -> str | None:
     if not real.startswith(base + os.sep):
         return None
     return os.path.relpath(real, base).replace(os.sep, "/")
+
+
+def hard_links(root: Path | str, rel: str) -> int:
+    """How many other hard links the regular file ``rel`` of the project has (0: none, missing, or not a file)."""
+    try:
+        st = os.stat(os.path.join(root, rel))
+    except OSError:
+        return 0
+    return st.st_nlink - 1 if stat.S_ISREG(st.st_mode) else 0
 
 
 # -- access ----------------------------------------------------------------------------------------
@@ -173,7 +222,11 @@ class Access:
         if root is None:
             return True
         real = real_rel(root, rel)
-        return real is not None and (real == rel or self.path_ok(real))
+        if real is None or real != rel and not self.path_ok(real):
+            return False
+        # A read token's document with other hard links may be a file outside its paths under another name
+        # (a clone cannot carry one, but a local ``ln`` can); the file layer refuses such a file for writes too.
+        return need != "read" or hard_links(root, rel) == 0
 
     def check_project(self, key: str, root: Path | str) -> None:
         """Raise :class:`ScopeError` when the caller may not use project ``key``."""
@@ -191,6 +244,10 @@ class Access:
             raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is not one of its paths; nothing "
                              "was done")
         if rel is not None and not self.can(need, rel, root):
+            others = hard_links(root, rel) if need == "read" else 0
+            if others and real_rel(root, rel) is not None:
+                raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} has {others} other hard link(s), "
+                                 "so it may be a file outside its paths under another name; nothing was read")
             raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is a link to "
                              f"{real_rel(root, rel) or 'outside the project'}, not one of its paths; nothing was done")
 

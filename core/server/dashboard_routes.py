@@ -23,10 +23,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from core.server import service
+from core.server.models import QMD_INSTALL_COMMAND
 
-#: What Fusion's memory settings suggest to install qmd (``packages/core/src/memory-backend.ts``,
-#: ``QMD_INSTALL_COMMAND``); memdesk searches with its own index, so qmd is never needed here.
-QMD_INSTALL_COMMAND = "bun install -g @tobilu/qmd"
 _STARTED = time.monotonic()
 
 
@@ -79,13 +77,15 @@ def add_dashboard_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any
 
     @app.post("/api/memory/test", tags=["memory"])
     def post_memory_test(body: MemoryTestRequest, p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
-        """Fusion's retrieval test: the best matches for ``query`` from memdesk's search (its own index when the
-        backend cannot search, ``usedFallback``), in Fusion's ``MemoryRetrievalTestResult`` shape."""
+        """Fusion's retrieval test: the best matches for ``query`` from memdesk's search, in Fusion's
+        ``MemoryRetrievalTestResult`` shape. memdesk never runs qmd, so every answer is what Fusion calls the local
+        fallback (``qmdAvailable: false``, ``usedFallback: true``): its Memory view then says "qmd missing · local
+        fallback used" instead of "qmd missing · qmd path used"."""
         allow(request, p, "read")
         who = access(request)
         found = service.search(p, body.query, limit=10, mode="keyword", derived=True)
         results = [{"path": h.path, "lineStart": h.line_start or 1, "lineEnd": h.line_end or h.line_start or 1,
                     "snippet": h.snippet, "score": h.score, "backend": h.backend}
                    for h in found.results if who.can("read", h.path, p.root)]
-        return JSONResponse({"query": body.query, "qmdAvailable": False, "usedFallback": not p.can_search(),
+        return JSONResponse({"query": body.query, "qmdAvailable": False, "usedFallback": True,
                              "qmdInstallCommand": QMD_INSTALL_COMMAND, "results": results})

@@ -82,7 +82,7 @@ async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> No
         try:
             response = await _in_pool(_held, hold, served, p, parsed, scope)
         except Exception as exc:
-            handler = _handler(api, exc)
+            handler = exception_handler(api, exc)
             if handler is None:
                 raise  # as the app's own error middleware: uvicorn answers 500 and logs it
             scope.setdefault("app", api)
@@ -147,6 +147,19 @@ def _parse(api: FastAPI, scope: Scope, body: bytes) -> tuple[Project, models.App
     kind = next((v for k, v in scope.get("headers", ()) if k == b"content-type"), b"")
     if kind.split(b";")[0].strip().lower() != b"application/json":
         return None
+    p = served_project(api, scope)
+    if p is None:
+        return None
+    try:
+        parsed = models.AppendRequest.model_validate_json(body)
+    except Exception:  # a bad body (ValidationError): the route answers, in its words
+        return None
+    return p, parsed
+
+
+def served_project(api: FastAPI, scope: Scope) -> Project | None:
+    """The project a request names (``?project=`` or ``?projectId=``, at most once each, no other query name),
+    when it is served, its cached model current and the token may use it; else ``None`` (the route answers)."""
     try:
         pairs = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True,
                           strict_parsing=False)
@@ -161,14 +174,12 @@ def _parse(api: FastAPI, scope: Scope, body: bytes) -> tuple[Project, models.App
     try:
         found = served.find(selector)
         scope.get("state", {}).get(ACCESS_KEY, FULL).check_project(found.key, found.root)
-        p = served.cached_for(found)
-        parsed = models.AppendRequest.model_validate_json(body)
-    except Exception:  # not served, out of scope, a bad body (ValidationError): the route answers, in its words
+        return served.cached_for(found)
+    except Exception:  # not served, out of scope: the route answers, in its words
         return None
-    return (p, parsed) if p is not None else None
 
 
-def _handler(api: FastAPI, exc: Exception) -> Any:
+def exception_handler(api: FastAPI, exc: Exception) -> Any:
     """The app's exception handler for ``exc`` (by its class's MRO, as Starlette looks it up)."""
     for cls in type(exc).__mro__:
         found = api.exception_handlers.get(cls)

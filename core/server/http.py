@@ -27,7 +27,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project.model import Project
-from core.server import fast_append, models, service
+from core.server import fast_append, listing, memory_read, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
 from core.server.refusals import bounded, scrub
@@ -57,25 +57,6 @@ def _json(model: BaseModel, status: int = 200) -> Response:
     """The model as JSON (camelCase), serialised once by pydantic: a 1 MiB memory is not validated twice."""
     body = type(model).__pydantic_serializer__.to_json(model, by_alias=True)  # bytes: no second encode
     return Response(body, status_code=status, media_type="application/json")
-
-
-def _document_json(project: Project, doc: models.FileResponse, model: BaseModel) -> Response:
-    """``model`` (which holds ``doc``'s content) as JSON, with the content's literal spliced in from the
-    document's remembered facts: a 1 MiB text is escaped once, and after an append only its tail is.
-    Each shape's body is kept on the facts, so it is made again only when the text changed."""
-    facts = service.text_facts(project, doc.path, doc.content)
-    shape = type(model).__name__
-    body = facts.bodies.get(shape)
-    if body is None:
-        # Serialised with an empty content: ``"content":""`` can only be that field (in a string value
-        # every quote is escaped), and it is replaced by the whole literal.
-        shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
-        head, _, tail = shell.partition(b'"content":""')
-        parts = facts.json_parts()  # after an append: the old literal's view and the tail's, joined here only
-        body = facts.bodies[shape] = b"".join((head, b'"content":', *parts, tail))  # the MiB copied once
-        start = len(head) + len(b'"content":')
-        facts.adopt_json(memoryview(body)[start:start + sum(len(part) for part in parts)])
-    return Response(body, media_type="application/json")
 
 
 #: The code of an error raised without one, by its status.
@@ -185,41 +166,7 @@ def _client(request: Request) -> str | None:
 
 def _on_record(request: Request, p: Project, doc: models.FileResponse) -> None:
     """Log that this request read ``doc`` whole (:mod:`core.storage.readlog`)."""
-    total = doc.total_lines or 1
-    service.note_read(request.app.state.served.key_of(p), p.root, doc.path, doc.hash, doc.size or 0, 1, total, total,
-                      client=_client(request), token=author(request), via="http")
-
-
-async def _read_memory(p: Project, request: Request) -> Response:
-    """The memory's body. A file-backed memory unchanged since this process last served it is answered on the
-    event loop (one local read and a compare; the body kept for its text is sent), and so is one that only grew
-    (its tail worked out, the body joined): no thread-pool hop and back, the bulk of such a read's latency. Any
-    other backend, a first serve or a rewrite is served in the pool."""
-    if p.backend.id == "file":
-        rel, text, facts = service.read_unchanged(p, None)
-        if facts is not None:
-            service.note_read(request.app.state.served.key_of(p), p.root, rel, facts.hash, facts.size, 1,
-                              facts.lines, facts.lines, client=_client(request), token=author(request), via="http")
-            body = facts.bodies.get(models.ContentResponse.__name__)
-            if body is None:  # grown: the new body is the old literal and the tail's, joined (one MiB copy)
-                return _document_json(p, _doc(rel, text, facts),
-                                      models.ContentResponse(content=text, path=rel, hash=facts.hash))
-            return Response(body, media_type="application/json")
-        doc, response = await run_in_threadpool(_memory_json, p, lambda: service.finish_read(p, None, rel, text))
-    else:
-        doc, response = await run_in_threadpool(_memory_json, p, lambda: service.read_file(p, None))
-    _on_record(request, p, doc)
-    return response
-
-
-def _doc(rel: str, text: str, facts: Any) -> models.FileResponse:
-    return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, total_lines=facts.lines)
-
-
-def _memory_json(p: Project, read: Any) -> tuple[models.FileResponse, Response]:
-    """In the pool, in one hop: the memory read (or its read finished) by ``read()`` and its response."""
-    doc = read()
-    return doc, _document_json(p, doc, models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
+    memory_read.note_whole(request.app.state.served.key_of(p), p, doc, _client(request), author(request))
 
 
 def author(request: Request) -> str | None:
@@ -242,8 +189,8 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     @app.get("/api/memory", response_model=models.ContentResponse, tags=["memory"])
     async def get_memory(p: Proj, request: Request) -> Response:
         """The working (long-term) memory; ``""`` when there is none."""
-        allow(request, p, "read", p.memory_path)
-        return await _read_memory(p, request)
+        allow(request, p, "read", p.memory_path)  # the fast path answers most of these (core.server.memory_read)
+        return await memory_read.read_memory(served, p, _client(request), author(request))
 
     @app.put("/api/memory", response_model=models.WriteResponse, tags=["memory"])
     def put_memory(body: models.ContentWrite, p: Proj, request: Request) -> Response:
@@ -256,10 +203,8 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     def get_files(p: Proj, request: Request) -> Response:
         """Every memory document of the project, in the layout's order (those the token may read)."""
         allow(request, p, "read")
-        files = service.files(p)
-        who = access(request)
-        files.files = [f for f in files.files if who.can("read", f.path, p.root)]
-        return _json(files)
+        body = listing.files_body(listing.Visible(access(request), p.root).filter(p.documents()))
+        return Response(body, media_type="application/json")
 
     @app.get("/api/memory/file", response_model=models.FileResponse, tags=["files"])
     def get_file(p: Proj, request: Request, path: Annotated[str | None, Query()] = None) -> Response:
@@ -269,7 +214,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         allow(request, p, "read", p.resolve_path(path))
         doc = service.read_file(p, path)
         _on_record(request, p, doc)
-        return _document_json(p, doc, doc)
+        return memory_read.document_json(p, doc, doc)
 
     @app.put("/api/memory/file", response_model=models.WriteResponse, tags=["files"])
     def put_file(body: models.FileWrite, p: Proj, request: Request,
@@ -294,7 +239,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     def get_backend(p: Proj, request: Request) -> Response:
         """The backend in use (after any fallback), its capabilities and the registered backends."""
         allow(request, p, "read")
-        return _json(service.backend_info(p, served.registry))
+        return _json(service.for_scope(service.backend_info(p, served.registry), access(request)))
 
     @app.get("/api/memory/insights", response_model=models.InsightsResponse, tags=["insights"])
     def get_insights(p: Proj, request: Request) -> Response:
@@ -396,6 +341,8 @@ class _Dispatch:
             await self._mcp(scope, receive, send)
         elif path == fast_append.PATH and scope.get("method") == "POST" and scope["type"] == "http":
             await fast_append.handle(self.api, scope, receive, send)  # type: ignore[arg-type]  # the FastAPI app
+        elif path == memory_read.PATH and scope.get("method") == "GET" and scope["type"] == "http":
+            await memory_read.handle(self.api, scope, receive, send)  # type: ignore[arg-type]  # the FastAPI app
         elif path in ("/api/settings", "/api/settings/global") and scope.get("method") not in ("GET", "HEAD") and \
                 not _may_change_settings(scope.get("state", {}).get(ACCESS_KEY, FULL)):
             who = scope["state"][ACCESS_KEY]

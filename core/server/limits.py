@@ -16,7 +16,10 @@ uvicorn's httptools protocol, before any byte reaches the app (so before the tok
 - **per-address cap**: at most ``per_address`` open connections from one client address; more are
   reset at once, so one client cannot take the connections every other client needs;
 - **total cap**: at most ``max_connections`` open connections in all (reset past it);
-- **idle keep-alive**: ``keep_alive`` seconds (uvicorn's own ``timeout_keep_alive``).
+- **idle keep-alive**: ``keep_alive`` seconds (uvicorn's own ``timeout_keep_alive``);
+- **lingering close**: a connection closed after its answer while a body is still arriving (a 413 or 401 sent
+  from the headers) reads and drops the rest for at most ``linger`` seconds and ``linger_bytes``, so the client
+  gets the answer instead of a reset (:mod:`core.server.linger`).
 
 Responses that stream (MCP's event streams) are not cut: the deadlines end when a request has arrived.
 """
@@ -30,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from core.server.guard import MAX_BODY_BYTES
+from core.server.linger import LingeringTransport
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +50,8 @@ class Limits:
     keep_alive: float = 5.0
     per_address: int = 64
     max_connections: int = 8192
+    linger: float = 2.0
+    linger_bytes: int = 8 * 1024 * 1024
 
 
 DEFAULT_LIMITS = Limits()
@@ -108,9 +114,13 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
             self._host = host
             if staged:
                 self._arm(limits.header_timeout)
+                self.transport = LingeringTransport(transport, self.loop, self._answered_mid_body,  # type: ignore[assignment]  # uvicorn uses it as one
+                                                    seconds=limits.linger, max_bytes=limits.linger_bytes)
 
         def connection_lost(self, exc: Exception | None) -> None:
             self._disarm()
+            if isinstance(self.transport, LingeringTransport):
+                self.transport.stop()
             if self._host is not None:
                 left = per_address.get(self._host, 1) - 1
                 if left > 0:
@@ -129,6 +139,10 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
                 self._timer.cancel()
                 self._timer = None
 
+        def _answered_mid_body(self) -> bool:
+            """The request's answer is complete while its body is still arriving (refused from its headers)."""
+            return not self._in_head and self.cycle is not None and self.cycle.response_complete
+
         def _expire(self) -> None:
             self._timer = None
             if not self.transport.is_closing():
@@ -136,6 +150,9 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
 
         if staged:
             def data_received(self, data: bytes) -> None:
+                if isinstance(self.transport, LingeringTransport) and self.transport.lingering:
+                    self.transport.drained(len(data))  # the rest of a refused body: dropped, not parsed
+                    return
                 head, heads = self._in_head, self._heads
                 super().data_received(data)  # at most one read's bytes (256 KiB) past the limit are parsed
                 if self._heads != heads:

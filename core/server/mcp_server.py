@@ -18,6 +18,7 @@ from collections.abc import Callable
 from importlib import metadata
 from typing import Annotated, Any, Literal
 
+import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ToolError, UnexpectedToolError
 from mcp_types import (
@@ -34,7 +35,7 @@ from pydantic import Field, ValidationError
 
 from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project.model import Project
-from core.server import editing, models, service
+from core.server import editing, listing, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.changes import document_history, parse_since, recent_changes
 from core.server.guard import bearer
@@ -50,6 +51,7 @@ from core.server.mcp_models import (
     RecentResult,
     window_lines,
 )
+from core.server.mcp_pages import BadCursor, Entry, ResourcePages
 from core.server.notify import ListenHook, ResourceHub, documents_key
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
 from core.server.service import ProjectNotServed, ServedProjects
@@ -82,7 +84,9 @@ def server_version() -> str:
 
 
 def _hints(*, read_only: bool, destructive: bool = False, idempotent: bool = True, title: str) -> ToolAnnotations:
-    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=None if read_only else destructive,
+    # Every hint is said, also destructiveHint on a read-only tool: MCP's default for it is true, and a client
+    # that reads the hints without readOnlyHint first would take a read for a destructive tool.
+    return ToolAnnotations(title=title, read_only_hint=read_only, destructive_hint=False if read_only else destructive,
                            idempotent_hint=idempotent, open_world_hint=False)
 
 
@@ -118,6 +122,9 @@ class McpServer(MCPServer):
         #: ``may_follow(request_ctx, uri)``: whether the caller's scope lets it read (so follow) that document;
         #: :func:`build_mcp_server` sets it from the token or the stdio scope.
         self.may_follow: Callable[[Any, str], bool] = lambda _ctx, _uri: True
+        #: ``access_of(request_ctx)``: the caller's scope (its token's, or the stdio scope).
+        self.access_of: Callable[[Any], Access] = lambda _ctx: FULL
+        self.pages = ResourcePages(self._entries)
 
     # -- refusals --------------------------------------------------------------------------------
     def roots(self) -> list[tuple[str, Any]]:
@@ -159,25 +166,36 @@ class McpServer(MCPServer):
 
     # -- resources -------------------------------------------------------------------------------
     async def list_resources(self) -> list[MCPResource]:
-        """One markdown resource per existing document of each served project."""
+        """One markdown resource per existing document of each served project (all of them, unpaged)."""
+        return [_resource(e) for e in self._entries(FULL)]
+
+    def _entries(self, who: Access) -> list[Entry]:
+        """Every document ``who`` may read, project by project in the served order, each in its layout's."""
         out = []
         for s in self.served.served:
+            if not who.sees_project(s.key, s.root):
+                continue
             try:
-                docs = self.served.get(s.key).documents()
+                p = self.served.get(s.key)
+                docs = listing.Visible(who, p.root).filter(p.documents())
             except (MemoryBackendError, SettingsError):
                 continue
-            for d in docs:
-                out.append(MCPResource(uri=f"memdesk://{s.key}/{d.path}", name=f"{s.key}: {d.label}",
-                                       description=f"{d.layer} memory document {d.path} of {s.key}",
-                                       mime_type="text/markdown", size=d.size))
+            out += [Entry(f"memdesk://{s.key}/{d.path}", f"{s.key}: {d.label}",
+                          f"{d.layer} memory document {d.path} of {s.key}", d.size) for d in docs]
         return out
 
     async def _handle_list_resources(self, ctx: Any, params: Any) -> Any:
-        """``resources/list``: only the documents the caller may read (its projects, its paths)."""
-        from mcp_types import ListResourcesResult
+        """``resources/list``: only the documents the caller may read (its projects, its paths), in pages of
+        :data:`mcp_pages.PAGE` with an opaque ``nextCursor`` (:mod:`core.server.mcp_pages`)."""
+        from mcp.shared.exceptions import MCPError
+        from mcp_types import INVALID_PARAMS, ListResourcesResult
 
-        found = await self.list_resources()
-        return ListResourcesResult(resources=[r for r in found if self.may_follow(ctx, str(r.uri))])
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        try:
+            page, nxt = await anyio.to_thread.run_sync(self.pages.page, self.access_of(ctx), cursor)
+        except BadCursor as exc:
+            raise MCPError(INVALID_PARAMS, f"resources/list: {exc}") from exc
+        return ListResourcesResult(resources=[_resource(e) for e in page], next_cursor=nxt)
 
     def _locate(self, uri: str) -> str:
         """The file of a document URI (``memdesk://KEY/PATH``); a refusal for anything else."""
@@ -200,6 +218,10 @@ class McpServer(MCPServer):
     async def _unsubscribe(self, ctx: Any, params: UnsubscribeRequestParams) -> EmptyResult:
         self.hub.unsubscribe(_connection(ctx), str(params.uri))
         return EmptyResult()
+
+
+def _resource(e: Entry) -> MCPResource:
+    return MCPResource(uri=e.uri, name=e.name, description=e.description, mime_type="text/markdown", size=e.size)
 
 
 def _connection(ctx: Any) -> Any:
@@ -248,6 +270,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         return True
 
     mcp.may_follow = may_follow
+    mcp.access_of = lambda request_ctx: access_of(getattr(getattr(request_ctx, "request", None), "headers", None))
 
     def project_of(selector: str | None, ctx: Context | None = None, need: str = "read",
                    path: str | None = None, *, doc: bool = False) -> tuple[Project, str | None]:
@@ -321,7 +344,8 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_files(ctx: Context, project: ProjectArg = None) -> FilesResult:
         p, _ = project_of(project, ctx)
         who = caller(ctx)
-        return FilesResult(project=served.key_of(p), files=[f for f in service.files(p).files if who.can("read", f.path, p.root)])
+        return FilesResult(project=served.key_of(p), files=[models.FileInfo.model_validate(d.to_json()) for d in
+                                                            listing.Visible(who, p.root).filter(p.documents())])
 
     @mcp.tool(annotations=_hints(**READ, title="Read a memory document"),
               description=f"Read a window of a memory document: {DEFAULT_LINES} lines from startLine by default, "

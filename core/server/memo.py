@@ -18,6 +18,8 @@ from typing import Any
 
 from pydantic_core import to_json
 
+from core.documents.grown import extends
+
 __all__ = ["FactsMemo", "TextFacts", "TextMemo"]
 
 
@@ -133,13 +135,14 @@ class FactsMemo(TextMemo):
 
     def grow(self, key: Hashable, text: str, changed: Callable[[str], object]) -> TextFacts | None:
         """The facts of ``text`` worked out from the tail alone when it is the text remembered under ``key`` with
-        more after it (``changed(before)`` called first, and the facts remembered), else ``None``: one compare
-        of the texts, where :meth:`grows` then :meth:`facts` made two."""
+        more after it (``changed(before)`` called first, and the facts remembered), else ``None``. When the read
+        made ``text`` by joining a decoded tail to that very text (:mod:`core.storage.decoded`), that join answers
+        (:func:`core.documents.grown.extends`) and the two MiBs are not compared at all; else one compare."""
         hit = self._hit(key)
         if hit is None:
             return None
         known: TextFacts = hit[1]
-        if len(text) <= len(known.text) or not text.startswith(known.text):
+        if not extends(text, known.text):  # the read's own join answers by identity; else one compare
             return None
         changed(known.text)
         facts = known.grown(text, checked=True)

@@ -138,6 +138,11 @@ class BackendCapabilities(_Model):
     persistent: bool
 
 
+#: What Fusion's memory settings suggest to install qmd (``packages/core/src/memory-backend.ts``,
+#: ``QMD_INSTALL_COMMAND``); memdesk searches with its own index, so qmd is never needed here.
+QMD_INSTALL_COMMAND = "bun install -g @tobilu/qmd"
+
+
 class BackendResponse(_Model):
     """``GET /api/memory/backend``."""
 
@@ -150,6 +155,10 @@ class BackendResponse(_Model):
     fallback_reason: str | None = Field(None, alias="fallbackReason")
     writable_reason: str | None = Field(None, alias="readOnlyReason",
                                         description="Why writes are refused, when they are.")
+    # Fusion's MemoryView shows "Checking qmd availability…" until this is true or false (components/MemoryView.tsx
+    # at 745971a8); memdesk never runs the qmd CLI, so it is false, as POST /api/memory/test says.
+    qmd_available: bool = Field(False, alias="qmdAvailable", description="Whether the qmd CLI is used: never here.")
+    qmd_install_command: str = Field(QMD_INSTALL_COMMAND, alias="qmdInstallCommand")
 
 
 class InsightsResponse(_Model):

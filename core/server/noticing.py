@@ -54,9 +54,10 @@ class _Noticer:
         self.thread = threading.Thread(target=self._loop, name="memdesk-noticing", daemon=True)
         self.thread.start()
 
-    def notice(self, project: Project, rel: str, before: str, after: str) -> None:
+    def notice(self, project: Project, rel: str, before: str, after: str, grown: bool | None = None) -> None:
         key = (str(project.root), rel)
-        grown = after.startswith(before)
+        if grown is None:
+            grown = after.startswith(before)
         with self.lock:
             run = self.runs.pop(key, None)
             if grown and run is not None and (run.after is before or run.after == before):
@@ -98,15 +99,16 @@ _noticer: _Noticer | None = None
 _noticer_lock = threading.Lock()
 
 
-def notice(project: Project, rel: str, before: str, after: str) -> None:
-    """``rel`` was served as ``before`` and is now ``after``: record the change (appends joined, soon)."""
+def notice(project: Project, rel: str, before: str, after: str, *, grown: bool | None = None) -> None:
+    """``rel`` was served as ``before`` and is now ``after``: record the change (appends joined, soon). ``grown``:
+    whether ``after`` is known to be ``before`` with more after it (``None``: compared here)."""
     global _noticer
     if _noticer is None:
         with _noticer_lock:
             if _noticer is None:
                 _noticer = _Noticer()
                 _at_exit(flush)
-    _noticer.notice(project, rel, before, after)
+    _noticer.notice(project, rel, before, after, grown)
 
 
 def _at_exit(fn: Callable[[], None]) -> None:

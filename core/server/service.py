@@ -22,6 +22,7 @@ from core.errors import MemoryBackendError
 from core.insights.audit import generate_memory_audit
 from core.project.model import Project, open_project
 from core.server import models
+from core.server.access import Access
 from core.server.memo import FactsMemo, TextFacts
 from core.storage.fileio import content_hash
 
@@ -175,7 +176,7 @@ def read_unchanged(project: Project, path: str | None) -> tuple[str, str, TextFa
     key = _facts_key(project, rel)
     facts = _facts_memo.same(key, text)
     if facts is None:
-        facts = _facts_memo.grow(key, text, lambda before: _notice(project, rel, before, text))
+        facts = _facts_memo.grow(key, text, lambda before: _notice(project, rel, before, text, grown=True))
     return rel, text, facts
 
 
@@ -207,14 +208,15 @@ def _check_seen(project: Project, rel: str, text: str) -> None:
         log.warning("what %s held when memdesk last wrote it was not compared: %s", rel, exc)
 
 
-def _notice(project: Project, rel: str, before: str, after: str) -> None:
+def _notice(project: Project, rel: str, before: str, after: str, *, grown: bool | None = None) -> None:
     """The served text changed since it was last served: keep the version before when no memdesk write did
     (another program's change; core.storage.noticed skips what memdesk's own writes recorded). Appends are joined
-    and recorded within a second (:mod:`core.server.noticing`), so a read does not wait on history."""
+    and recorded within a second (:mod:`core.server.noticing`), so a read does not wait on history. ``grown``:
+    the caller knows ``after`` is ``before`` with more after it (else the noticer compares them)."""
     from core.server.noticing import notice
 
     try:
-        notice(project, rel, before, after)
+        notice(project, rel, before, after, grown=grown)
     except Exception as exc:  # a safety net: the read is served either way
         log.warning("an outside change of %s was not recorded: %s", rel, exc)
 
@@ -318,6 +320,20 @@ def backend_info(project: Project, registry: MemoryBackendRegistry) -> models.Ba
                               if backend.has_capability(c)),
         available_backends=[i.id for i in registry.infos()], fallback_reason=project.fallback_reason,
         writable_reason=reason)
+
+
+def for_scope(info: models.BackendResponse, who: Access) -> models.BackendResponse:
+    """``info`` as the caller may use it: a token that may not replace documents (``read`` or ``append`` scope)
+    is told the backend is not writable, and why. Fusion's Memory view reads ``capabilities.writable`` to show its
+    read-only banner and a read-only editor (``components/MemoryView.tsx`` at 745971a8); with ``true`` it offered
+    a Save that memdesk then refused with 403."""
+    if not info.capabilities.writable or who.can("write"):
+        return info
+    caps = info.capabilities.model_copy(update={"writable": False, "supports_atomic_write": False,
+                                                "has_conflict_resolution": False})
+    reason = (f"token {who.name!r} has scope {who.describe()}: it may not replace documents" if who.name
+              else f"scope {who.describe()}: documents may not be replaced")
+    return info.model_copy(update={"capabilities": caps, "writable_reason": reason})
 
 
 def _plain(snippet: str) -> str:

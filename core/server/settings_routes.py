@@ -40,6 +40,12 @@ def settings_body(read: SettingsRead) -> dict[str, Any]:
     return body
 
 
+def global_body(read: SettingsRead) -> dict[str, Any]:
+    """The global settings memdesk serves (:data:`MEMDESK_SERVED_GLOBAL`), as ``GET /api/settings`` answers them."""
+    body = settings_body(read)
+    return {key: body[key] for key in MEMDESK_SERVED_GLOBAL if key in body}
+
+
 def with_memory_view(features: Any) -> dict[str, Any]:
     """Fusion's ``experimentalFeatures`` with ``memoryView`` on unless the settings turn it off.
 
@@ -86,6 +92,19 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
             return _refusal(exc)
         return settings_body(read)
 
+
+    @app.get("/api/settings/global", tags=["settings"])
+    async def get_global_settings(p: project_dep) -> Any:  # type: ignore[valid-type]
+        """Fusion's dashboard's ``fetchGlobalSettings`` (``GET /api/settings/global``, no ``projectId``): the
+        global settings memdesk serves, ``{experimentalFeatures}``, from the store ``PUT`` writes them to (the
+        project named by ``?projectId=``, else the first served). Fusion's other global settings (theme,
+        providers…) are the dashboard's own and are not kept by memdesk, so they are absent, as unset ones are
+        in Fusion's answer."""
+        try:
+            read = await run_in_threadpool(read_settings, p.root)
+        except SettingsError as exc:
+            return _refusal(exc)
+        return global_body(read)
 
     @app.put("/api/settings/global", tags=["settings"])
     async def put_global_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008

@@ -16,6 +16,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 
+from core.documents.grown import joined
+
 __all__ = ["MAX_BYTES", "MIN_BYTES", "DecodedCache"]
 
 MIN_BYTES = 64 * 1024
@@ -46,9 +48,10 @@ class DecodedCache:
                 return old_text
             if len(data) > len(old_data) and data.startswith(old_data):
                 # Valid UTF-8 ends on a character boundary, so the tail starts on one: decoded alone it is
-                # valid exactly when the whole is.
+                # valid exactly when the whole is. The join is remembered (core.documents.grown), so whoever
+                # holds the text before learns that this one only adds to it without comparing the two again.
                 try:
-                    text = old_text + decode(data[len(old_data):])
+                    text = joined(old_text, decode(data[len(old_data):]))
                 except Exception:  # noqa: BLE001 - decoded whole below, for the error's real offset
                     text = None
         if text is None:

@@ -8,7 +8,8 @@ too, and nothing is written inside a project for a read.
 
 Recording costs a request a deque append: a single writer thread inserts the rows in batches, woken once
 per spell of reads (not once per read). The log is bounded: rows older than :data:`MAX_AGE_DAYS` go, and
-past :data:`MAX_ROWS` the oldest go, checked every :data:`PRUNE_EVERY` rows. :func:`version_read` gives back exactly the text a read served (checked against
+past :data:`MAX_ROWS` the oldest go, checked on a process's first batch, then every :data:`PRUNE_EVERY` rows
+or :data:`PRUNE_INTERVAL_S`. :func:`version_read` gives back exactly the text a read served (checked against
 its hash): the current text, a stored version, or a prefix of either when only appends followed.
 
 This is the small core API behind ``memdesk activity`` and the app's Activity view.
@@ -22,6 +23,7 @@ import logging
 import os
 import sqlite3
 import threading
+import time
 from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,6 +54,9 @@ READS_DB = "reads.db"
 MAX_AGE_DAYS = 90
 MAX_ROWS = 200_000
 PRUNE_EVERY = 1_000
+#: ...and at least this often (seconds), and on the first batch a process writes to a log: a short-lived
+#: ``memdesk mcp`` or a quiet server never reaches :data:`PRUNE_EVERY` rows of its own.
+PRUNE_INTERVAL_S = 3_600.0
 #: How long the writer gathers reads after the first of a spell before it inserts them (seconds).
 LINGER_S = 0.25
 
@@ -178,6 +183,7 @@ class _Writer:
         self.thread = threading.Thread(target=self._run, name="memdesk-readlog", daemon=True)
         self.thread.start()
         self.inserted = 0
+        self.pruned_at: dict[Path, float] = {}  # when this process last pruned each log (monotonic)
         self.batches = 0  # transactions so far (tests: a spell of reads is one)
 
     def add(self, db: Path, event: ReadEvent) -> None:
@@ -209,7 +215,7 @@ class _Writer:
             for db, events in by_db.items():
                 try:
                     conn = conns.get(db) or conns.setdefault(db, _connect(db))
-                    self._insert(conn, events)
+                    self._insert(conn, events, db)
                 except Exception as exc:  # noqa: BLE001 - the read was served; say why it went unrecorded, and go on
                     # (any error: this thread dying would leave every later read off the record)
                     log.warning("%d read(s) not recorded in %s: %s", len(events), db, exc)
@@ -217,7 +223,7 @@ class _Writer:
             for w in waiters:
                 w.set()
 
-    def _insert(self, conn: sqlite3.Connection, events: list[ReadEvent]) -> None:
+    def _insert(self, conn: sqlite3.Connection, events: list[ReadEvent], db: Path) -> None:
         rows = [(e.at, e.root, e.project, e.path, e.hash, e.size, e.start_line, e.end_line, e.total_lines,
                  e.client, e.token, e.via) for e in events]
         with conn:
@@ -227,8 +233,11 @@ class _Writer:
         before = self.inserted
         self.inserted += len(rows)
         self.batches += 1
-        if before // PRUNE_EVERY != self.inserted // PRUNE_EVERY:
-            prune(conn)
+        last = self.pruned_at.get(db)
+        if last is None or time.monotonic() - last >= PRUNE_INTERVAL_S \
+                or before // PRUNE_EVERY != self.inserted // PRUNE_EVERY:
+            self.pruned_at[db] = time.monotonic()
+            prune(conn, max_rows=MAX_ROWS, max_age_days=MAX_AGE_DAYS)
 
 
 def prune(conn: sqlite3.Connection, *, max_rows: int = MAX_ROWS, max_age_days: int = MAX_AGE_DAYS) -> int:
@@ -270,9 +279,10 @@ def flush(timeout: float = 10.0) -> None:
 
 
 def query(*, root: str | Path | None = None, client: str | None = None, since: datetime | None = None,
-          path: str | None = None, limit: int = 1000, db: Path | None = None) -> list[ReadEvent]:
+          path: str | None = None, limit: int = 1000, db: Path | None = None,
+          read_id: int | None = None) -> list[ReadEvent]:
     """Recorded reads, newest first, filtered by project folder, client (its name contains ``client``,
-    case-insensitive; the token's name counts too), time and document."""
+    case-insensitive; the token's name counts too), time, document and the read's id."""
     flush()
     db = db or log_path()
     if not db.exists():
@@ -293,6 +303,9 @@ def query(*, root: str | Path | None = None, client: str | None = None, since: d
     if path is not None:
         sql += " AND path = ?"
         args.append(path)
+    if read_id is not None:
+        sql += " AND id = ?"
+        args.append(int(read_id))
     sql += " ORDER BY at DESC, id DESC LIMIT ?"
     args.append(int(limit))
     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)

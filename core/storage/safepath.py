@@ -43,17 +43,38 @@ def resolve_real(path: Path, shown: str) -> Path:
         raise PathOutsideRootError(f"{shown!r} is a symbolic link loop; replace it with a regular file") from exc
 
 
+def _resolved(path: str) -> str:
+    """``str(Path(path).resolve())`` without building paths: ``os.path.realpath``, then the ``stat`` by which
+    pathlib turns a link loop into ``RuntimeError``."""
+    real = os.path.realpath(path)
+    try:
+        os.stat(real)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RuntimeError(f"Symlink loop from {exc.filename!r}") from exc
+    return real
+
+
 def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> Path:
     """Resolve ``relpath`` under ``root``; refuse absolute paths, ``..`` and symlink escapes.
 
     Returns the logical path (``root/relpath``, links kept); :func:`real_path_in_root` gives the target.
     The message names the first component that leaves the root (``.fusion``, ``.fusion/memdesk`` ...).
     """
-    return resolve_both_in_root(root, relpath)[0]
+    return Path(_confined(root, relpath)[0])
 
 
 def resolve_both_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> tuple[Path, Path]:
     """:func:`resolve_in_root`'s logical path and the real path it checked (links resolved), both in the root."""
+    logical, real = _confined(root, relpath)
+    return Path(logical), Path(real)
+
+
+def _confined(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> tuple[str, str]:
+    """The logical and the real path of ``relpath`` under ``root``, as strings, or the refusal.
+
+    As ``Path.resolve()`` but on strings: this runs on every read and write, and pathlib's objects (a ``Path``
+    per parent to ask whether the root is one of them) cost several times the two ``realpath`` (measured)."""
     rel = Path(relpath)
     if "\x00" in str(relpath):
         raise PathOutsideRootError(f"path {str(relpath)!r} contains a NUL byte")
@@ -61,11 +82,16 @@ def resolve_both_in_root(root: str | os.PathLike[str], relpath: str | os.PathLik
         raise PathOutsideRootError(f"path {str(relpath)!r} is absolute; give a path relative to the project root")
     if any(part == ".." for part in rel.parts):
         raise PathOutsideRootError(f"path {str(relpath)!r} contains '..'; it must stay inside the project root")
-    root_real = Path(root).resolve()
-    real = resolve_real(root_real / rel, str(relpath))
-    if inside(real, root_real):
-        return root_real / rel, real
+    root_str = _resolved(os.fspath(root))
+    logical = os.path.join(root_str, *rel.parts)  # what ``Path(root_str) / rel`` spells
+    try:
+        real_str = _resolved(logical)
+    except (RuntimeError, OSError) as exc:  # a link loop, as resolve_real says it
+        raise PathOutsideRootError(f"{str(relpath)!r} is a symbolic link loop; replace it with a regular file") from exc
+    if real_str == root_str or real_str.startswith(root_str.rstrip(os.sep) + os.sep):  # realpath's: normalised
+        return logical, real_str
     # Component by component, so the message names the link that escapes (".fusion", not the file).
+    root_real = Path(root_str)
     for i in range(1, len(rel.parts) + 1):
         shown = "/".join(rel.parts[:i])
         real = resolve_real(root_real.joinpath(*rel.parts[:i]), shown)

@@ -5,7 +5,8 @@ Each row is one recorded write (:mod:`core.project.activity`): the time, the wri
 write pipeline records it: ``mcp:reviewer``, ``cli``, ``operator``…), whether it appended an entry
 or replaced the document, the document, and what it did (an append's first line). Writer, document
 and kind filters and a text filter narrow the list; Enter or a double-click opens the document at
-the entry (an append's line, found in the document as it is now). The list follows the history
+the entry (an append's line, found in the document as it is now); Shift+Enter on a read shows exactly the
+text that read served (:mod:`gui.widgets.read_version_dialog`), not the document as it is now. The list follows the history
 database while the view is shown (a cheap check of its files every :data:`POLL_MS`), so an agent's
 append appears without F5. The history is read on a worker thread (10,000 writes take a few hundred
 ms), so the view paints at once and fills in; the table is a plain model over the list, fixed row
@@ -39,6 +40,7 @@ from core.storage.history.db import db_path
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.widgets.parts import view_action
+from gui.widgets.read_version_dialog import ReadVersionDialog
 
 log = logging.getLogger(__name__)
 
@@ -162,6 +164,8 @@ class ActivityView(QWidget):
         self._check_again = False
         #: How many reads of the history have been shown (tests, the bench).
         self.load_count = 0
+        #: The last "what was read" window shown (tests).
+        self.read_dialog: ReadVersionDialog | None = None
         self._poll = QTimer(self)
         self._poll.setInterval(POLL_MS)
         self._poll.timeout.connect(self._check)
@@ -170,7 +174,9 @@ class ActivityView(QWidget):
         self.text_filter.textChanged.connect(self.apply_filters)
         self.table.doubleClicked.connect(lambda index: self.open_row(index.row()))
         for text, keys, slot in (("Filter the activity", "Ctrl+L", self._focus_filter),
-                                 ("Open the selected write's document", ["Return", "Enter"], self._open_current)):
+                                 ("Open the selected write's document", ["Return", "Enter"], self._open_current),
+                                 ("Show exactly what the selected read served", ["Shift+Return", "Shift+Enter"],
+                                  self._show_current_read)):
             view_action(self, text, keys, slot).setProperty("shortcutScope", "Activity")
         session.documentsChanged.connect(self._check)
         session.memoryReplaced.connect(self._check)
@@ -285,7 +291,14 @@ class ActivityView(QWidget):
         if not total:
             self.count_label.setText("No writes recorded yet")
         else:
-            self.count_label.setText(f"{total:,} writes" if shown == total else f"{shown:,} of {total:,} writes")
+            reads = sum(1 for e in self.model.entries if e.kind == "read")
+            if not reads:
+                self.count_label.setText(f"{total:,} writes" if shown == total else f"{shown:,} of {total:,} writes")
+            elif shown == total:
+                self.count_label.setText(f"{total - reads:,} writes and {reads:,} reads (Shift+Enter shows what a "
+                                         "read served)")
+            else:
+                self.count_label.setText(f"{shown:,} of {total:,} entries (Shift+Enter shows what a read served)")
 
     # -- selection, opening ----------------------------------------------------------------------
     def _focus_filter(self) -> None:
@@ -296,6 +309,40 @@ class ActivityView(QWidget):
         index = self.table.currentIndex()
         if index.isValid():
             self.open_row(index.row())
+
+    def _show_current_read(self) -> None:
+        index = self.table.currentIndex()
+        if index.isValid():
+            self.show_read(index.row())
+
+    def show_read(self, row: int) -> ReadVersionDialog | None:
+        """Show exactly the text the read of ``row`` served (the version that client loaded, checked against the
+        hash it was logged with), or say in the status bar that memdesk no longer holds it."""
+        entry = self.model.entry(row)
+        if entry.kind != "read" or not entry.key.startswith("r"):
+            self.session.statusMessage.emit("Not a read: Shift+Enter shows what a read served")
+            return None
+        project, read_id = self.session.project, int(entry.key[1:])
+
+        def find() -> tuple[readlog.ReadEvent | None, str | None]:
+            found = readlog.query(root=project.root, read_id=read_id, limit=1)
+            return (found[0], readlog.version_read(project, found[0])) if found else (None, None)
+
+        try:
+            event, text = self.session.worker.call(find, "Finding the version read…")
+        except Exception as exc:  # noqa: BLE001 - the log or history unreadable: said, nothing opened
+            self.session.statusMessage.emit(f"Cannot open read {read_id}: {exc}")
+            return None
+        if event is None or text is None:
+            self.session.statusMessage.emit(
+                f"memdesk no longer holds the version read {read_id} served of {entry.path} (history pruned it, "
+                "or another program changed the file and not only appended to it)")
+            return None
+        dialog = ReadVersionDialog(event, text, self)
+        dialog.setModal(False)
+        dialog.show()
+        self.read_dialog = dialog
+        return dialog
 
     def selected_entry(self) -> ActivityEntry | None:
         """The entry of the selected row, if any."""

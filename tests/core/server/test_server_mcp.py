@@ -73,8 +73,8 @@ def test_tools_are_listed_with_descriptions_and_output_schemas(sample_project, u
         read_only = t.name in {"memory_projects", "memory_files", "memory_get", "memory_search", "memory_recent",
                                "memory_history", "memory_inbox"}
         assert hints.read_only_hint is read_only, t.name
-        if not read_only:
-            assert hints.destructive_hint is (t.name != "memory_append"), t.name
+        # all three hints said on every tool (destructiveHint defaults to true in MCP when left out)
+        assert hints.destructive_hint is (not read_only and t.name != "memory_append"), t.name
     assert tools["memory_write"].input_schema["required"] == ["path", "content", "expectedHash"]
     assert set(tools["memory_get"].input_schema["properties"]) == {"path", "startLine", "lineCount", "project"}
     assert set(tools["memory_search"].input_schema["properties"]) == {"query", "mode", "limit", "project", "includeSuperseded"}

@@ -1,0 +1,71 @@
+"""A lingering close for ``memdesk serve``: a refusal sent before a request's body was read still reaches the client.
+
+The guard answers a body over the limit (413), a missing token (401) and the like from the headers, before the
+body is read, and says ``connection: close``. uvicorn then closes the socket at once, with the rest of the body
+still arriving: the kernel answers the client's next bytes with a reset, and a client that writes its whole
+body before it reads (Python's ``urllib``, Node's ``http`` behind a reverse proxy: Fusion's dashboard saw a 502
+"write ECONNRESET" for a 2 MiB save) gets a broken pipe instead of memdesk's answer. So, as web servers do
+(Apache's and nginx's lingering close), when the connection is closed after a complete response while a body
+is still arriving, memdesk stops sending (half-close: the client sees the answer and the end of it), reads and
+drops what still comes for at most ``seconds`` and ``max_bytes``, then closes. Nothing read then is parsed or
+kept; the bounds keep a client that never stops sending from holding the connection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["LingeringTransport"]
+
+
+class LingeringTransport:
+    """``transport`` as uvicorn uses it, with :meth:`close` lingering while ``body_arriving()`` says so."""
+
+    def __init__(self, transport: Any, loop: asyncio.AbstractEventLoop, body_arriving: Callable[[], bool], *,
+                 seconds: float, max_bytes: int) -> None:
+        self._transport = transport
+        self._loop = loop
+        self._body_arriving = body_arriving
+        self._seconds = seconds
+        self._left = max_bytes
+        self._timer: asyncio.TimerHandle | None = None
+        self.lingering = False
+
+    def __getattr__(self, name: str) -> Any:  # write, get_extra_info, pause_reading… as the transport has them
+        return getattr(self._transport, name)
+
+    def is_closing(self) -> bool:
+        return self.lingering or self._transport.is_closing()
+
+    def close(self) -> None:
+        if self.lingering or self._transport.is_closing():
+            return
+        if not self._body_arriving() or not self._transport.can_write_eof():
+            self._transport.close()
+            return
+        self.lingering = True
+        self._transport.write_eof()  # the answer already written goes out, then the end of it
+        self._transport.resume_reading()  # reading may be paused with the body's first bytes buffered
+        self._timer = self._loop.call_later(self._seconds, self.abort_linger)
+
+    def abort(self) -> None:
+        self.stop()
+        self._transport.abort()
+
+    def drained(self, count: int) -> None:
+        """``count`` more bytes arrived while lingering (dropped); past the bound the connection is closed."""
+        self._left -= count
+        if self._left < 0:
+            self.abort_linger()
+
+    def abort_linger(self) -> None:
+        self.stop()
+        if not self._transport.is_closing():
+            self._transport.close()
+
+    def stop(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

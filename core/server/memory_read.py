@@ -1,0 +1,122 @@
+"""``GET /api/memory``: the memory's body, and the request answered without FastAPI's generic layers.
+
+The read agents send most after an append. Through FastAPI it passes five middlewares, the router's match over
+every route and the dependency solver (the project, its two query names, the request) before the one read; on
+the 0.88 MiB bench memory that was a third of the event loop's CPU for an unchanged read (docs/servers.md).
+:func:`handle` takes the ordinary request here, after the guard (host, token) has run:
+
+* only ``GET /api/memory`` with at most the query names ``project`` or ``projectId`` (once each), a served
+  project whose cached model is current, which the token may use and whose memory it may read. Anything
+  else, before anything is read, goes on to the FastAPI route as before: its refusals (403, 404, …) keep
+  their exact shape;
+* then what the route does, by the same function (:func:`read_memory`, which the route calls too): the read,
+  on the event loop when the text is the one served last or that text with more after it, else in the pool;
+  the read put on record; the same body and headers;
+* an error raised there is answered by the app's own exception handlers, as the route's would be.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+
+from core.server import models, service
+from core.server.access import FULL
+from core.server.fast_append import exception_handler, served_project
+from core.server.guard import ACCESS_KEY, AUTHOR_KEY
+from core.storage.readlog import client_label
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+    from starlette.types import Receive, Scope, Send
+
+    from core.project.model import Project
+
+__all__ = ["PATH", "document_json", "handle", "read_memory"]
+
+PATH = "/api/memory"
+
+
+def document_json(project: Project, doc: models.FileResponse, model: BaseModel) -> Response:
+    """``model`` (which holds ``doc``'s content) as JSON, with the content's literal spliced in from the
+    document's remembered facts: a 1 MiB text is escaped once, and after an append only its tail is.
+    Each shape's body is kept on the facts, so it is made again only when the text changed."""
+    facts = service.text_facts(project, doc.path, doc.content)
+    shape = type(model).__name__
+    body = facts.bodies.get(shape)
+    if body is None:
+        # Serialised with an empty content: ``"content":""`` can only be that field (in a string value
+        # every quote is escaped), and it is replaced by the whole literal.
+        shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
+        head, _, tail = shell.partition(b'"content":""')
+        parts = facts.json_parts()  # after an append: the old literal's view and the tail's, joined here only
+        body = facts.bodies[shape] = b"".join((head, b'"content":', *parts, tail))  # the MiB copied once
+        start = len(head) + len(b'"content":')
+        facts.adopt_json(memoryview(body)[start:start + sum(len(part) for part in parts)])
+    return Response(body, media_type="application/json")
+
+
+def note_whole(key: str, p: Project, doc: models.FileResponse, client: str | None, token: str | None) -> None:
+    """Log that a request read ``doc`` whole (:mod:`core.storage.readlog`)."""
+    total = doc.total_lines or 1
+    service.note_read(key, p.root, doc.path, doc.hash, doc.size or 0, 1, total, total, client=client, token=token,
+                      via="http")
+
+
+async def read_memory(served: service.ServedProjects, p: Project, client: str | None, token: str | None) -> Response:
+    """The memory's body, the read on record. A file-backed memory unchanged since this process last served it
+    is answered on the event loop (one local read and a compare; the body kept for its text is sent), and so is
+    one that only grew (its tail worked out, the body joined): no thread-pool hop and back, the bulk of such a
+    read's latency. Any other backend, a first serve or a rewrite is served in the pool."""
+    if p.backend.id == "file":
+        rel, text, facts = service.read_unchanged(p, None)
+        if facts is not None:
+            service.note_read(served.key_of(p), p.root, rel, facts.hash, facts.size, 1, facts.lines, facts.lines,
+                              client=client, token=token, via="http")
+            body = facts.bodies.get(models.ContentResponse.__name__)
+            if body is None:  # grown: the new body is the old literal and the tail's, joined (one MiB copy)
+                doc = models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size,
+                                          total_lines=facts.lines)
+                return document_json(p, doc, models.ContentResponse(content=text, path=rel, hash=facts.hash))
+            return Response(body, media_type="application/json")
+        doc, response = await run_in_threadpool(_memory_json, p, lambda: service.finish_read(p, None, rel, text))
+    else:
+        doc, response = await run_in_threadpool(_memory_json, p, lambda: service.read_file(p, None))
+    note_whole(served.key_of(p), p, doc, client, token)
+    return response
+
+
+def _memory_json(p: Project, read: Any) -> tuple[models.FileResponse, Response]:
+    """In the pool, in one hop: the memory read (or its read finished) by ``read()`` and its response."""
+    doc = read()
+    return doc, document_json(p, doc, models.ContentResponse(content=doc.content, path=doc.path, hash=doc.hash))
+
+
+async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> None:
+    """Answer ``GET /api/memory`` here when it is an ordinary read, else through the FastAPI route."""
+    served: service.ServedProjects = api.state.served
+    p = served_project(api, scope)
+    state = scope.get("state", {})
+    if p is not None:
+        try:
+            state.get(ACCESS_KEY, FULL).check("read", served.key_of(p), p.root, p.memory_path)
+        except Exception:  # out of scope: the route refuses it, in its words
+            p = None
+    if p is None:
+        await api(scope, receive, send)
+        return
+    client = client_label(next((v.decode("latin-1") for k, v in scope.get("headers", ()) if k == b"user-agent"),
+                               None))  # the first User-Agent, as the route's request.headers.get reads it
+    try:
+        response = await read_memory(served, p, client, state.get(AUTHOR_KEY))
+    except Exception as exc:
+        handler = exception_handler(api, exc)
+        if handler is None:
+            raise  # as the app's own error middleware: uvicorn answers 500 and logs it
+        scope.setdefault("app", api)
+        response = await handler(Request(scope, receive), exc)
+    await response(scope, receive, send)
