@@ -8,7 +8,9 @@
 ``memdesk serve`` runs in its own process (uvicorn on a loopback port) and the client keeps its
 connection alive; default settings; every append is a different entry. Targets: read p95 ≤ 5 ms, append p95 ≤ 2× in-process, MCP p95 ≤ 20 ms.
 Under each HTTP figure, the server process's CPU time and context switches per request (``/proc``; they hardly
-move with the machine's load, where latencies do) beside the in-process call's CPU.
+move with the machine's load, where latencies do) beside the in-process call's CPU. Under the GET figures, the
+bench's client's CPU per response and the floor of HTTP itself (:mod:`bench.http_floor`: the same body, static,
+over the same uvicorn stack).
 Then issue 23's figures (:mod:`bench.servers_round2`): memory_get windowed against whole, the cost of
 read logging, and a valid client's p95 under 2,000 held connections.
 """
@@ -115,8 +117,15 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
             size = len(c.get("/api/memory").json()["content"].encode("utf-8"))
             print(f"memory size: {size / 1048576:.2f} MiB")
             cost = PhaseCost(proc.pid)
+            client_cpu = [0.0]
+
+            def get() -> None:
+                c0 = time.process_time()
+                c.get("/api/memory").raise_for_status()
+                client_cpu[0] += time.process_time() - c0
+
             reads, reads_total, floor_reads, floor_reads_total = interleaved(
-                lambda i: c.get("/api/memory").raise_for_status(), cost.floor(lambda i: floor.read()), N_READS)
+                lambda i: get(), cost.floor(lambda i: floor.read()), N_READS)
             report("GET /api/memory (unchanged)", reads, reads_total, floor_reads, floor_reads_total, "p95 ≤ 5 ms")
             print(cost.line(N_READS))
 
@@ -130,13 +139,17 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
                     return time.perf_counter() - t0
                 return run
 
-            http_changed = changed(served_root, lambda: c.get("/api/memory").raise_for_status())
+            http_changed = changed(served_root, get)
             floor_changed = changed(floor_root, floor.read)
             cost = PhaseCost(proc.pid)
             a = [http_changed(i) * 1000 for i in range(N_CHANGED)]
             b = [cost.floor(floor_changed)(i) * 1000 for i in range(N_CHANGED)]
             report("GET /api/memory (changed before each read)", a, sum(a) / 1000, b, sum(b) / 1000, "p95 ≤ 5 ms")
             print(cost.line(N_CHANGED))
+            print(f"  bench's client (httpx): {client_cpu[0] / (N_READS + N_CHANGED) * 1000:.2f} ms CPU per GET")
+            from bench.http_floor import measure as http_floor
+
+            http_floor(c.get("/api/memory").content, base, env, p95)  # the same body, static: what HTTP costs
 
             def post(i: int) -> None:
                 r = c.post("/api/memory/append", json={"content": _entry("http", i)})

@@ -61,11 +61,20 @@ def resolve_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str
     Returns the logical path (``root/relpath``, links kept); :func:`real_path_in_root` gives the target.
     The message names the first component that leaves the root (``.fusion``, ``.fusion/memdesk`` ...).
     """
-    return resolve_both_in_root(root, relpath)[0]
+    return Path(_confined(root, relpath)[0])
 
 
 def resolve_both_in_root(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> tuple[Path, Path]:
     """:func:`resolve_in_root`'s logical path and the real path it checked (links resolved), both in the root."""
+    logical, real = _confined(root, relpath)
+    return Path(logical), Path(real)
+
+
+def _confined(root: str | os.PathLike[str], relpath: str | os.PathLike[str]) -> tuple[str, str]:
+    """The logical and the real path of ``relpath`` under ``root``, as strings, or the refusal.
+
+    As ``Path.resolve()`` but on strings: this runs on every read and write, and pathlib's objects (a ``Path``
+    per parent to ask whether the root is one of them) cost several times the two ``realpath`` (measured)."""
     rel = Path(relpath)
     if "\x00" in str(relpath):
         raise PathOutsideRootError(f"path {str(relpath)!r} contains a NUL byte")
@@ -73,18 +82,16 @@ def resolve_both_in_root(root: str | os.PathLike[str], relpath: str | os.PathLik
         raise PathOutsideRootError(f"path {str(relpath)!r} is absolute; give a path relative to the project root")
     if any(part == ".." for part in rel.parts):
         raise PathOutsideRootError(f"path {str(relpath)!r} contains '..'; it must stay inside the project root")
-    # As ``Path.resolve()`` on strings: this runs on every read and write, and pathlib's objects (a Path per
-    # parent to ask whether the root is one of them) cost five times the two realpaths (~150 µs, measured).
     root_str = _resolved(os.fspath(root))
-    root_real = Path(root_str)
-    logical = root_real / rel
+    logical = os.path.join(root_str, *rel.parts)  # what ``Path(root_str) / rel`` spells
     try:
-        real_str = _resolved(str(logical))
+        real_str = _resolved(logical)
     except (RuntimeError, OSError) as exc:  # a link loop, as resolve_real says it
         raise PathOutsideRootError(f"{str(relpath)!r} is a symbolic link loop; replace it with a regular file") from exc
     if real_str == root_str or real_str.startswith(root_str.rstrip(os.sep) + os.sep):  # realpath's: normalised
-        return logical, Path(real_str)
+        return logical, real_str
     # Component by component, so the message names the link that escapes (".fusion", not the file).
+    root_real = Path(root_str)
     for i in range(1, len(rel.parts) + 1):
         shown = "/".join(rel.parts[:i])
         real = resolve_real(root_real.joinpath(*rel.parts[:i]), shown)
