@@ -71,3 +71,43 @@ class PhaseCost:
         floor = (f"  |  in-process: {self.floor_cpu / self.floor_calls * 1000:.2f} ms CPU per call"
                  if self.floor_calls else "")
         return f"  server process: {cpu:.2f} ms CPU, {switches:.1f} context switches per request{floor}"
+
+
+def quiet(pid: int, window: float = 0.002, timeout: float = 2.0) -> bool:
+    """Wait, untimed, until process ``pid`` has nothing left running: every thread asleep (``S``: no thread
+    running or in a disk sync) and no thread switching context for ``window`` seconds. A server's work after
+    its answer (history's job, its syncs) then ends before the next measured call, as the in-process floor's
+    own history job is waited for before the next served call. ``False`` without ``/proc`` or after ``timeout``."""
+    deadline = time.perf_counter() + timeout
+    last: int | None = None
+    since = time.perf_counter()
+    while time.perf_counter() < deadline:
+        state = _threads_state(pid)
+        if state is None:
+            return False
+        asleep, switches = state
+        now = time.perf_counter()
+        if not asleep or switches != last:
+            last, since = (switches if asleep else None), now
+        elif now - since >= window:
+            return True
+        time.sleep(0.0002)
+    return False
+
+
+def _threads_state(pid: int) -> tuple[bool, int] | None:
+    """(every thread of ``pid`` asleep, their context switches so far); ``None`` without ``/proc``."""
+    asleep, switches = True, 0
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return None
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as fh:
+                asleep = asleep and fh.read().rsplit(")", 1)[1].split()[0] == "S"
+            with open(f"/proc/{pid}/task/{tid}/status") as fh:
+                switches += sum(int(line.split()[1]) for line in fh if "ctxt_switches" in line)
+        except (OSError, IndexError, ValueError):  # a thread that ended meanwhile
+            continue
+    return asleep, switches

@@ -40,12 +40,14 @@ def p95(times: list[float]) -> float:
 
 
 def interleaved(served: Callable[[int], object], local: Callable[[int], object], n: int,
-                settle: Callable[[], object] | None = None) -> tuple[list[float], float, list[float], float]:
+                settle: Callable[[], object] | None = None, settle_served: Callable[[], object] | None = None
+                ) -> tuple[list[float], float, list[float], float]:
     """Time ``served(i)`` and ``local(i)`` alternately, so the machine's load weighs on both alike.
 
     ``settle()``, untimed, after each ``local(i)``: the in-process call's own work left running in the
-    background (its history job) ends before the next served call is timed, as the server's ends in its own
-    process (else the floor's background work runs in the client's process while a request is timed)."""
+    background (its history job) ends before the next served call is timed (else it runs in the client's
+    process while a request is timed). ``settle_served()``, untimed, after each ``served(i)``: the same for
+    the server's work after its answer (its history job and syncs), which else runs while the floor is timed."""
     a: list[float] = []
     b: list[float] = []
     total_a = total_b = 0.0
@@ -57,6 +59,8 @@ def interleaved(served: Callable[[int], object], local: Callable[[int], object],
             out.append(dt * 1000)
             if out is a:
                 total_a += dt
+                if settle_served is not None:
+                    settle_served()
             else:
                 total_b += dt
                 if settle is not None:
@@ -158,13 +162,16 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
             def local(i: int) -> None:
                 assert floor.append(_entry("floor", i), author="bench", source="bench").status == "written"
 
+            from bench.proc_cost import quiet
             from core.storage.history.worker import settled
 
             cost = PhaseCost(proc.pid)
             # The floor's history job (the server's runs in the server, counted in its CPU) is waited for
-            # untimed and its CPU counted as the floor's: both sides then do and count the same work.
+            # untimed and its CPU counted as the floor's; the server's is waited for (its threads all asleep)
+            # untimed before the floor is timed: both sides then do, count and finish the same work.
             appends, appends_total, floor_appends, floor_appends_total = interleaved(
-                post, cost.floor(local), N_APPENDS, settle=cost.floor_extra(settled))
+                post, cost.floor(local), N_APPENDS, settle=cost.floor_extra(settled),
+                settle_served=lambda: quiet(proc.pid))
             report("POST /api/memory/append", appends, appends_total, floor_appends, floor_appends_total,
                    "p95 ≤ 2× in-process")
             print(cost.line(N_APPENDS))

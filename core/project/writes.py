@@ -133,12 +133,23 @@ class ProjectWrites(ProjectReads):
 
         Seed layout: ``\\n\\n<!-- YYYY-MM-DD -->\\n<content>`` and batched archive rotation. Layered
         layout: Fusion's ``\\n<content>\\n``, today's daily note created with its scaffold when missing.
-        With memory switched off the append is refused unless ``force``.
+        With memory switched off the append is refused unless ``force``. History's thread is woken for the
+        append's event once the append is done (:func:`core.storage.history.jobs.hold_here`; a server's answer
+        extends the hold until it is sent), not while the append still runs beside it.
         """
-        from core.project import appending as entries
         from core.storage.history import (
             worker as history_worker,  # not core.storage.history.versions: an append needs no versions
         )
+
+        with history_worker.hold_here():
+            return self._append(text, layer=layer, agent=agent, path=path, author=author, source=source,
+                                force=force, today=today, max_lines=max_lines, writer=writer)
+
+    def _append(self, text: str | None, *, layer: AppendLayer | None, agent: str | None, path: str | None,
+                author: str | None, source: str, force: bool, today: date | None, max_lines: int | None,
+                writer: Writer | None) -> AppendOutcome:
+        from core.project import appending as entries
+        from core.storage.history import worker as history_worker
 
         trimmed = (text or "").strip()
         if not trimmed:

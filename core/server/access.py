@@ -15,11 +15,12 @@ no backtracking, no regular expression built from a token's text.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_automaton", "glob_matches", "real_rel"]
+__all__ = ["FULL", "LEVELS", "Access", "ScopeError", "check_glob", "glob_automaton", "glob_matches", "hard_links", "real_rel"]
 
 LEVELS = ("read", "append", "write")
 _RANK = {name: i for i, name in enumerate(LEVELS)}
@@ -160,6 +161,15 @@ def real_rel(root: Path | str, rel: str) -> str | None:
     return os.path.relpath(real, base).replace(os.sep, "/")
 
 
+def hard_links(root: Path | str, rel: str) -> int:
+    """How many other hard links the regular file ``rel`` of the project has (0: none, missing, or not a file)."""
+    try:
+        st = os.stat(os.path.join(root, rel))
+    except OSError:
+        return 0
+    return st.st_nlink - 1 if stat.S_ISREG(st.st_mode) else 0
+
+
 # -- access ----------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Access:
@@ -212,7 +222,11 @@ class Access:
         if root is None:
             return True
         real = real_rel(root, rel)
-        return real is not None and (real == rel or self.path_ok(real))
+        if real is None or real != rel and not self.path_ok(real):
+            return False
+        # A read token's document with other hard links may be a file outside its paths under another name
+        # (a clone cannot carry one, but a local ``ln`` can); the file layer refuses such a file for writes too.
+        return need != "read" or hard_links(root, rel) == 0
 
     def check_project(self, key: str, root: Path | str) -> None:
         """Raise :class:`ScopeError` when the caller may not use project ``key``."""
@@ -230,6 +244,10 @@ class Access:
             raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is not one of its paths; nothing "
                              "was done")
         if rel is not None and not self.can(need, rel, root):
+            others = hard_links(root, rel) if need == "read" else 0
+            if others and real_rel(root, rel) is not None:
+                raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} has {others} other hard link(s), "
+                                 "so it may be a file outside its paths under another name; nothing was read")
             raise ScopeError(f"{self._who()} has scope {self.describe()}: {rel} is a link to "
                              f"{real_rel(root, rel) or 'outside the project'}, not one of its paths; nothing was done")
 

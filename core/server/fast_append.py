@@ -13,7 +13,10 @@ ordinary request here, after the guard (host, token, body size) has run:
 * in one hop to the pool: the scope check on the target document, the append (:func:`core.server.service.append`,
   the pipeline with every guard), the message scrubbed of server paths, the JSON; the answer is the
   route's, byte for byte (the route calls :func:`append_response` too);
-* an error raised there is answered by the app's own exception handlers, as the route's would be.
+* an error raised there is answered by the app's own exception handlers, as the route's would be;
+* history's thread is woken for the append's event once the answer is sent, not while the append and its
+  answer are still under way (:class:`core.storage.history.jobs.Hold`): the event is queued in its order at
+  once, and anything that waits on a history job (a rotation's version) wakes the thread itself.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from core.server import models, service
 from core.server.access import FULL
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY
 from core.server.refusals import scrub
+from core.storage.history.worker import Hold
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
@@ -73,15 +77,26 @@ async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> No
         return
     p, parsed = request
     served: service.ServedProjects = api.state.served
+    hold = Hold()  # history's wake-up waits for the answer (released in every case, the client gone too)
     try:
-        response = await _in_pool(append_response, served, p, parsed, scope)
-    except Exception as exc:
-        handler = exception_handler(api, exc)
-        if handler is None:
-            raise  # as the app's own error middleware: uvicorn answers 500 and logs it
-        scope.setdefault("app", api)
-        response = await handler(Request(scope, receive), exc)
-    await response(scope, receive, send)
+        try:
+            response = await _in_pool(_held, hold, served, p, parsed, scope)
+        except Exception as exc:
+            handler = exception_handler(api, exc)
+            if handler is None:
+                raise  # as the app's own error middleware: uvicorn answers 500 and logs it
+            scope.setdefault("app", api)
+            response = await handler(Request(scope, receive), exc)
+        await response(scope, receive, send)
+    finally:
+        hold.release()
+
+
+def _held(hold: Hold, served: service.ServedProjects, p: Project, body: models.AppendRequest, scope: Any
+          ) -> Response:
+    """:func:`append_response` with history's jobs held by ``hold`` (on the appends' thread)."""
+    with hold.holding():
+        return append_response(served, p, body, scope)
 
 
 _T = TypeVar("_T")

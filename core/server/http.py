@@ -262,12 +262,13 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     @app.get("/api/memory/audit", response_model=models.AuditResponse, tags=["insights"])
     def get_audit(p: Proj, request: Request) -> Response:
         """The memory audit report (computed now; nothing is written)."""
-        allow(request, p, "read")
+        allow(request, p, "read", p.memory_path)  # it tells the working memory's sections and sizes
+        allow(request, p, "read", p.insights_path)
         return _json(service.audit(p))
 
     from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
 
-    inbox_views.register_http(app, _project, allow)
+    inbox_views.register_http(app, _project, allow, access)
     from core.server.dashboard_routes import add_dashboard_routes  # what Fusion's dashboard needs (issue 23)
 
     add_dashboard_routes(app, Proj, allow, access)
@@ -275,7 +276,8 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     @app.get("/api/memory/stats", response_model=models.StatsResponse, tags=["memory"])
     def get_stats(p: Proj, request: Request) -> Response:
         """Sizes of working memory and insights, in characters."""
-        allow(request, p, "read")
+        allow(request, p, "read", p.memory_path)
+        allow(request, p, "read", p.insights_path)
         return _json(service.stats(p))
 
     @app.post("/api/memory/search", response_model=models.SearchResponse, tags=["memory"],

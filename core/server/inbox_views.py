@@ -7,6 +7,7 @@ operator (the app and ``memdesk inbox``).
 """
 
 
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import Depends, Query, Request
@@ -21,8 +22,13 @@ from core.server.refusals import bounded
 Status = Literal["pending", "accepted", "rejected", "all"]
 
 
-def inbox_items(project: Project, status: str = "pending", item_id: str | None = None) -> dict[str, Any]:
-    """``{"items": [...]}`` (``status`` ``all`` for every item; ``item_id`` for one); ``ValueError`` on a bad inbox."""
+def inbox_items(project: Project, status: str = "pending", item_id: str | None = None,
+                readable: Callable[[str], bool] | None = None) -> dict[str, Any]:
+    """``{"items": [...]}`` (``status`` ``all`` for every item; ``item_id`` for one); ``ValueError`` on a bad inbox.
+
+    ``readable(path)``: whether the caller may read that document; items about others are left out (a
+    ``--scope read --path`` token sees nothing of documents outside its paths, not even that writes to them wait).
+    """
     from core.storage.userdirs import user_config_dir
 
     if status not in ("pending", "accepted", "rejected", "all"):
@@ -30,15 +36,21 @@ def inbox_items(project: Project, status: str = "pending", item_id: str | None =
     try:
         inbox = Inbox(project.root, user_config_dir())
         if item_id is not None:
-            return {"items": [inbox.get(item_id).api_view()]}
-        items = inbox.items(status=None if status == "all" else status)
+            views = [inbox.get(item_id).api_view()]
+        else:
+            views = [i.api_view() for i in inbox.items(status=None if status == "all" else status)]
     except InboxError as exc:
         raise ValueError(str(exc)) from exc
-    return {"items": [i.api_view() for i in items]}
+    if readable is not None:
+        shown = [v for v in views if isinstance(v.get("path"), str) and readable(v["path"])]
+        if item_id is not None and not shown:
+            raise ValueError(f"no inbox item {item_id!r} among the documents this caller may read")
+        views = shown
+    return {"items": views}
 
 
-def register_http(app: Any, project_dependency: Any, allow: Any) -> None:
-    """Add ``GET /api/memory/inbox`` to the HTTP API (``read`` scope)."""
+def register_http(app: Any, project_dependency: Any, allow: Any, access: Any = None) -> None:
+    """Add ``GET /api/memory/inbox`` to the HTTP API (``read`` scope; ``access(request)`` the token's scope)."""
 
     @app.get("/api/memory/inbox", tags=["firewall"])
     def get_inbox(request: Request, p: Annotated[Project, Depends(project_dependency)],
@@ -47,14 +59,16 @@ def register_http(app: Any, project_dependency: Any, allow: Any) -> None:
         """Writes the memory firewall holds for review (read-only): id, document, writer, rules, status."""
         allow(request, p, "read")
         try:
-            return JSONResponse(inbox_items(p, status, id))
+            who = access(request) if access is not None else None
+            readable = (lambda rel: who.can("read", rel, p.root)) if who is not None else None
+            return JSONResponse(inbox_items(p, status, id, readable))
         except ValueError as exc:
             return JSONResponse({"error": bounded(str(exc)), "code": "INVALID_INBOX",
                                  "details": {"code": "INVALID_INBOX", "backend": None}}, status_code=400)
 
 
-def register_mcp(mcp: Any, project_of: Any, read_hints: Any, refusal: Any) -> None:
-    """Add the read-only ``memory_inbox`` tool."""
+def register_mcp(mcp: Any, project_of: Any, read_hints: Any, refusal: Any, caller: Any = None) -> None:
+    """Add the read-only ``memory_inbox`` tool (``caller(ctx)``: the caller's scope)."""
 
     @mcp.tool(annotations=read_hints, structured_output=True,
               description="Writes the memory firewall holds for a person to review (yours included): id, "
@@ -68,7 +82,9 @@ def register_mcp(mcp: Any, project_of: Any, read_hints: Any, refusal: Any) -> No
         project: Annotated[str | None, Field(description="The project's key (memory_projects).")] = None,
     ) -> dict[str, Any]:
         p, _ = project_of(project, ctx)
+        who = caller(ctx) if caller is not None else None
+        readable = (lambda rel: who.can("read", rel, p.root)) if who is not None else None
         try:
-            return inbox_items(p, status, id)
+            return inbox_items(p, status, id, readable)
         except ValueError as exc:
             raise refusal("INVALID_INBOX", str(exc)) from exc

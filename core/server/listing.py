@@ -6,7 +6,7 @@ folder, one ``lstat`` a file) instead of one ``realpath`` a file.
 What a caller sees is what :meth:`Access.can` allows it to read, document by document: a path-limited read
 token sees only its paths, a link is followed and must lead to one of its paths too, and a document with
 other hard links (another name for a file that may lie outside its paths) is not listed to it, as reading
-it is refused (:func:`hard_link_refusal`).
+it is refused (:meth:`Access.check`).
 """
 
 from __future__ import annotations
@@ -20,24 +20,7 @@ from pathlib import Path
 from core.documents.layout import DocumentInfo
 from core.server.access import Access, glob_automaton
 
-__all__ = ["Visible", "files_body", "hard_link_refusal", "hard_links"]
-
-
-def hard_links(root: Path | str, rel: str) -> int:
-    """How many other hard links the regular file ``rel`` of the project has (0 when none, or not a file)."""
-    try:
-        st = os.stat(os.path.join(root, rel))
-    except OSError:
-        return 0
-    return st.st_nlink - 1 if stat.S_ISREG(st.st_mode) else 0
-
-
-def hard_link_refusal(who: Access, rel: str, others: int) -> str:
-    """The one-line refusal for a path-limited reader asking for a document with ``others`` other hard links."""
-    return (f"token {who.name!r} has scope {who.describe()}: {rel} has {others} other hard link(s), so it may be "
-            "a file outside its paths; nothing was read") if who.name else \
-        (f"this MCP server has scope {who.describe()}: {rel} has {others} other hard link(s), so it may be a file "
-         "outside its paths; nothing was read")
+__all__ = ["Visible", "files_body"]
 
 
 class Visible:

@@ -317,7 +317,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
 
     from core.server import inbox_views  # the memory firewall's inbox, read-only (issue 20)
 
-    inbox_views.register_mcp(mcp, project_of, _hints(**READ, title="Held writes (inbox)"), Refusal)
+    inbox_views.register_mcp(mcp, project_of, _hints(**READ, title="Held writes (inbox)"), Refusal, caller)
 
     # -- reading ---------------------------------------------------------------------------------
     @mcp.tool(annotations=_hints(**READ, title="List served projects"),

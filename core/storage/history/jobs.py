@@ -8,6 +8,13 @@ to run one job. :class:`Job` has the part of :class:`concurrent.futures.Future` 
 As the executor's threads, the worker is not a daemon: the interpreter's shutdown (and ``core.cli.finish``)
 lets it finish every job asked before it ends. It ends when told to (:meth:`Worker.shutdown`, registered with
 ``threading``'s exit hooks as the executor registers its own) once its queue is empty.
+
+A :class:`Hold` delays the worker's wake-up, never a job: jobs asked while it is held go into the queue in
+their order at once, but the worker is only woken when the hold is released (a served append: once its answer
+is sent, so history's thread does not take the GIL and a CPU from the request it records). Whoever waits on a
+job (:meth:`Job.result`, :meth:`Job.exception`) wakes the worker first, so a wait on a held job (a rotation
+waits for its own version, asked under the same hold) never hangs; a job asked without a hold, or by another
+thread, wakes the worker too, which then runs the held jobs before it in their order.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ from __future__ import annotations
 import os
 import threading
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, Generic, TypeVar
 
 from core.logs import get_logger
@@ -28,9 +36,10 @@ T = TypeVar("T")
 class Job(Generic[T]):
     """The outcome of one job: its result or its exception, once the worker has run it."""
 
-    __slots__ = ("_done", "_result", "_error", "_callbacks", "_lock")
+    __slots__ = ("_done", "_result", "_error", "_callbacks", "_lock", "_wake")
 
-    def __init__(self) -> None:
+    def __init__(self, wake: Callable[[], object] | None = None) -> None:
+        self._wake = wake  # the worker's wake-up: a wait on this job first makes sure the worker runs
         self._done = threading.Event()
         self._result: Any = None
         self._error: BaseException | None = None
@@ -40,8 +49,17 @@ class Job(Generic[T]):
     def done(self) -> bool:
         return self._done.is_set()
 
+    def start_now(self) -> Job[T]:
+        """Wake the worker for this job now, even under a :class:`Hold` (and so for the held jobs before it): for a
+        job its caller waits on soon, whose work should overlap what the caller does meanwhile."""
+        if self._wake is not None and not self._done.is_set():
+            self._wake()
+        return self
+
     def result(self, timeout: float | None = None) -> T:
         """The job's return value (waiting for it); raises what the job raised, ``TimeoutError`` after ``timeout``."""
+        if not self._done.is_set() and self._wake is not None:
+            self._wake()  # the job may be held (Hold): never wait for a worker nobody woke
         if not self._done.wait(timeout):
             raise TimeoutError("history's worker did not finish the job in time")
         if self._error is not None:
@@ -50,6 +68,8 @@ class Job(Generic[T]):
 
     def exception(self, timeout: float | None = None) -> BaseException | None:
         """What the job raised (``None`` when it returned), waiting for it."""
+        if not self._done.is_set() and self._wake is not None:
+            self._wake()
         if not self._done.wait(timeout):
             raise TimeoutError("history's worker did not finish the job in time")
         return self._error
@@ -78,6 +98,74 @@ def _call(fn: Callable[[Any], object], job: Job[Any]) -> None:
         log.exception("a callback of a history job failed")
 
 
+class Hold:
+    """Jobs asked on a thread inside :meth:`holding` are queued without waking the worker until :meth:`release`.
+
+    Made where the work starts (a request on the event loop), held on the thread that asks for the jobs (the
+    append's), released from any thread, once (later calls do nothing). Released before a job is asked, the
+    job wakes the worker as usual. Holds do not nest: inside one, :func:`hold_here` and a second
+    :meth:`holding` keep the outer one (its release wakes the worker for all)."""
+
+    __slots__ = ("_lock", "_released", "_workers")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._released = False
+        self._workers: list[Worker] = []
+
+    @contextmanager
+    def holding(self) -> Iterator[Hold]:
+        """While inside, jobs this thread asks are held by this hold (or by one already held on the thread)."""
+        outer = getattr(_here, "hold", None)
+        if outer is not None:
+            yield outer
+            return
+        _here.hold = self
+        try:
+            yield self
+        finally:
+            _here.hold = None
+
+    def release(self) -> None:
+        """Wake every worker that has jobs held by this hold (once; any thread)."""
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+            workers, self._workers = self._workers, []
+        for worker in workers:
+            worker.wake()
+
+    def _defer(self, worker: Worker) -> bool:
+        """Whether ``worker``'s wake-up for a job just queued waits for :meth:`release` (called under its lock)."""
+        with self._lock:
+            if self._released:
+                return False
+            if worker not in self._workers:
+                self._workers.append(worker)
+            return True
+
+
+#: The hold of the thread asking for jobs, if any (:meth:`Hold.holding`).
+_here = threading.local()
+
+
+@contextmanager
+def hold_here() -> Iterator[Hold]:
+    """Hold the wake-ups of the jobs this thread asks inside, released when the block ends (also on an error);
+    inside a hold already held on this thread, that one is kept (its owner releases it, later)."""
+    outer = getattr(_here, "hold", None)
+    if outer is not None:
+        yield outer
+        return
+    hold = Hold()
+    try:
+        with hold.holding():
+            yield hold
+    finally:
+        hold.release()
+
+
 class Worker:
     """One non-daemon thread named ``name`` that runs :meth:`submit`\\ ted jobs in order."""
 
@@ -89,8 +177,10 @@ class Worker:
         self._thread: threading.Thread | None = None
 
     def submit(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> Job[T]:
-        """Run ``fn(*args, **kwargs)`` on the thread after every job asked before it."""
-        job: Job[T] = Job()
+        """Run ``fn(*args, **kwargs)`` on the thread after every job asked before it (woken now, or when
+        the thread's :class:`Hold` is released)."""
+        job: Job[T] = Job(self.wake)
+        hold: Hold | None = getattr(_here, "hold", None)
         with self._ready:
             if self._stopping:
                 raise RuntimeError("cannot schedule a history write after the interpreter began to shut down")
@@ -98,8 +188,14 @@ class Worker:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, name=self.name, daemon=self.daemon)
                 self._thread.start()
-            self._ready.notify()
+            if hold is None or not hold._defer(self):
+                self._ready.notify()
         return job
+
+    def wake(self) -> None:
+        """Let the thread run what is queued (a held job's wake-up, or a wait on one)."""
+        with self._ready:
+            self._ready.notify()
 
     def shutdown(self) -> None:
         """Let the thread end once it has run every job asked so far (and wait for it)."""

@@ -160,7 +160,8 @@ def record_version_soon(root: Path | str, relpath: str, content: str | bytes, so
     A save writes and syncs its new bytes meanwhile, so the two ``fsync`` calls overlap instead of
     adding up. Versions are recorded one at a time, in the order asked.
     """
-    return submit(record_version, root, relpath, content, source, author=author, digest=digest, seen=seen)
+    # Started now, also inside an append's held wake-up (a rotation): the overlap is the point of asking early.
+    return submit(record_version, root, relpath, content, source, author=author, digest=digest, seen=seen).start_now()
 
 
 def _newest_first(root: Path | str, select: str, relpath: str | None, limit: int | None) -> list[tuple[Any, ...]]:

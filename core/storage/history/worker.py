@@ -28,11 +28,11 @@ from core.storage.history.db import (
     set_synchronous,
     wrap_error,
 )
-from core.storage.history.jobs import Job, Worker, start_worker
+from core.storage.history.jobs import Hold, Job, Worker, hold_here, start_worker
 
 log = get_logger(__name__)
 
-__all__ = ["forget_connections", "open_soon", "record_append", "settled", "submit", "using"]
+__all__ = ["Hold", "forget_connections", "hold_here", "open_soon", "record_append", "settled", "submit", "using"]
 
 _worker: Worker | None = None
 _worker_lock = threading.Lock()
