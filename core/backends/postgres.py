@@ -40,6 +40,7 @@ from core.errors import MemoryBackendError, SettingsError
 from core.settings.connections import get_connection
 from core.storage import fileio
 from core.storage.history.versions import RetentionPolicy, Version, project_retention_policy
+from core.storage.writers import MIRROR
 
 log = logging.getLogger(__name__)
 
@@ -168,7 +169,7 @@ class PostgresMemoryBackend(MemoryBackend):
                          and docs.version_content(conn, self.project_key, path, digest) is not None)
             d = mirror_mod.reconcile(text, row.content if row else None, base, known_old)
             if d.action == "conflict":
-                docs.record_history(conn, self.project_key, path, text, "mirror-conflict", "mirror", self._policy)
+                docs.record_history(conn, self.project_key, path, text, "mirror-conflict", MIRROR.label, self._policy)
                 self._warn(f"{path} was edited both in the database and in its file; the database's text was kept "
                            "and the file's text saved in history (source mirror-conflict)")
             if d.action in ("keep", "conflict"):
@@ -176,7 +177,7 @@ class PostgresMemoryBackend(MemoryBackend):
             if d.action == "append":
                 return current + (d.appended or "")
             if row is not None and row.content:
-                docs.record_history(conn, self.project_key, path, row.content, "mirror-import", "mirror",
+                docs.record_history(conn, self.project_key, path, row.content, "mirror-import", MIRROR.label,
                                     self._policy)
             return d.content or ""
 

@@ -35,6 +35,7 @@ from core.search.db import Database
 from core.search.service import RACY_NS, SearchService
 from core.storage import fileio
 from core.storage.history import versions as history
+from core.storage.writers import MIRROR
 
 log = logging.getLogger(__name__)
 
@@ -303,7 +304,8 @@ class SqliteMemoryBackend(MemoryBackend):
         with self._db.transaction() as c:
             row = c.execute("SELECT content, mirror_hash FROM memory WHERE id = 1").fetchone()
             if record and row and row[0]:
-                history.record_version(self.root, MEMORY_FILE_PATH, row[0], source)
+                history.record_version(self.root, MEMORY_FILE_PATH, row[0], source,
+                                       author=MIRROR.label if source == "mirror-import" else None)
             now = datetime.now(UTC).isoformat(timespec="seconds")
             keep_mirror = mirror_hash if mirror_hash is not None else (row[1] if row else None)
             c.execute("INSERT OR REPLACE INTO memory(id, content, hash, updated_at, updated_ns, mirror_hash) "

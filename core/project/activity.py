@@ -28,7 +28,8 @@ _ACTIONS = {
     "compact": "compacted", "dream": "dreamed", "extraction": "extraction",
 }
 #: Who wrote, when no author was recorded: guessed from the source only where it is unambiguous.
-_SOURCE_WRITERS = {"editor": "operator", "cli-write": "cli", "cli-append": "cli", "http": "token", "mcp": "mcp"}
+_SOURCE_WRITERS = {"editor": "operator", "cli-write": "cli", "cli-append": "cli", "http": "token", "mcp": "mcp",
+                   "mirror-import": "program:mirror"}  # rows a sqlite mirror kept before they named it
 
 
 @dataclass(frozen=True)

@@ -41,3 +41,6 @@ class Writer(Record):
 
 OPERATOR = Writer("operator")
 MEMDESK = Writer("memdesk")
+#: Text memdesk takes in from a mirrored file (an agent's ``>>``, an edit outside memdesk): its history rows and
+#: the firewall's report on it name this writer.
+MIRROR = Writer("program", "mirror")

@@ -20,7 +20,16 @@ import os
 from datetime import UTC, datetime
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt, QTimer, Signal
+from PySide6.QtCore import (
+    QAbstractTableModel,
+    QEvent,
+    QModelIndex,
+    QObject,
+    QPersistentModelIndex,
+    Qt,
+    QTimer,
+    Signal,
+)
 from PySide6.QtGui import QHideEvent, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -39,6 +48,7 @@ from core.storage import readlog
 from core.storage.history.db import db_path
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
+from gui.views import activity_layout
 from gui.widgets.parts import view_action
 from gui.widgets.read_version_dialog import ReadVersionDialog
 
@@ -93,9 +103,7 @@ class ActivityModel(QAbstractTableModel):
                                             entry.path.removeprefix(".fusion/"), entry.summary)
             return cells[index.column()]
         if role == _TOOLTIP and index.isValid():
-            entry = self.entry(index.row())
-            return (f"{entry.when.astimezone():%Y-%m-%d %H:%M:%S %Z} · {entry.writer} · {entry.path}\n"
-                    f"{entry.text.strip()[:600] or entry.summary}")
+            return activity_layout.what_tooltip(self.entry(index.row()))
         return None
 
     def set_entries(self, entries: list[ActivityEntry], rows: list[int]) -> None:
@@ -142,12 +150,11 @@ class ActivityView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        header = self.table.horizontalHeader()
-        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
-        header.setStretchLastSection(True)
-        self.table.setTextElideMode(Qt.TextElideMode.ElideMiddle)
-        for column, chars in enumerate((9, 14, 8, 26)):
-            header.resizeSection(column, self.fontMetrics().averageCharWidth() * chars + 16)
+        self.table.setItemDelegate(activity_layout.ActivityDelegate(self.table))
+        activity_layout.fit_columns(self.table)
+        self.table.viewport().installEventFilter(self)  # the columns are fitted again when the table's width changes
+        self.detail = activity_layout.detail_label(self)
+        self.table.selectionModel().currentRowChanged.connect(self._show_detail)
         filters = QHBoxLayout()
         for widget in (self.writer_filter, self.document_filter, self.kind_filter):
             filters.addWidget(widget)
@@ -156,6 +163,7 @@ class ActivityView(QWidget):
         layout.setContentsMargins(8, 8, 8, 8)
         layout.addLayout(filters)
         layout.addWidget(self.table, 1)
+        layout.addWidget(self.detail)
         layout.addWidget(self.count_label)
         self._stamp: tuple[int, ...] | None = None
         self._loading: Operation | None = None
@@ -254,9 +262,11 @@ class ActivityView(QWidget):
         self._fill_combo(self.writer_filter, sorted({e.writer for e in entries}))
         self._fill_combo(self.document_filter, sorted({e.path for e in entries}))
         self.model.set_entries(entries, self._filtered(entries))
+        activity_layout.fit_columns(self.table)
         self._show_count()
         if selected is not None:
             self.select_key(selected.key)
+        self._show_detail(self.table.currentIndex())
         self.load_count += 1
         if self._again:
             self._again = False
@@ -284,7 +294,20 @@ class ActivityView(QWidget):
     def apply_filters(self, *_args: object) -> None:
         """Show only the entries the filters let through."""
         self.model.set_rows(self._filtered(self.model.entries))
+        activity_layout.fit_columns(self.table)
+        self._show_detail(self.table.currentIndex())
         self._show_count()
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            activity_layout.fit_columns(self.table)
+            if self.detail.isVisible():
+                self._show_detail(self.table.currentIndex())
+        return super().eventFilter(watched, event)
+
+    def _show_detail(self, current: QModelIndex, _previous: QModelIndex | None = None) -> None:
+        valid = current.isValid() and current.row() < self.model.rowCount()
+        activity_layout.show_detail(self.detail, self.model.entry(current.row()) if valid else None, self.table.width())
 
     def _show_count(self) -> None:
         shown, total = len(self.model.rows), len(self.model.entries)
