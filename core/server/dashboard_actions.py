@@ -38,12 +38,29 @@ REVIEW_INSIGHTS = "memdesk proposals show {id} (accept with memdesk proposals ac
                   "app's Insights tab"
 
 
-def _refused(status: int, message: str, code: str) -> Exception:
-    """Fusion's error shape (``{error, details}``, read by ``app/api/client/client.ts``) with memdesk's ``code``;
-    raised, so the server's handler answers it with server paths taken out."""
-    from core.server.http import ApiError
+class ActionRefused(Exception):
+    """A button's refusal: its status, one line, memdesk's code (answered in Fusion's error shape)."""
 
-    return ApiError(status, message, code=code)
+    def __init__(self, status: int, message: str, code: str) -> None:
+        super().__init__(message)
+        self.status, self.message, self.code = status, message, code
+
+
+def _refused(status: int, message: str, code: str) -> ActionRefused:
+    return ActionRefused(status, message, code)
+
+
+def _answer_refusal(request: Request, exc: Exception) -> JSONResponse:
+    """Fusion's error shape (``{error, details}``, read by ``app/api/client/client.ts``), memdesk's ``code`` beside
+    it, server paths taken out (:func:`core.server.refusals.scrub`)."""
+    from core.server.refusals import bounded, scrub
+
+    assert isinstance(exc, ActionRefused)
+    served = getattr(request.app.state, "served", None)
+    roots = [(s.key, s.root) for s in served.served] if served is not None else []
+    message = bounded(" ".join(scrub(exc.message, roots).split()))
+    return JSONResponse({"error": message, "code": exc.code, "details": {"code": exc.code, "backend": None}},
+                        status_code=exc.status)
 
 
 def _provider() -> Any:
@@ -70,6 +87,7 @@ def _run_failed(exc: Exception) -> Exception:
 
 def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -> None:
     """Register ``POST /api/memory/compact``, ``/dream``, ``/extract`` and ``/install-qmd``."""
+    app.add_exception_handler(ActionRefused, _answer_refusal)
 
     @app.post("/api/memory/compact", tags=["dashboard"])
     def post_compact(p: project_dep, request: Request,  # type: ignore[valid-type]
@@ -77,11 +95,10 @@ def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -
         """Fusion's Compact: stage memdesk's compaction of ``path`` (default the long-term memory) as a proposal;
         answers ``{path, content}`` with the document as it still is, and the proposal waiting for review."""
         from core.consolidation import RunOutcome, run_compact
-        from core.server.http import ApiError
-
         raw = (body or {}).get("path")
         if raw is not None and not isinstance(raw, str):
-            raise ApiError(400, "path must be a string (a memory document, e.g. .fusion/memory/MEMORY.md)")
+            raise _refused(400, "path must be a string (a memory document, e.g. .fusion/memory/MEMORY.md)",
+                           "INVALID_ARGUMENT")
         rel = p.resolve_path(raw.strip()) if isinstance(raw, str) and raw.strip() else p.memory_path
         allow(request, p, "write", rel)
         provider = _provider()

@@ -56,6 +56,8 @@ def test_compact_stages_a_proposal_and_leaves_the_document_as_it_is(memdesk_serv
         # A path that is not a memory document: Fusion's error shape, nothing staged.
         bad = api.post("/memory/compact?projectId=layered", json={"path": "../../etc/passwd"})
         assert bad.status_code in (400, 404) and bad.json()["error"] and bad.json()["details"]["code"]
+        not_text = api.post("/memory/compact?projectId=layered", json={"path": 7})
+        assert not_text.status_code == 400 and not_text.json()["details"]["code"] == "INVALID_ARGUMENT"
     assert _memory(layered_project) == before
 
 
