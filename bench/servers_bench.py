@@ -8,7 +8,9 @@
 ``memdesk serve`` runs in its own process (uvicorn on a loopback port) and the client keeps its
 connection alive; default settings; every append is a different entry. Targets: read p95 ≤ 5 ms, append p95 ≤ 2× in-process, MCP p95 ≤ 20 ms.
 Under each HTTP figure, the server process's CPU time and context switches per request (``/proc``; they hardly
-move with the machine's load, where latencies do) beside the in-process call's CPU. Under the GET figures, the
+move with the machine's load, where latencies do) beside the in-process call's CPU.
+Under the POST figure, the bench client's own CPU per request and the same requests answered static by the same
+uvicorn stack (:mod:`bench.post_floor`): what HTTP and the client cost with no memdesk code in between. Under the GET figures, the
 bench's client's CPU per response and the floor of HTTP itself (:mod:`bench.http_floor`: the same body, static,
 over the same uvicorn stack).
 Then issue 23's figures (:mod:`bench.servers_round2`): memory_get windowed against whole, the cost of
@@ -155,9 +157,15 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
 
             http_floor(c.get("/api/memory").content, base, env, p95)  # the same body, static: what HTTP costs
 
+            post_cpu = [0.0]
+            answers: list[bytes] = []
+
             def post(i: int) -> None:
+                c0 = time.process_time()
                 r = c.post("/api/memory/append", json={"content": _entry("http", i)})
                 assert r.status_code == 200 and r.json()["status"] == "written", r.text
+                post_cpu[0] += time.process_time() - c0
+                answers[:] = [r.content]
 
             def local(i: int) -> None:
                 assert floor.append(_entry("floor", i), author="bench", source="bench").status == "written"
@@ -175,7 +183,11 @@ def bench_http(base: Path, text: str, token: str, env: dict[str, str]) -> None:
             report("POST /api/memory/append", appends, appends_total, floor_appends, floor_appends_total,
                    "p95 ≤ 2× in-process")
             print(cost.line(N_APPENDS))
+            print(f"  bench's client (httpx): {post_cpu[0] / N_APPENDS * 1000:.2f} ms CPU per POST")
             print(f"append p95 ratio (HTTP / in-process): {p95(appends) / p95(floor_appends):.2f}×")
+            from bench.post_floor import measure as post_floor
+
+            post_floor(answers[0], base, env, token, _entry, p95)  # what HTTP alone costs the same requests
     finally:
         proc.terminate()
         proc.wait(30)
