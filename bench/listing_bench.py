@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-FIXTURE = REPO.parent.parent / "shared" / "fixtures" / "fusion-layered"
+FIXTURE = REPO / "tests" / "data" / "fusion-layered"  # the layered fixture (its real memory, two agents)
 AGENTS = 1000
 PER_AGENT = 20  # MEMORY.md, DREAMS.md and 18 daily notes
 RUNS = 5
@@ -28,9 +28,8 @@ def make_big_project(base: Path) -> Path:
     """The layered fixture with ``AGENTS`` agents of ``PER_AGENT`` documents each (real text, short)."""
     from bench.core_bench import REAL
 
-    fixture = FIXTURE if FIXTURE.is_dir() else REPO / "tests" / "fixtures" / "fusion-layered"
     root = base / "big"
-    shutil.copytree(fixture, root)
+    shutil.copytree(FIXTURE, root)
     lines = REAL.read_text(encoding="utf-8").splitlines(keepends=True)
     for a in range(AGENTS):
         folder = root / ".fusion" / "agent-memory" / f"agent-{a:04d}"

@@ -41,6 +41,9 @@ def _iso(ts: float) -> str:
 
 def add_dashboard_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -> None:
     """Register ``GET /api/projects``, ``GET /api/config``, ``GET /api/health`` and ``POST /api/memory/test``."""
+    from core.server.dashboard_actions import add_action_routes  # Compact, Dream Now, Extract, Install qmd
+
+    add_action_routes(app, project_dep, allow, access)
 
     @app.get("/api/projects", tags=["dashboard"])
     def get_projects(request: Request) -> Any:

@@ -52,7 +52,13 @@ def test_http_refuses_a_path_limited_reader_a_hard_linked_document(serve, tokens
     assert [f["path"] for f in r.get("/api/memory/files").json()["files"]] == [OWN]
     own = r.get(f"/api/memory/file?path={OWN}")
     assert own.status_code == 200 and "the bot's own note" in own.json()["content"]
-    full = srv.client(tokens.create("owner")).get(f"/api/memory/file?path={LINKED}")
+    owner = srv.client(tokens.create("owner"))
+    word = "Ephemeral"  # in the project's memory, so in the hard-linked document too
+    assert LINKED in {h["path"] for h in owner.post("/api/memory/search", json={"query": word, "limit": 50,
+                                                                                "derived": True}).json()["results"]}
+    hits = r.post("/api/memory/search", json={"query": word, "limit": 50, "derived": True})
+    assert hits.status_code == 200 and all(h["path"] != LINKED for h in hits.json()["results"]), hits.text
+    full = owner.get(f"/api/memory/file?path={LINKED}")
     assert full.status_code == 200 and full.json()["content"] == secret
 
 
