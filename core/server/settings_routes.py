@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from core.errors import SettingsError
+from core.settings.fusion_global_keys import GLOBAL_KEY_TYPES, global_key_type, global_scope
 from core.settings.fusion_keys import MEMDESK_SERVED_GLOBAL, fusion_key_type
 from core.settings.model import FUSION_KEYS, OWN_KEYS, ProjectSettings, SettingsRead, read_settings
 from core.settings.store.base import StoreReadOnlyError
@@ -41,9 +42,10 @@ def settings_body(read: SettingsRead) -> dict[str, Any]:
 
 
 def global_body(read: SettingsRead) -> dict[str, Any]:
-    """The global settings memdesk serves (:data:`MEMDESK_SERVED_GLOBAL`), as ``GET /api/settings`` answers them."""
+    """The global settings memdesk serves (:data:`MEMDESK_SERVED_GLOBAL` and those saved with ``PUT
+    /api/settings/global``, :mod:`core.settings.fusion_global_keys`), as ``GET /api/settings`` answers them."""
     body = settings_body(read)
-    return {key: body[key] for key in MEMDESK_SERVED_GLOBAL if key in body}
+    return {key: value for key, value in body.items() if key in MEMDESK_SERVED_GLOBAL or key in GLOBAL_KEY_TYPES}
 
 
 def with_memory_view(features: Any) -> dict[str, Any]:
@@ -108,21 +110,28 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
 
     @app.put("/api/settings/global", tags=["settings"])
     async def put_global_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
-        """Fusion's dashboard's ``updateGlobalSettings``: memdesk takes only ``experimentalFeatures`` here (its
-        Memory-view switch), kept in the project's store where ``GET /api/settings`` reads it (the project
-        named by ``?projectId=``, else the first served); Fusion's other global settings are refused."""
+        """Fusion's dashboard's ``updateGlobalSettings``: Fusion's global settings (``experimentalFeatures``, the
+        auto-reload switch, the theme, …), each checked by its type (:mod:`core.settings.fusion_global_keys`) and
+        kept through the project's settings store, where ``GET /api/settings`` reads them (the project named by
+        ``?projectId=``, else the first served; a running Fusion's own global settings); a project setting or an
+        unknown key is refused, and then nothing is saved."""
         changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
         for key in changes:
-            if key not in MEMDESK_SERVED_GLOBAL:
+            if key not in MEMDESK_SERVED_GLOBAL and global_key_type(key) is None:
                 where = ("a project setting: use PUT /api/settings" if fusion_key_type(key) is not None
-                         else "not served by memdesk (only experimentalFeatures is)")
+                         else "not one of Fusion's global settings")
                 shown = key if len(key) <= 80 else key[:80] + "…"
                 return _refusal(SettingsError(f"{shown!r} is {where}; nothing was saved", field=key))
         try:
-            read = await run_in_threadpool(_update, p, changes)
+            read = await run_in_threadpool(_update_global, p, changes)
         except SettingsError as exc:
             return _refusal(exc)
         return settings_body(read)
+
+
+def _update_global(project: Any, changes: dict[str, Any]) -> SettingsRead:
+    with global_scope():  # Fusion's global keys taken by the settings checks, in this thread, for this change
+        return _update(project, changes)
 
 
 def _update(project: Any, changes: dict[str, Any]) -> SettingsRead:

@@ -155,3 +155,43 @@ def test_the_fast_read_answers_every_request_as_the_route_does(two, tokens: Toke
     for root in (fast_root, route_root):
         theirs = [e for e in history.list_events(root, MEMORY) if "appended by another program" in e.text]
         assert theirs and all(e.author == "program" for e in theirs), root
+
+
+def test_a_grown_read_is_known_grown_from_its_decode_not_by_comparing_texts(tmp_path: Path, monkeypatch):
+    """After another writer's append the decode joins the old text and the tail; the facts and the noticer learn
+    from that join that the text only grew (core.documents.grown), not by comparing the two MiBs again."""
+    from core.documents import grown
+    from core.project import Project
+    from core.server import service
+
+    root = tmp_path / "proj"
+    (root / ".fusion").mkdir(parents=True)
+    disk = root / MEMORY
+    disk.write_text(START, encoding="utf-8")
+    p = Project(root)
+    service.text_facts(p, MEMORY, p.read(MEMORY))  # served once
+    told: list[bool | None] = []
+    real_notice = noticing._Noticer.notice
+
+    def spy(self, project, rel, before, after, grown_=None):
+        told.append(grown_)
+        return real_notice(self, project, rel, before, after, grown_)
+
+    monkeypatch.setattr(noticing._Noticer, "notice", spy)
+    compared: list[tuple[int, int]] = []
+    real_extends = grown.extends
+
+    def extends(text, prefix):
+        answered_by_join = bool(grown._last) and grown._last[0][1] is text and grown._last[0][0] is prefix
+        compared.append((len(text), answered_by_join))
+        return real_extends(text, prefix)
+
+    monkeypatch.setattr("core.server.memo.extends", extends)
+    for i in range(3):
+        _append(disk, f"- outside append {i}\n")
+        rel, text, facts = service.read_unchanged(p, None)
+        assert facts is not None and text == disk.read_text(encoding="utf-8") and facts.hash == content_hash(text)
+    assert told == [True, True, True]
+    assert [by_join for _n, by_join in compared] == [True, True, True]
+    noticing.flush()
+    worker.settled()
