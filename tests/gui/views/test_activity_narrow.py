@@ -77,15 +77,20 @@ def test_the_activity_view_reads_at_800x600(qtbot, tmp_path, monkeypatch, theme)
     # What the cell paints: cut at its end (its start stays), wide enough for the rule and its line at least.
     index = view.model.index(flag_row, 4)
     option = QStyleOptionViewItem()
+    table.initViewItemOption(option)  # as the table starts each cell's option before its delegate paints it
     table.itemDelegate().initStyleOption(option, index)
     assert option.textElideMode == Qt.TextElideMode.ElideRight
+    assert option.features & QStyleOptionViewItem.ViewItemFeature.WrapText  # "What" wraps when narrow
     what = table.columnWidth(4)
     assert 2 * what >= table.fontMetrics().horizontalAdvance(RULE + " 4 in .fusion/memory.md: flagged"), what
     assert what >= table.viewport().width() * 0.33, (what, table.viewport().width())
     assert table.wordWrap() and table.rowHeight(flag_row) >= 2 * table.fontMetrics().lineSpacing()
     doc = view.model.index(flag_row, 3)
+    option = QStyleOptionViewItem()
+    table.initViewItemOption(option)
     table.itemDelegate().initStyleOption(option, doc)
-    assert option.textElideMode == Qt.TextElideMode.ElideLeft  # a path keeps its file name
+    assert option.textElideMode == Qt.TextElideMode.ElideLeft  # a path keeps its file name, on one line
+    assert not option.features & QStyleOptionViewItem.ViewItemFeature.WrapText
     # The whole report: in the tooltip, and under the table once the row is selected with the keyboard.
     assert whole in view.model.data(index, Qt.ItemDataRole.ToolTipRole).replace("&#x27;", "'")
     assert view.detail.isHidden()
@@ -94,7 +99,7 @@ def test_the_activity_view_reads_at_800x600(qtbot, tmp_path, monkeypatch, theme)
     for _ in range(flag_row):
         qtbot.keyClick(table, Qt.Key.Key_Down)
     assert table.currentIndex().row() == flag_row
-    assert view.detail.isVisible() and view.detail.text() == whole
+    assert view.detail.isVisible() and view.detail.text() == f"memory.md: {whole}"
     # Laid out whole, between the table and the count, every line of it inside the window.
     qtbot.waitUntil(lambda: view.detail.geometry().bottom() < view.count_label.geometry().top(), timeout=3000)
     lines = view.detail.height() // view.detail.fontMetrics().lineSpacing()
@@ -109,7 +114,7 @@ def test_the_activity_view_reads_at_800x600(qtbot, tmp_path, monkeypatch, theme)
     qtbot.waitUntil(lambda: table.viewport().width() > 1000, timeout=5000)
     assert not table.wordWrap()  # wide: one line a row
     assert table.columnWidth(4) >= table.fontMetrics().horizontalAdvance(whole[:100])
-    assert view.detail.text() == whole
+    assert view.detail.text() == f"memory.md: {whole}"
     qtbot.waitUntil(lambda: view.detail.height() < 3 * view.detail.fontMetrics().lineSpacing(), timeout=3000)
     _shot(win, f"activity-{theme}-1600x1000.png")
     win.close()
