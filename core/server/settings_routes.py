@@ -16,7 +16,7 @@ the project dependency is a value given at registration.)
 
 from typing import Any
 
-from fastapi import Body, FastAPI
+from fastapi import Body, FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -76,13 +76,14 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
     """Register ``GET/PUT /api/settings`` on ``app``; ``project_dep`` resolves the served project."""
 
     @app.get("/api/settings", tags=["settings"])
-    async def get_settings(p: project_dep) -> Any:  # type: ignore[valid-type]
-        """The project's settings as Fusion's ``GET /api/settings`` answers them, and where they live."""
+    async def get_settings(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
+        """The project's settings as Fusion's ``GET /api/settings`` answers them, and where they live; Fusion's
+        global settings the project's store does not hold come from where ``PUT /api/settings/global`` keeps them."""
         try:
             read = await run_in_threadpool(read_settings, p.root)
         except SettingsError as exc:
             return _refusal(exc)
-        return settings_body(read)
+        return await _with_home_globals(request, p.root, read, settings_body(read))
 
     @app.put("/api/settings", tags=["settings"])
     async def put_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
@@ -96,7 +97,7 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
 
 
     @app.get("/api/settings/global", tags=["settings"])
-    async def get_global_settings(p: project_dep) -> Any:  # type: ignore[valid-type]
+    async def get_global_settings(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
         """Fusion's dashboard's ``fetchGlobalSettings`` (``GET /api/settings/global``, no ``projectId``): the
         global settings memdesk serves, ``{experimentalFeatures}``, from the store ``PUT`` writes them to (the
         project named by ``?projectId=``, else the first served). Fusion's other global settings (theme,
@@ -106,7 +107,7 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
             read = await run_in_threadpool(read_settings, p.root)
         except SettingsError as exc:
             return _refusal(exc)
-        return global_body(read)
+        return await _with_home_globals(request, p.root, read, global_body(read))
 
     @app.put("/api/settings/global", tags=["settings"])
     async def put_global_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
@@ -127,6 +128,25 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
         except SettingsError as exc:
             return _refusal(exc)
         return settings_body(read)
+
+
+async def _with_home_globals(request: Request, root: Any, read: SettingsRead, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with Fusion's global settings its project's store does not hold taken from the first served
+    project's store, where ``PUT /api/settings/global`` without a ``projectId`` (as Fusion's dashboard sends it)
+    keeps them: a global switch flipped in one project's view is the same in every served project's, as in
+    Fusion. A key the project's own store holds is answered as it holds it; ``experimentalFeatures`` (memdesk's
+    Memory-view switch, which ``PUT /api/settings`` also takes) stays each project's own."""
+    served = getattr(request.app.state, "served", None)
+    if served is None or not served.served or served.served[0].root == root:
+        return body
+    try:
+        home = await run_in_threadpool(read_settings, served.served[0].root)
+    except SettingsError:
+        return body  # the other project's settings cannot be read: this project's are still answered
+    for key, value in home.fusion_raw.items():
+        if key in GLOBAL_KEY_TYPES and key not in MEMDESK_SERVED_GLOBAL and key not in read.fusion_raw:
+            body[key] = value
+    return body
 
 
 def _update_global(project: Any, changes: dict[str, Any]) -> SettingsRead:

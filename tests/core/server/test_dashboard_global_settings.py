@@ -26,7 +26,7 @@ def _config(root):
 
 
 def test_the_auto_reload_switch_and_other_global_settings_stay(memdesk_serve, layered_project,  # noqa: F811
-                                                               user_config_dir):
+                                                               sample_project, user_config_dir):
     base, token = memdesk_serve
     with _api(base, token) as api:
         assert api.get("/settings").json().get("autoReloadOnVersionChange", True) is not False
@@ -35,6 +35,10 @@ def test_the_auto_reload_switch_and_other_global_settings_stay(memdesk_serve, la
         assert off.json()["autoReloadOnVersionChange"] is False
         assert api.get("/settings").json()["autoReloadOnVersionChange"] is False  # what the hook reads next load
         assert api.get("/settings?projectId=layered").json()["autoReloadOnVersionChange"] is False
+        # The other served project's view reads the same switch (its own store holds none), as in Fusion.
+        assert api.get("/settings?projectId=sample").json()["autoReloadOnVersionChange"] is False
+        assert api.get("/settings/global?projectId=sample").json()["autoReloadOnVersionChange"] is False
+        assert "autoReloadOnVersionChange" not in _config(sample_project)
         assert _config(layered_project)["autoReloadOnVersionChange"] is False
         assert api.put("/settings/global", json={"autoReloadOnVersionChange": True}).status_code == 200
         assert api.get("/settings").json()["autoReloadOnVersionChange"] is True
