@@ -289,6 +289,10 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
             found = service.search(p, body.query, limit=body.limit, mode=body.mode, derived=body.derived,
                                    include_superseded=body.include_superseded)
             found.results = [h for h in found.results if access(request).can("read", h.path, p.root)]
+            from core.server.search_reads import note_search_hits  # the lines served are reads too
+
+            note_search_hits(p, served.key_of(p), found.results, client=_client(request),
+                             token=author(request), via="http")
             return _json(found)
         except MemoryBackendError as exc:
             if exc.code == "CAPABILITY_UNSUPPORTED":

@@ -95,8 +95,26 @@ class Visible:
         return [d for d in docs if self.can_read(d.path)]
 
 
+#: The layers Fusion's dashboard knows (``MemoryFileInfo.layer`` in Runfusion/Fusion
+#: ``packages/dashboard/app/api/memory.ts`` at c81144c7: ``"long-term" | "daily" | "dreams"``). Its Memory view
+#: (``components/MemoryView.tsx`` at 745971a8) labels any other layer "Dreams" with the dreams' description, so
+#: memdesk's own layers are answered as the one they are closest to: the seed-era working memory, the insights,
+#: the archive and the legacy ``memory.md`` are all durable project memory ("Long-term"); memdesk's own layer is
+#: kept in ``kind``.
+FUSION_LAYERS = frozenset({"long-term", "daily", "dreams"})
+
+
+def _entry(doc: DocumentInfo) -> dict[str, object]:
+    entry = doc.to_json()
+    entry["kind"] = doc.layer
+    if doc.layer not in FUSION_LAYERS:
+        entry["layer"] = "long-term"
+    return entry
+
+
 def files_body(docs: Iterable[DocumentInfo]) -> bytes:
     """``GET /api/memory/files``'s JSON (the shape of :class:`core.server.models.FilesResponse`), written
-    straight from the listing: 20,000 entries are not validated one by one on the way out."""
-    return json.dumps({"files": [d.to_json() for d in docs]}, ensure_ascii=False,
+    straight from the listing: 20,000 entries are not validated one by one on the way out. ``layer`` is one of
+    :data:`FUSION_LAYERS`, ``kind`` memdesk's own layer (``working``, ``insights``, ``archive``, ``legacy`` too)."""
+    return json.dumps({"files": [_entry(d) for d in docs]}, ensure_ascii=False,
                       separators=(",", ":")).encode("utf-8")

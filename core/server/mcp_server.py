@@ -54,6 +54,7 @@ from core.server.mcp_models import (
 from core.server.mcp_pages import BadCursor, Entry, ResourcePages
 from core.server.notify import ListenHook, ResourceHub, documents_key
 from core.server.refusals import Refusal, for_agents, refusal_of, validation_refusal
+from core.server.search_reads import note_search_hits
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 from core.storage.fileio import content_hash
@@ -295,14 +296,17 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
                 return f"{name} ({client})" if client else name
         return client or "mcp-client"
 
-    def on_record(ctx: Context, p: Project, rel: str, digest: str, size: int, start: int, end: int,
-                  total: int) -> None:
+    def reader(ctx: Context) -> dict[str, Any]:
+        """Who reads, as the read log names it: ``client``, ``token`` and ``via``."""
         params = ctx.session.client_params if ctx.request_context is not None else None
         client = client_label(params.client_info.name) if params is not None and params.client_info else None
         over_http = tokens is not None and ctx.request_context is not None and ctx.headers is not None
         token = caller(ctx).name if over_http else None
-        service.note_read(served.key_of(p), p.root, rel, digest, size, start, end, total, client=client,
-                          token=token, via="mcp-http" if over_http else "mcp")
+        return {"client": client, "token": token, "via": "mcp-http" if over_http else "mcp"}
+
+    def on_record(ctx: Context, p: Project, rel: str, digest: str, size: int, start: int, end: int,
+                  total: int) -> None:
+        service.note_read(served.key_of(p), p.root, rel, digest, size, start, end, total, **reader(ctx))
 
     def resolve(p: Project, path: str | None) -> str:
         try:
@@ -344,7 +348,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_files(ctx: Context, project: ProjectArg = None) -> FilesResult:
         p, _ = project_of(project, ctx)
         who = caller(ctx)
-        return FilesResult(project=served.key_of(p), files=[models.FileInfo.model_validate(d.to_json()) for d in
+        return FilesResult(project=served.key_of(p), files=[models.FileInfo.model_validate({**d.to_json(), "kind": d.layer}) for d in
                                                             listing.Visible(who, p.root).filter(p.documents())])
 
     @mcp.tool(annotations=_hints(**READ, title="Read a memory document"),
@@ -385,6 +389,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
         p, _ = project_of(project, ctx)
         found = service.search(p, query, limit=limit, mode=mode, derived=True, include_superseded=includeSuperseded)
         found.results = [h for h in found.results if caller(ctx).can("read", h.path, p.root)]
+        note_search_hits(p, served.key_of(p), found.results, **reader(ctx))  # the lines served are reads too
         return found
 
     @mcp.tool(annotations=_hints(**READ, title="Recent changes"),

@@ -16,11 +16,12 @@ the project dependency is a value given at registration.)
 
 from typing import Any
 
-from fastapi import Body, FastAPI
+from fastapi import Body, FastAPI, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from core.errors import SettingsError
+from core.settings.fusion_global_keys import GLOBAL_KEY_TYPES, global_key_type, global_scope
 from core.settings.fusion_keys import MEMDESK_SERVED_GLOBAL, fusion_key_type
 from core.settings.model import FUSION_KEYS, OWN_KEYS, ProjectSettings, SettingsRead, read_settings
 from core.settings.store.base import StoreReadOnlyError
@@ -41,9 +42,10 @@ def settings_body(read: SettingsRead) -> dict[str, Any]:
 
 
 def global_body(read: SettingsRead) -> dict[str, Any]:
-    """The global settings memdesk serves (:data:`MEMDESK_SERVED_GLOBAL`), as ``GET /api/settings`` answers them."""
+    """The global settings memdesk serves (:data:`MEMDESK_SERVED_GLOBAL` and those saved with ``PUT
+    /api/settings/global``, :mod:`core.settings.fusion_global_keys`), as ``GET /api/settings`` answers them."""
     body = settings_body(read)
-    return {key: body[key] for key in MEMDESK_SERVED_GLOBAL if key in body}
+    return {key: value for key, value in body.items() if key in MEMDESK_SERVED_GLOBAL or key in GLOBAL_KEY_TYPES}
 
 
 def with_memory_view(features: Any) -> dict[str, Any]:
@@ -74,13 +76,14 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
     """Register ``GET/PUT /api/settings`` on ``app``; ``project_dep`` resolves the served project."""
 
     @app.get("/api/settings", tags=["settings"])
-    async def get_settings(p: project_dep) -> Any:  # type: ignore[valid-type]
-        """The project's settings as Fusion's ``GET /api/settings`` answers them, and where they live."""
+    async def get_settings(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
+        """The project's settings as Fusion's ``GET /api/settings`` answers them, and where they live; Fusion's
+        global settings the project's store does not hold come from where ``PUT /api/settings/global`` keeps them."""
         try:
             read = await run_in_threadpool(read_settings, p.root)
         except SettingsError as exc:
             return _refusal(exc)
-        return settings_body(read)
+        return await _with_home_globals(request, p.root, read, settings_body(read))
 
     @app.put("/api/settings", tags=["settings"])
     async def put_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
@@ -94,7 +97,7 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
 
 
     @app.get("/api/settings/global", tags=["settings"])
-    async def get_global_settings(p: project_dep) -> Any:  # type: ignore[valid-type]
+    async def get_global_settings(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
         """Fusion's dashboard's ``fetchGlobalSettings`` (``GET /api/settings/global``, no ``projectId``): the
         global settings memdesk serves, ``{experimentalFeatures}``, from the store ``PUT`` writes them to (the
         project named by ``?projectId=``, else the first served). Fusion's other global settings (theme,
@@ -104,25 +107,51 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
             read = await run_in_threadpool(read_settings, p.root)
         except SettingsError as exc:
             return _refusal(exc)
-        return global_body(read)
+        return await _with_home_globals(request, p.root, read, global_body(read))
 
     @app.put("/api/settings/global", tags=["settings"])
     async def put_global_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
-        """Fusion's dashboard's ``updateGlobalSettings``: memdesk takes only ``experimentalFeatures`` here (its
-        Memory-view switch), kept in the project's store where ``GET /api/settings`` reads it (the project
-        named by ``?projectId=``, else the first served); Fusion's other global settings are refused."""
+        """Fusion's dashboard's ``updateGlobalSettings``: Fusion's global settings (``experimentalFeatures``, the
+        auto-reload switch, the theme, …), each checked by its type (:mod:`core.settings.fusion_global_keys`) and
+        kept through the project's settings store, where ``GET /api/settings`` reads them (the project named by
+        ``?projectId=``, else the first served; a running Fusion's own global settings); a project setting or an
+        unknown key is refused, and then nothing is saved."""
         changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
         for key in changes:
-            if key not in MEMDESK_SERVED_GLOBAL:
+            if key not in MEMDESK_SERVED_GLOBAL and global_key_type(key) is None:
                 where = ("a project setting: use PUT /api/settings" if fusion_key_type(key) is not None
-                         else "not served by memdesk (only experimentalFeatures is)")
+                         else "not one of Fusion's global settings")
                 shown = key if len(key) <= 80 else key[:80] + "…"
                 return _refusal(SettingsError(f"{shown!r} is {where}; nothing was saved", field=key))
         try:
-            read = await run_in_threadpool(_update, p, changes)
+            read = await run_in_threadpool(_update_global, p, changes)
         except SettingsError as exc:
             return _refusal(exc)
         return settings_body(read)
+
+
+async def _with_home_globals(request: Request, root: Any, read: SettingsRead, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with Fusion's global settings its project's store does not hold taken from the first served
+    project's store, where ``PUT /api/settings/global`` without a ``projectId`` (as Fusion's dashboard sends it)
+    keeps them: a global switch flipped in one project's view is the same in every served project's, as in
+    Fusion. A key the project's own store holds is answered as it holds it; ``experimentalFeatures`` (memdesk's
+    Memory-view switch, which ``PUT /api/settings`` also takes) stays each project's own."""
+    served = getattr(request.app.state, "served", None)
+    if served is None or not served.served or served.served[0].root == root:
+        return body
+    try:
+        home = await run_in_threadpool(read_settings, served.served[0].root)
+    except SettingsError:
+        return body  # the other project's settings cannot be read: this project's are still answered
+    for key, value in home.fusion_raw.items():
+        if key in GLOBAL_KEY_TYPES and key not in MEMDESK_SERVED_GLOBAL and key not in read.fusion_raw:
+            body[key] = value
+    return body
+
+
+def _update_global(project: Any, changes: dict[str, Any]) -> SettingsRead:
+    with global_scope():  # Fusion's global keys taken by the settings checks, in this thread, for this change
+        return _update(project, changes)
 
 
 def _update(project: Any, changes: dict[str, Any]) -> SettingsRead:

@@ -34,6 +34,7 @@ import json
 from typing import Any
 
 from core.errors import SettingsError
+from core.settings.fusion_global_keys import global_key_type, in_global_scope
 
 FUSION_COMMIT = "00982d1c8c3136c42b226cf3472c951933701f24"
 
@@ -201,8 +202,13 @@ _ARTICLE = {BOOLEAN: "a boolean", NUMBER: "a number", STRING: "a string", ARRAY:
 
 
 def fusion_key_type(key: str) -> str | None:
-    """The JSON type memdesk checks for a Fusion key it takes on a project, or ``None`` if it takes none."""
-    return PROJECT_KEY_TYPES.get(key) or MEMDESK_SERVED_GLOBAL.get(key)
+    """The JSON type memdesk checks for a Fusion key it takes on a project, or ``None`` if it takes none; Fusion's
+    global keys are taken only in a change made through ``PUT /api/settings/global``
+    (:mod:`core.settings.fusion_global_keys`)."""
+    found = PROJECT_KEY_TYPES.get(key) or MEMDESK_SERVED_GLOBAL.get(key)
+    if found is None and in_global_scope():
+        return global_key_type(key)
+    return found
 
 
 def _depth(value: Any, level: int = 0) -> int:
@@ -237,11 +243,10 @@ def check_fusion_value(key: str, value: Any) -> None:
     """
     kind = fusion_key_type(key)
     if kind is None:
-        if key in GLOBAL_ONLY_KEYS:
+        if key in GLOBAL_ONLY_KEYS or global_key_type(key) is not None:
             raise SettingsError(
-                f"{_name(key)} is one of Fusion's global settings, not a project's: change it in Fusion "
-                "(its PUT /api/settings/global); memdesk does not serve Fusion's global settings",
-                field=key, reason="global setting")
+                f"{_name(key)} is one of Fusion's global settings, not a project's: change it with "
+                "PUT /api/settings/global (as Fusion's dashboard does)", field=key, reason="global setting")
         raise SettingsError(f"unknown setting {_name(key)}: neither memdesk's nor one of Fusion's project settings "
                             f"(Runfusion/Fusion {FUSION_COMMIT[:8]})", field=key, reason="unknown setting")
     if value is None:

@@ -6,7 +6,7 @@
 - "What" is cut at its end, not in its middle: its start says what happened (a firewall report starts with
   the rule and the line). A document path is cut at its start: its file name stays.
 - A cut "What" is readable whole: in its tooltip (wrapped), and in a line under the table for the selected
-  row, wrapped and selectable.
+  row (its document, then its "What"), wrapped and selectable.
 """
 
 from __future__ import annotations
@@ -27,9 +27,8 @@ from core.project.activity import ActivityEntry
 
 #: Columns: time, writer, kind, document, what (the last stretches).
 DOCUMENT, WHAT = 3, 4
-_ELIDE = {DOCUMENT: Qt.TextElideMode.ElideLeft, WHAT: Qt.TextElideMode.ElideRight}
 #: Each narrow column's cap, in average characters, and its share of the table's width at most.
-_CAPS = ((19, 0.16), (22, 0.2), (8, 0.1), (40, 0.22))
+_CAPS = ((19, 0.16), (22, 0.2), (8, 0.1), (48, 0.2))
 _SAMPLE = 300  # rows measured when sizing (the newest first): 10,000 rows are not measured one by one
 DETAIL_CHARS = 600
 DETAIL_LINES = 6
@@ -37,14 +36,21 @@ DETAIL_LINES = 6
 WIDE_WHAT = 60
 
 
-class ActivityDelegate(QStyledItemDelegate):
-    """Cuts "What" at its end and a document's path at its start; the other columns as the table does."""
+class PathDelegate(QStyledItemDelegate):
+    """The document column's: a path is cut at its start (its file name stays) and on one line (a path cut over
+    two lines reads worse than cut once). Only this column has a delegate of its own, so scrolling calls into
+    Python once a row, not once a cell; the table cuts the others at their end."""
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
-        mode = _ELIDE.get(index.column())
-        if mode is not None:
-            option.textElideMode = mode  # type: ignore[attr-defined]
+        option.textElideMode = Qt.TextElideMode.ElideLeft  # type: ignore[attr-defined]
+        option.features &= ~QStyleOptionViewItem.ViewItemFeature.WrapText  # type: ignore[attr-defined]
+
+
+def install(table: QTableView) -> None:
+    """Cut cells at their end ("What" keeps its start), paths at their start (:class:`PathDelegate`)."""
+    table.setTextElideMode(Qt.TextElideMode.ElideRight)
+    table.setItemDelegateForColumn(DOCUMENT, PathDelegate(table))
 
 
 def what_text(entry: ActivityEntry) -> str:
@@ -72,6 +78,7 @@ def fit_columns(table: QTableView) -> None:
     width = max(table.viewport().width(), 1)
     rows = min(model.rowCount(), _SAMPLE)
     pad = metrics.averageCharWidth() + 12  # the cell's margins and a little air
+    document_wants = 0
     for column, (chars, share) in enumerate(_CAPS):
         cap = min(metrics.averageCharWidth() * chars, int(width * share)) + pad
         title = model.headerData(column, Qt.Orientation.Horizontal)
@@ -81,6 +88,12 @@ def fit_columns(table: QTableView) -> None:
             if text:
                 wanted = max(wanted, metrics.horizontalAdvance(str(text)) + pad)
         header.resizeSection(column, min(wanted, cap))
+        if column == DOCUMENT:
+            document_wants = min(wanted, metrics.averageCharWidth() * chars + pad)
+    # Room to spare beside a wide "What": the document's path whole (up to its cap in characters).
+    spare = width - sum(header.sectionSize(c) for c in range(len(_CAPS))) - metrics.averageCharWidth() * WIDE_WHAT
+    if spare > 0 and document_wants > header.sectionSize(DOCUMENT):
+        header.resizeSection(DOCUMENT, min(document_wants, header.sectionSize(DOCUMENT) + spare))
     header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
     header.setStretchLastSection(True)
     # A narrow "What" gets two lines a row (wrapped, the second cut at its end): twice the text at 800×600.
@@ -106,14 +119,15 @@ def detail_label(parent: QWidget) -> QLabel:
 
 
 def show_detail(label: QLabel, entry: ActivityEntry | None, width: int) -> None:
-    """Show ``entry``'s whole "What" (cut at :data:`DETAIL_CHARS`) under the table, ``width`` wide, as many lines
+    """Show ``entry``'s document and whole "What" (cut at :data:`DETAIL_CHARS`) under the table, ``width`` wide, as many lines
     as it takes up to :data:`DETAIL_LINES`; hide the line without one."""
     if entry is None:
         label.hide()
         label.setText("")
         return
     text = what_text(entry)
-    label.setText(text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS - 1] + "…")
+    text = text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS - 1] + "…"
+    label.setText(f"{entry.path.removeprefix('.fusion/')}: {text}")  # the document whole too: its column may be cut
     spacing = label.fontMetrics().lineSpacing()
     # Measured from the text, not label.heightForWidth: that answers the height the label is fixed at.
     needed = label.fontMetrics().boundingRect(QRect(0, 0, max(width, 100), 1 << 20),

@@ -30,6 +30,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from core.errors import MemoryBackendError, SettingsError
+from core.settings.fusion_global_keys import GLOBAL_KEY_TYPES
 from core.settings.store.base import SettingsStore, StoreInfo, StoreReadOnlyError
 from core.settings.store.connections import FusionConnection
 from core.storage import statefiles, userdirs
@@ -39,8 +40,9 @@ log = logging.getLogger(__name__)
 #: Keys Fusion's GET adds that are not settings (stripped before a PUT, as Fusion's route does).
 SERVER_KEYS = ("githubTokenConfigured", "prAuthAvailable", "trackingAuthAvailable", "trackingAuthReason")
 #: Memory settings Fusion keeps in its global (user) scope: changed through ``PUT /api/settings/global``.
+#: With them, every global setting Fusion's dashboard saves there (core.settings.fusion_global_keys).
 GLOBAL_KEYS = frozenset({"agentMemoryInclusionMode",
-                         "experimentalFeatures"})  # the dashboard's flags (core.settings.fusion_keys)
+                         "experimentalFeatures"}) | frozenset(GLOBAL_KEY_TYPES)
 TIMEOUT_S = 3.0
 CONNECT_TIMEOUT_S = 0.5
 

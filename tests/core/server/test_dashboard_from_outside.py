@@ -40,7 +40,10 @@ def test_the_dashboards_global_settings_are_answered(memdesk_serve, layered_proj
         # The same flags GET /api/settings answers for that project; the other project keeps its own.
         assert api.get("/settings?projectId=layered").json()["experimentalFeatures"] == {"memoryView": False,
                                                                                          "insights": True}
-        assert api.get("/settings/global?projectId=sample").json() == {"experimentalFeatures": {"memoryView": True}}
+        # The other project keeps its own flags; its config.json holds two of Fusion's global settings too,
+        # answered since tests/core/server/test_dashboard_global_settings.py.
+        assert api.get("/settings/global?projectId=sample").json() == {
+            "experimentalFeatures": {"memoryView": True}, "ntfyEnabled": False, "defaultProvider": "anthropic"}
         unknown = api.get("/settings/global?projectId=nowhere")
         assert unknown.status_code == 404 and unknown.json()["details"]["code"] == "PROJECT_NOT_SERVED"
 

@@ -6,7 +6,9 @@ core.storage.history.jobs.Hold), and gives up nothing for it:
   (an earlier attempt at this did: docs/servers.md), and every append's event and the rotation's version
   land in history;
 * a server killed (SIGKILL) right after its answers keeps every entry it answered 200 for on disk, and
-  history still opens and records the next append.
+  history still opens and records the next append;
+* many clients appending at once leave no history job queued with the worker asleep (every hold released
+  wakes it), and every event is recorded.
 """
 
 from __future__ import annotations
@@ -155,3 +157,40 @@ def test_a_server_killed_right_after_its_answers_keeps_every_answered_entry(real
     events = [e.text for e in history.list_events(real_project, MEMORY)]
     assert "After the kill: history still takes events" in events
     assert sum(1 for t in events if t.startswith("Kill test entry")) >= 1  # earlier ones were recorded
+
+
+def test_concurrent_served_appends_leave_no_history_job_stranded(tmp_path: Path, serve, tokens) -> None:
+    # Holds made and released by many requests at once (each on its own connection): every event is recorded
+    # without anyone waiting on history (a hold never released would leave its job queued, the worker asleep).
+    import threading
+
+    root = _project(tmp_path)
+    srv = serve(root, mcp=False)
+    srv.served.get(None)
+    token = tokens.create("agent-1")
+    assert srv.client(token).post("/api/memory/append", json={"content": "warm"}).status_code == 200
+    history_worker.settled()
+    failures: list[str] = []
+
+    def agent(n: int) -> None:
+        c = srv.client(token)
+        for i in range(10):
+            r = c.post("/api/memory/append", json={"content": f"agent {n} note {i}: the queue drains in order"})
+            if r.status_code != 200 or r.json()["status"] != "written":
+                failures.append(r.text)
+
+    threads = [threading.Thread(target=agent, args=(n,)) for n in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert failures == [] and not any(t.is_alive() for t in threads)
+    worker = history_worker._worker
+    assert worker is not None
+    deadline = time.monotonic() + 20
+    while worker._jobs and time.monotonic() < deadline:  # no wait on a job here: nothing wakes the worker but holds
+        time.sleep(0.05)
+    assert not worker._jobs, f"{len(worker._jobs)} history job(s) left queued with the worker asleep"
+    events = [e.text for e in history.list_events(root, MEMORY)]
+    assert sorted(t for t in events if t.startswith("agent ")) == sorted(
+        f"agent {n} note {i}: the queue drains in order" for n in range(6) for i in range(10))

@@ -150,7 +150,8 @@ def test_the_dashboards_global_save_takes_only_its_memory_view_flags(serve, toke
                                                                      config_json_project: Path):
     """Fusion's dashboard saves global settings with ``PUT /api/settings/global`` and no ``projectId``
     (``packages/dashboard/app/api/global-and-pi-settings.ts`` ``updateGlobalSettings`` at 776e90bf); there memdesk
-    takes ``experimentalFeatures`` alone, into the project's store (the first served when none is named), and
+    takes Fusion's global settings (``experimentalFeatures`` and the others, by type: tests/core/server/
+    test_dashboard_global_settings.py), into the project's store (the first served when none is named), and
     refuses the rest in one line; a token that may not change settings gets 403, nothing written."""
     root = config_json_project
     running = serve(root, mcp=False)
@@ -160,7 +161,8 @@ def test_the_dashboards_global_save_takes_only_its_memory_view_flags(serve, toke
     assert client.get("/api/settings").json()["experimentalFeatures"] == {"memoryView": False}
     assert _config(root)["experimentalFeatures"] == {"memoryView": False}
     before = _bytes(root)
-    for patch, words in (({"themeMode": "dark"}, "not served by memdesk"), ({"autoMerge": False}, "PUT /api/settings"),
+    for patch, words in (({"noSuchGlobal": "dark"}, "not one of Fusion's global settings"),
+                         ({"autoMerge": False}, "PUT /api/settings"), ({"themeMode": 7}, "is a string"),
                          ({"experimentalFeatures": {"memoryView": 1}}, "boolean")):
         refused = client.put("/api/settings/global", json=patch)
         assert refused.status_code == 400 and words in refused.json()["error"], refused.text

@@ -113,8 +113,9 @@ def test_holds_do_not_nest_and_an_error_still_releases() -> None:
     worker.shutdown()
 
 
-def test_a_process_exits_with_its_held_jobs_done(tmp_path) -> None:
-    # A hold never released (a crash in the caller): the interpreter's exit still runs the job.
+@pytest.mark.parametrize("ending", ["return", "finish"])
+def test_a_process_exits_with_its_held_jobs_done(tmp_path, ending: str) -> None:
+    # A hold never released (a crash in the caller): the interpreter's exit (or the CLI's finish) still runs the job.
     import os
     import subprocess
     import sys
@@ -125,7 +126,8 @@ def test_a_process_exits_with_its_held_jobs_done(tmp_path) -> None:
     code = ("from pathlib import Path; from core.storage.history import worker\n"
             "worker.submit(lambda: None).result()\n"
             "h = worker.Hold()\n"
-            f"with h.holding(): worker.submit(lambda: Path({str(marker)!r}).write_text('yes'))\n")
+            f"with h.holding(): worker.submit(lambda: Path({str(marker)!r}).write_text('yes'))\n"
+            + ("from core.cli.finish import finish; finish(0)\n" if ending == "finish" else ""))
     done = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PYTHONPATH": str(repo)},
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
