@@ -24,6 +24,10 @@ qmd is Fusion's search engine; memdesk does not use it and never installs a prog
 (No ``from __future__ import annotations``: FastAPI reads the routes' annotations.)
 """
 
+import os
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from fastapi import Body, FastAPI, Request
@@ -63,6 +67,29 @@ def _answer_refusal(request: Request, exc: Exception) -> JSONResponse:
                         status_code=exc.status)
 
 
+_RUN_LOCKS: dict[str, threading.Lock] = {}
+_RUN_LOCKS_GUARD = threading.Lock()
+
+
+def run_lock(root: Any) -> threading.Lock:
+    """The lock one button's run holds for the project at ``root`` (two tabs' Dream Now would stage the same notes
+    twice: the second is refused while the first runs)."""
+    with _RUN_LOCKS_GUARD:
+        return _RUN_LOCKS.setdefault(os.fspath(root), threading.Lock())
+
+
+@contextmanager
+def _one_run(project: Any) -> Iterator[None]:
+    lock = run_lock(project.root)
+    if not lock.acquire(blocking=False):
+        raise _refused(409, "a compaction, dream or extraction started from the dashboard is still running for this "
+                       "project; nothing was started: try again when it ends", "CONFLICT")
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def _provider() -> Any:
     """The operator's default provider; a refusal saying what to configure when there is none."""
     from core.providers import ProviderError, resolve_provider
@@ -85,6 +112,39 @@ def _run_failed(exc: Exception) -> Exception:
     return exc
 
 
+def _dream_all(p: Any, provider: Any, agents: list[str], run_dream: Any) -> dict[str, Any]:
+    """Dream over the project's notes, then each agent's; the answer Fusion's ``triggerMemoryDreams`` reads."""
+    staged: list[str] = []
+    nothing: list[str] = []
+    failed: list[str] = []
+    for agent in [None, *agents]:
+        try:
+            outcome = run_dream(p, provider, agent=agent)
+        except Exception as exc:
+            if not staged:
+                raise _run_failed(exc) from exc
+            failed.append(f"{agent or 'project'}: {getattr(exc, 'message', exc)}")
+            continue
+        if outcome.proposal is not None:
+            staged.append(outcome.proposal.id)
+        elif outcome.ok:
+            nothing.append(outcome.message)
+        elif not staged and agent is None:
+            raise _refused(400 if outcome.status == "refused" else 500, outcome.message, "RUN_REFUSED")
+        else:
+            failed.append(f"{agent or 'project'}: {outcome.message}")
+    if staged:
+        summary = (f"Staged {len(staged)} dream proposal{'s' if len(staged) != 1 else ''} ({', '.join(staged)}); "
+                   f"nothing was written: {'they wait' if len(staged) != 1 else 'it waits'} for review: "
+                   + REVIEW_CONSOLIDATION.format(id=staged[0]))
+    else:
+        summary = nothing[0] if nothing else "nothing to dream over"
+    if failed:
+        summary += "; not staged: " + "; ".join(failed)
+    return {"success": True, "summary": summary, "dreamsWritten": False, "longTermUpdatesWritten": False,
+            "status": "staged" if staged else "nothing", "proposalIds": staged}
+
+
 def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -> None:
     """Register ``POST /api/memory/compact``, ``/dream``, ``/extract`` and ``/install-qmd``."""
     app.add_exception_handler(ActionRefused, _answer_refusal)
@@ -103,7 +163,10 @@ def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -
         allow(request, p, "write", rel)
         provider = _provider()
         try:
-            outcome: RunOutcome = run_compact(p, rel, provider)
+            with _one_run(p):
+                outcome: RunOutcome = run_compact(p, rel, provider)
+        except ActionRefused:
+            raise
         except Exception as exc:
             raise _run_failed(exc) from exc
         if not outcome.ok:
@@ -130,35 +193,8 @@ def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -
         agents = [a for a in list_agents(p) if all(who.can("write", f"{AGENT_DIR}/{a}/{name}", p.root)
                                                    for name in ("MEMORY.md", "DREAMS.md"))]
         provider = _provider()
-        staged: list[str] = []
-        nothing: list[str] = []
-        failed: list[str] = []
-        for agent in [None, *agents]:
-            try:
-                outcome = run_dream(p, provider, agent=agent)
-            except Exception as exc:
-                if not staged:
-                    raise _run_failed(exc) from exc
-                failed.append(f"{agent or 'project'}: {getattr(exc, 'message', exc)}")
-                continue
-            if outcome.proposal is not None:
-                staged.append(outcome.proposal.id)
-            elif outcome.ok:
-                nothing.append(outcome.message)
-            elif not staged and agent is None:
-                raise _refused(400 if outcome.status == "refused" else 500, outcome.message, "RUN_REFUSED")
-            else:
-                failed.append(f"{agent or 'project'}: {outcome.message}")
-        if staged:
-            summary = (f"Staged {len(staged)} dream proposal{'s' if len(staged) != 1 else ''} ({', '.join(staged)}); "
-                       f"nothing was written: {'they wait' if len(staged) != 1 else 'it waits'} for review: "
-                       + REVIEW_CONSOLIDATION.format(id=staged[0]))
-        else:
-            summary = nothing[0] if nothing else "nothing to dream over"
-        if failed:
-            summary += "; not staged: " + "; ".join(failed)
-        return {"success": True, "summary": summary, "dreamsWritten": False, "longTermUpdatesWritten": False,
-                "status": "staged" if staged else "nothing", "proposalIds": staged}
+        with _one_run(p):
+            return _dream_all(p, provider, agents, run_dream)
 
     @app.post("/api/memory/extract", tags=["dashboard"])
     def post_extract(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
@@ -168,7 +204,8 @@ def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -
 
         allow(request, p, "write", p.insights_path)
         provider = _provider()
-        run = run_extraction(p.root, provider)
+        with _one_run(p):
+            run = run_extraction(p.root, provider)
         if not run.ok:
             status = {"empty_memory": 400, "config": 400, "bad_reply": 502, "empty_reply": 502,
                       "internal": 500}.get(run.error_kind or "", 503)

@@ -17,8 +17,6 @@ uvicorn's httptools protocol, before any byte reaches the app (so before the tok
   reset at once, so one client cannot take the connections every other client needs;
 - **total cap**: at most ``max_connections`` open connections in all (reset past it);
 - **idle keep-alive**: ``keep_alive`` seconds (uvicorn's own ``timeout_keep_alive``);
-- **one write a response**: a response's head waits for its body's first bytes and goes out with them
-  (:mod:`core.server.wire`);
 - **lingering close**: a connection closed after its answer while a body is still arriving (a 413 or 401 sent
   from the headers) reads and drops the rest for at most ``linger`` seconds and ``linger_bytes``, so the client
   gets the answer instead of a reset (:mod:`core.server.linger`).
@@ -36,7 +34,6 @@ from typing import Any
 
 from core.server.guard import MAX_BODY_BYTES
 from core.server.linger import LingeringTransport
-from core.server.wire import HeadWithBody
 
 log = logging.getLogger(__name__)
 
@@ -204,9 +201,6 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
                     raise _HeadTooLarge  # stops the parser here: the request never reaches the app
                 self._arm(limits.body_timeout)
                 super().on_headers_complete()
-                cycle = getattr(self, "cycle", None)
-                if cycle is not None and cycle.transport is self.transport:  # this request's new cycle
-                    cycle.transport = HeadWithBody(self.transport, cycle)  # its head and body in one write
 
             def on_message_complete(self) -> None:
                 self._in_head, self._head_bytes = True, 0

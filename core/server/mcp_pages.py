@@ -1,8 +1,8 @@
 """MCP ``resources/list`` in pages, the MCP way: at most :data:`PAGE` resources an answer, and an opaque
 ``nextCursor`` while more follow (the SDK's client and the Inspector pass it back as ``cursor``).
 
-A listing longer than one page is kept, as the caller may read it, for :data:`KEEP_SECONDS`, so following its
-pages costs one listing and the pages agree with each other. A cursor names that kept listing, the position in
+A listing longer than one page is kept, as the caller may read it, for :data:`KEEP_SECONDS` (one a caller, a
+few in all), so following its pages costs one listing and the pages agree with each other. A cursor names that kept listing, the position in
 it and the last resource given; when the kept listing is gone (expired, the server restarted) or was made for
 another caller, the caller's listing is made again and the pages go on after that last resource. A cursor this
 server did not give (or whose last resource is gone from a listing made again) is refused with a JSON-RPC
@@ -28,7 +28,7 @@ __all__ = ["KEEP_SECONDS", "PAGE", "BadCursor", "Entry", "ResourcePages"]
 PAGE = 1000
 #: How long a listing longer than one page is kept for its next pages.
 KEEP_SECONDS = 120.0
-_KEPT = 16
+_KEPT = 4  # 20,000 resources kept are ~10 MB: a few callers' at once at most
 _MAX_CURSOR = 1024
 
 
@@ -90,6 +90,8 @@ class ResourcePages:
         now = time.monotonic()
         with self._lock:
             self._expire(now)
+            for key in [k for k, (_at, w, _e) in self._kept.items() if w == who]:
+                del self._kept[key]  # one kept listing a caller: its older one's cursors list again, then go on
             self._kept[kept_id] = (now, who, entries)
             while len(self._kept) > _KEPT:
                 self._kept.popitem(last=False)

@@ -348,7 +348,7 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_files(ctx: Context, project: ProjectArg = None) -> FilesResult:
         p, _ = project_of(project, ctx)
         who = caller(ctx)
-        return FilesResult(project=served.key_of(p), files=[models.FileInfo.model_validate(d.to_json()) for d in
+        return FilesResult(project=served.key_of(p), files=[models.FileInfo.model_validate({**d.to_json(), "kind": d.layer}) for d in
                                                             listing.Visible(who, p.root).filter(p.documents())])
 
     @mcp.tool(annotations=_hints(**READ, title="Read a memory document"),

@@ -74,13 +74,14 @@ class FileInfo(_Model):
 
     path: str
     label: str
-    layer: str = Field(description="Over HTTP, one of Fusion's layers (long-term, daily, dreams); memdesk's own in kind")
+    layer: str = Field(description="Over HTTP, one of Fusion's layers (long-term, daily, dreams); over MCP memdesk's "
+                       "own, as kind")
     agent: str | None = None
     size: int | None = None
     updated_at: str | None = Field(None, alias="updatedAt")
     legacy: bool = False
     kind: str | None = Field(None, description="memdesk's layer: long-term, daily, dreams, working, insights, "
-                             "archive or legacy (HTTP only)")
+                             "archive or legacy")
 
 
 class FilesResponse(_Model):

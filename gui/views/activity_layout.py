@@ -27,7 +27,6 @@ from core.project.activity import ActivityEntry
 
 #: Columns: time, writer, kind, document, what (the last stretches).
 DOCUMENT, WHAT = 3, 4
-_ELIDE = {DOCUMENT: Qt.TextElideMode.ElideLeft, WHAT: Qt.TextElideMode.ElideRight}
 #: Each narrow column's cap, in average characters, and its share of the table's width at most.
 _CAPS = ((19, 0.16), (22, 0.2), (8, 0.1), (48, 0.2))
 _SAMPLE = 300  # rows measured when sizing (the newest first): 10,000 rows are not measured one by one
@@ -37,16 +36,21 @@ DETAIL_LINES = 6
 WIDE_WHAT = 60
 
 
-class ActivityDelegate(QStyledItemDelegate):
-    """Cuts "What" at its end and a document's path at its start; the other columns as the table does."""
+class PathDelegate(QStyledItemDelegate):
+    """The document column's: a path is cut at its start (its file name stays) and on one line (a path cut over
+    two lines reads worse than cut once). Only this column has a delegate of its own, so scrolling calls into
+    Python once a row, not once a cell; the table cuts the others at their end."""
 
     def initStyleOption(self, option: QStyleOptionViewItem, index: QModelIndex | QPersistentModelIndex) -> None:
         super().initStyleOption(option, index)
-        mode = _ELIDE.get(index.column())
-        if mode is not None:
-            option.textElideMode = mode  # type: ignore[attr-defined]
-        if index.column() != WHAT:  # only "What" wraps: a path or a name cut over two lines reads worse than cut once
-            option.features &= ~QStyleOptionViewItem.ViewItemFeature.WrapText  # type: ignore[attr-defined]
+        option.textElideMode = Qt.TextElideMode.ElideLeft  # type: ignore[attr-defined]
+        option.features &= ~QStyleOptionViewItem.ViewItemFeature.WrapText  # type: ignore[attr-defined]
+
+
+def install(table: QTableView) -> None:
+    """Cut cells at their end ("What" keeps its start), paths at their start (:class:`PathDelegate`)."""
+    table.setTextElideMode(Qt.TextElideMode.ElideRight)
+    table.setItemDelegateForColumn(DOCUMENT, PathDelegate(table))
 
 
 def what_text(entry: ActivityEntry) -> str:

@@ -150,7 +150,7 @@ class ActivityView(QWidget):
         self.table.verticalHeader().setVisible(False)
         self.table.verticalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Fixed)
         self.table.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 8)
-        self.table.setItemDelegate(activity_layout.ActivityDelegate(self.table))
+        activity_layout.install(self.table)
         activity_layout.fit_columns(self.table)
         self.table.viewport().installEventFilter(self)  # the columns are fitted again when the table's width changes
         self.detail = activity_layout.detail_label(self)
@@ -299,7 +299,9 @@ class ActivityView(QWidget):
         self._show_count()
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize and \
+                event.size().width() != event.oldSize().width():  # type: ignore[attr-defined]  # a QResizeEvent
+            # Only a change of width: the line under the table growing as rows are walked changes the height.
             activity_layout.fit_columns(self.table)
             if self.detail.isVisible():
                 self._show_detail(self.table.currentIndex())

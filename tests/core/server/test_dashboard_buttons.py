@@ -147,3 +147,25 @@ def test_install_qmd_is_refused_with_the_command(memdesk_serve):  # noqa: F811
         assert "does not install programs" in body["error"] and "bun install -g @tobilu/qmd" in body["error"]
         assert body["details"] == {"code": "UNSUPPORTED", "backend": None, "qmdAvailable": False,
                                    "qmdInstallCommand": "bun install -g @tobilu/qmd"}
+
+
+def test_a_second_run_while_one_runs_is_refused(serve, token, layered_project):
+    """Two tabs' Dream Now at once would stage the same notes twice (each checks the pending proposals before
+    either has stored one): while a button's run holds the project, another is 409 ``CONFLICT`` in one line and
+    nothing is staged; once it ends, the next runs."""
+    from core.server.dashboard_actions import run_lock
+
+    client = serve(layered_project, mcp=False).client(token)
+    lock = run_lock(layered_project)
+    assert lock.acquire(timeout=5)
+    try:
+        for route, body in (("dream", None), ("compact", {"path": ".fusion/memory/MEMORY.md"}), ("extract", None)):
+            got = client.post(f"/api/memory/{route}?project=layered", **({"json": body} if body else {}))
+            assert got.status_code == 409, (route, got.text)
+            assert got.json()["details"]["code"] == "CONFLICT" and "still running" in got.json()["error"]
+        assert not (layered_project / ".fusion/memdesk/consolidations").exists() or \
+            not list((layered_project / ".fusion/memdesk/consolidations").glob("*.json"))
+    finally:
+        lock.release()
+    done = client.post("/api/memory/dream?project=layered")
+    assert done.status_code == 200 and done.json()["status"] == "staged"

@@ -123,3 +123,29 @@ def test_the_inspector_cli_follows_the_cursors(layered_project, user_config_dir)
     assert out.returncode == 0, out.stderr
     uris = [r["uri"] for r in json.loads(out.stdout)["resources"]]
     assert uris == [f"memdesk://layered/{d.path}" for d in Project(layered_project).documents()]
+
+
+def test_kept_listings_are_bounded_and_an_old_cursor_still_goes_on():
+    """A listing kept for its pages costs memory (some 8 MB for 20,000 resources): one a caller, four in all.
+    A cursor whose kept listing was dropped lists again and goes on after its last resource."""
+    from core.server.access import Access
+    from core.server.mcp_pages import Entry, ResourcePages
+
+    made: list[str] = []
+
+    def listing(who: Access) -> list[Entry]:
+        made.append(who.name or "")
+        return [Entry(f"memdesk://p/{i:05d}.md", f"p: {i}", "doc", i) for i in range(2500)]
+
+    pages = ResourcePages(listing)
+    first, cursor = pages.page(Access("a"), None)
+    again, newer = pages.page(Access("a"), None)  # the same caller starts over: its older listing goes
+    assert len(pages._kept) == 1 and cursor and newer and cursor != newer
+    for name in "bcdefgh":
+        pages.page(Access(name), None)
+    assert len(pages._kept) == 4
+    made.clear()
+    second, nxt = pages.page(Access("a"), cursor)  # its kept listing is gone: listed again, on after page one
+    assert made == ["a"] and [e.uri for e in second] == [f"memdesk://p/{i:05d}.md" for i in range(1000, 2000)]
+    third, end = pages.page(Access("a"), nxt)
+    assert made == ["a"] and len(third) == 500 and end is None  # the rest from the listing kept again

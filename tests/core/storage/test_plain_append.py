@@ -142,6 +142,16 @@ def _count_io(monkeypatch, target: Path) -> tuple[list[Path], list[str], list[in
             resolved.append(out)
         return out
 
+    from core.storage import safepath
+
+    real_resolved = safepath._resolved  # the confinement resolves on strings (os.path.realpath), not Path.resolve
+
+    def counting_resolved(path: str) -> str:
+        out = real_resolved(path)
+        if out == str(target):
+            resolved.append(Path(out))
+        return out
+
     locks: list[str] = []
     real_lock = fileio.file_lock
 
@@ -158,6 +168,7 @@ def _count_io(monkeypatch, target: Path) -> tuple[list[Path], list[str], list[in
         return real_read(path, *a, **k)
 
     monkeypatch.setattr(Path, "resolve", counting_resolve)
+    monkeypatch.setattr(safepath, "_resolved", counting_resolved)
     monkeypatch.setattr(fileio, "file_lock", counting_lock)
     monkeypatch.setattr(fileio, "read_bytes", counting_read)
     return resolved, locks, reads

@@ -78,7 +78,7 @@ def test_the_activity_view_reads_at_800x600(qtbot, tmp_path, monkeypatch, theme)
     index = view.model.index(flag_row, 4)
     option = QStyleOptionViewItem()
     table.initViewItemOption(option)  # as the table starts each cell's option before its delegate paints it
-    table.itemDelegate().initStyleOption(option, index)
+    table.itemDelegateForIndex(index).initStyleOption(option, index)
     assert option.textElideMode == Qt.TextElideMode.ElideRight
     assert option.features & QStyleOptionViewItem.ViewItemFeature.WrapText  # "What" wraps when narrow
     what = table.columnWidth(4)
@@ -88,7 +88,7 @@ def test_the_activity_view_reads_at_800x600(qtbot, tmp_path, monkeypatch, theme)
     doc = view.model.index(flag_row, 3)
     option = QStyleOptionViewItem()
     table.initViewItemOption(option)
-    table.itemDelegate().initStyleOption(option, doc)
+    table.itemDelegateForIndex(doc).initStyleOption(option, doc)
     assert option.textElideMode == Qt.TextElideMode.ElideLeft  # a path keeps its file name, on one line
     assert not option.features & QStyleOptionViewItem.ViewItemFeature.WrapText
     # The whole report: in the tooltip, and under the table once the row is selected with the keyboard.
@@ -125,3 +125,38 @@ def _shot(win, name: str) -> None:
     if shots:
         Path(shots).mkdir(parents=True, exist_ok=True)
         win.grab().save(str(Path(shots) / name))
+
+
+def test_walking_the_rows_does_not_fit_the_columns_again(qtbot, tmp_path, monkeypatch):
+    """The line under the table changes height as rows are walked; that is no reason to measure the rows again
+    (it did: scrolling 10,000 writes with PageDown took twice its CPU, ``python -m bench gui``)."""
+    from gui.main_window import MainWindow
+    from gui.recent import RecentProjects
+    from gui.views import activity_layout
+
+    monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(tmp_path / "cfg"))
+    monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
+    root = _project(tmp_path)
+    win = MainWindow(recent=RecentProjects(persist=False))
+    qtbot.addWidget(win)
+    win.confirm_discard = lambda: "discard"
+    win.resize(800, 600)
+    win.show()
+    qtbot.waitExposed(win)
+    win.open_project(root)
+    view = win.show_view("activity")
+    qtbot.waitUntil(lambda: view.load_count > 0, timeout=5000)
+    fits: list[int] = []
+    real = activity_layout.fit_columns
+    monkeypatch.setattr(activity_layout, "fit_columns", lambda table: (fits.append(1), real(table)))
+    view.table.setFocus()
+    heights = set()
+    for key in (Qt.Key.Key_Home, Qt.Key.Key_Down, Qt.Key.Key_Down, Qt.Key.Key_Up, Qt.Key.Key_End):
+        qtbot.keyClick(view.table, key)
+        qtbot.wait(20)  # the layout settles: the table's height follows the line under it
+        heights.add(view.detail.height())
+    assert len(heights) > 1  # the line did change height (short and long rows)
+    assert fits == []
+    win.resize(900, 600)
+    qtbot.waitUntil(lambda: bool(fits), timeout=3000)  # a new width fits them again
+    win.close()
