@@ -52,3 +52,19 @@ def test_search_hits_over_http_and_mcp_are_reads_of_their_lines(serve, tokens, l
     assert len(mcp_logged) == len(got["results"]) > 0
     assert {e.via for e in mcp_logged} == {"mcp-search"} and {e.path for e in mcp_logged} <= {LONG} | {
         h["path"] for h in got["results"]}
+
+
+def test_dashboard_retrieval_test_snippets_are_reads(serve, tokens, layered_project):
+    """Fusion's dashboard's retrieval test (``POST /api/memory/test``, ``testMemoryRetrieval`` in
+    ``packages/dashboard/app/api/memory.ts`` at c81144c7) serves snippets too: each is a read on record.
+    Found from outside: the route answered snippets of MEMORY.md and logged nothing."""
+    token = tokens.create("dash")
+    srv = serve(layered_project)
+    r = srv.client(token, {"User-Agent": "fusion-dashboard/1"}).post("/api/memory/test", json={"query": "lease"})
+    assert r.status_code == 200, r.text
+    hits = r.json()["results"]
+    assert hits
+    logged = readlog.query(root=layered_project, client="fusion-dashboard")
+    assert sorted((e.path, e.start_line, e.end_line) for e in logged) == \
+        sorted((h["path"], h["lineStart"], h["lineEnd"]) for h in hits)
+    assert {e.via for e in logged} == {"http-test-search"} and {e.token for e in logged} == {"dash"}
