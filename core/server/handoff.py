@@ -43,8 +43,12 @@ class Handoff:
         self._owed = 0  # calls queued when every thread was busy: the next thread to finish takes one
         self._stopping = False
         register = getattr(threading, "_register_atexit", None)
+        self._daemon = register is None  # without the hook, a waiting thread must not hold up the exit
         if register is not None:
-            register(self.stop)
+            try:
+                register(self.stop)
+            except RuntimeError:  # made while the interpreter shuts down: daemon threads, not waited for
+                self._daemon = True
 
     async def run(self, fn: Callable[..., T], *args: Any) -> T:
         """``fn(*args)`` on one of the threads; its result or its exception, back on the event loop."""
@@ -57,7 +61,7 @@ class Handoff:
                 self._idle -= 1
             elif len(self._threads) < self.max_threads:
                 thread = threading.Thread(target=self._work, name=f"{self.prefix}_{len(self._threads)}",
-                                          daemon=getattr(threading, "_register_atexit", None) is None)
+                                          daemon=self._daemon)
                 self._threads.append(thread)
                 thread.start()
             else:
