@@ -21,10 +21,8 @@ ordinary request here, after the guard (host, token, body size) has run:
 
 from __future__ import annotations
 
-import asyncio
 import threading
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl
 
@@ -34,6 +32,7 @@ from starlette.responses import JSONResponse, Response
 from core.server import models, service
 from core.server.access import FULL
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY
+from core.server.handoff import Handoff
 from core.server.refusals import scrub
 from core.storage.history.worker import Hold
 
@@ -100,25 +99,21 @@ def _held(hold: Hold, served: service.ServedProjects, p: Project, body: models.A
 
 
 _T = TypeVar("_T")
-_pool: ThreadPoolExecutor | None = None
-_pool_lock = threading.Lock()
-
-
-def _executor() -> ThreadPoolExecutor:
-    global _pool
-    if _pool is None:
-        with _pool_lock:
-            if _pool is None:
-                _pool = ThreadPoolExecutor(thread_name_prefix="memdesk-append")
-    return _pool
+_handoff: Handoff | None = None
+_handoff_lock = threading.Lock()
 
 
 async def _in_pool(fn: Callable[..., _T], *args: Any) -> _T:
-    """``fn(*args)`` on the appends' threads: one hand-off each way (a queue put, then the loop's
-    ``call_soon_threadsafe``), not AnyIO's (its capacity limiter, run-var and cancel-scope bookkeeping on the
-    event loop cost about as much as the rest of the loop's share of an append; measured, docs/servers.md).
-    As with AnyIO, an append once handed off runs to its end even if the client goes away."""
-    return await asyncio.get_running_loop().run_in_executor(_executor(), fn, *args)
+    """``fn(*args)`` on the appends' threads (:class:`core.server.handoff.Handoff`): one queue put there and one
+    ``call_soon_threadsafe`` back, not AnyIO's hop (its capacity limiter, run-var and cancel-scope bookkeeping
+    on the event loop) nor the executor's (measured, docs/servers.md). As with AnyIO, an append once handed
+    off runs to its end even if the client goes away."""
+    global _handoff
+    if _handoff is None:
+        with _handoff_lock:
+            if _handoff is None:
+                _handoff = Handoff("memdesk-append")
+    return await _handoff.run(fn, *args)
 
 
 async def _body(receive: Receive) -> tuple[list[Message], bytes]:
