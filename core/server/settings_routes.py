@@ -21,6 +21,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from core.errors import SettingsError
+from core.server.access import FULL, ScopeError
+from core.server.guard import ACCESS_KEY
 from core.settings.fusion_global_keys import GLOBAL_KEY_TYPES, global_key_type, global_scope
 from core.settings.fusion_keys import MEMDESK_SERVED_GLOBAL, fusion_key_type
 from core.settings.model import FUSION_KEYS, OWN_KEYS, ProjectSettings, SettingsRead, read_settings
@@ -139,8 +141,13 @@ async def _with_home_globals(request: Request, root: Any, read: SettingsRead, bo
     served = getattr(request.app.state, "served", None)
     if served is None or not served.served or served.served[0].root == root:
         return body
+    home_project = served.served[0]
+    try:  # they are the first project's (secrets among them: daemonToken, API keys): only for a token that may read it
+        request.scope.get("state", {}).get(ACCESS_KEY, FULL).check_project(home_project.key, home_project.root)
+    except ScopeError:
+        return body
     try:
-        home = await run_in_threadpool(read_settings, served.served[0].root)
+        home = await run_in_threadpool(read_settings, home_project.root)
     except SettingsError:
         return body  # the other project's settings cannot be read: this project's are still answered
     for key, value in home.fusion_raw.items():
