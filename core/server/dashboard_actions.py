@@ -199,10 +199,12 @@ def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -
     @app.post("/api/memory/extract", tags=["dashboard"])
     def post_extract(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
         """Fusion's Extract Now: memdesk's insight extraction, its insights (and any prune) staged as a proposal;
-        the insights document is not changed until they are accepted."""
+        the insights document is not changed until they are accepted. A prune rewrites the working memory once
+        accepted, so the token must be allowed to write both documents."""
         from core.automation.extraction import run_extraction
 
         allow(request, p, "write", p.insights_path)
+        allow(request, p, "write", p.memory_path)  # its proposal may prune the working memory (as Compact needs)
         provider = _provider()
         with _one_run(p):
             run = run_extraction(p.root, provider)
