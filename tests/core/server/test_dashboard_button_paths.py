@@ -35,3 +35,29 @@ def test_extract_needs_the_working_memory_in_the_token_paths_too(serve, tokens, 
     # The owner's extraction still runs and stages its proposal.
     done = srv.client(owner).post("/api/memory/extract")
     assert done.status_code == 200 and done.json()["proposalId"], done.text
+
+
+def test_dream_needs_the_daily_notes_it_would_mark_processed(serve, tokens, layered_project):
+    """Dream Now's proposal replaces each daily note it dreamed over with Fusion's processed marker (accepted, the
+    note's text is gone from it). A token allowed only MEMORY.md and DREAMS.md staged that rewrite of the three
+    daily notes; now it is 403 ``SCOPE`` naming a note, nothing staged. An agent whose notes the token may not
+    write is left out, as one whose MEMORY.md or DREAMS.md it may not write was."""
+    two = tokens.create("two-docs", scope="write", paths=[".fusion/memory/MEMORY.md", ".fusion/memory/DREAMS.md"])
+    agents_too = tokens.create("no-agent-notes", scope="write",
+                               paths=[".fusion/memory/**", ".fusion/agent-memory/*/MEMORY.md",
+                                      ".fusion/agent-memory/*/DREAMS.md"])
+    srv = serve(layered_project, mcp=False)
+    before = _state(layered_project)
+    got = srv.client(two).post("/api/memory/dream")
+    assert got.status_code == 403, got.text
+    body = got.json()
+    assert body["details"]["code"] == "SCOPE" and ".fusion/memory/2026-" in body["error"] and "\n" not in body["error"]
+    assert _state(layered_project) == before
+    # The project's notes it may write: its dream is staged, the agents' (whose notes it may not write) are not.
+    done = srv.client(agents_too).post("/api/memory/dream")
+    assert done.status_code == 200, done.text
+    from core.consolidation import load as load_consolidation
+
+    ids = done.json()["proposalIds"]
+    assert len(ids) == 1
+    assert all(not p.startswith(".fusion/agent-memory/") for p in load_consolidation(layered_project, ids[0]).paths)
