@@ -110,14 +110,14 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
         return without_secrets(request, await _with_home_globals(request, p.root, read, settings_body(read)))
 
     @app.put("/api/settings", tags=["settings"])
-    async def put_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
+    async def put_settings(p: project_dep, request: Request, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
         """Change settings with a patch (``null`` deletes a key) where each lives; answers the merged settings."""
         changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
         try:
             read = await run_in_threadpool(_update, p, changes)
         except SettingsError as exc:
             return _refusal(exc)
-        return settings_body(read)
+        return without_secrets(request, settings_body(read))
 
 
     @app.get("/api/settings/global", tags=["settings"])

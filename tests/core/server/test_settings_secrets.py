@@ -36,3 +36,15 @@ def test_secrets_go_only_to_tokens_that_may_change_them(serve, tokens, connected
             assert GITHUB in seen["current-writer"] and GITHUB in seen["owner"]
     # What is left out is left out of the answer only: Fusion still holds it.
     assert fusion.state.global_settings["daemonToken"] == DAEMON
+
+
+def test_a_change_answer_holds_no_secret_the_token_may_not_change(serve, tokens, connected):  # noqa: F811
+    """``PUT /api/settings`` answers the merged settings: an empty patch from a token limited to one project was
+    another way to read Fusion's daemon token."""
+    root, fusion = connected
+    fusion.state.global_settings["daemonToken"] = DAEMON
+    project_writer = tokens.create("current-writer", scope="write", projects=["current"])
+    srv = serve(root, mcp=False)
+    got = srv.client(project_writer).put("/api/settings?projectId=current", json={})
+    assert got.status_code == 200, got.text
+    assert DAEMON not in got.text
