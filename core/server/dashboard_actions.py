@@ -145,6 +145,15 @@ def _dream_all(p: Any, provider: Any, agents: list[str], run_dream: Any) -> dict
             "status": "staged" if staged else "nothing", "proposalIds": staged}
 
 
+def _daily_notes(p: Any) -> dict[str | None, list[str]]:
+    """The daily notes of the project (key ``None``) and of each agent: what a dream may mark processed."""
+    notes: dict[str | None, list[str]] = {}
+    for doc in p.documents():
+        if doc.layer == "daily":
+            notes.setdefault(doc.agent, []).append(doc.path)
+    return notes
+
+
 def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -> None:
     """Register ``POST /api/memory/compact``, ``/dream``, ``/extract`` and ``/install-qmd``."""
     app.add_exception_handler(ActionRefused, _answer_refusal)
@@ -183,15 +192,20 @@ def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -
     @app.post("/api/memory/dream", tags=["dashboard"])
     def post_dream(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
         """Fusion's Dream Now: stage memdesk's dream over the project's daily notes and each agent's (those this
-        token may write) as proposals; nothing is written (``dreamsWritten: false``) until they are reviewed."""
+        token may write: MEMORY.md, DREAMS.md and every daily note, which an accepted dream marks processed) as
+        proposals; nothing is written (``dreamsWritten: false``) until they are reviewed."""
         from core.consolidation import list_agents, run_dream
         from core.documents.layout import AGENT_DIR, LAYERED_DIR
 
         allow(request, p, "write", f"{LAYERED_DIR}/MEMORY.md")
         allow(request, p, "write", f"{LAYERED_DIR}/DREAMS.md")
+        notes = _daily_notes(p)  # a dream's proposal replaces each note it dreamed over with the processed marker
+        for rel in notes.get(None, []):
+            allow(request, p, "write", rel)
         who = access(request)
-        agents = [a for a in list_agents(p) if all(who.can("write", f"{AGENT_DIR}/{a}/{name}", p.root)
-                                                   for name in ("MEMORY.md", "DREAMS.md"))]
+        agents = [a for a in list_agents(p) if all(who.can("write", rel, p.root) for rel in
+                                                   [f"{AGENT_DIR}/{a}/MEMORY.md", f"{AGENT_DIR}/{a}/DREAMS.md",
+                                                    *notes.get(a, [])])]
         provider = _provider()
         with _one_run(p):
             return _dream_all(p, provider, agents, run_dream)
@@ -199,10 +213,12 @@ def add_action_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any) -
     @app.post("/api/memory/extract", tags=["dashboard"])
     def post_extract(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
         """Fusion's Extract Now: memdesk's insight extraction, its insights (and any prune) staged as a proposal;
-        the insights document is not changed until they are accepted."""
+        the insights document is not changed until they are accepted. A prune rewrites the working memory once
+        accepted, so the token must be allowed to write both documents."""
         from core.automation.extraction import run_extraction
 
         allow(request, p, "write", p.insights_path)
+        allow(request, p, "write", p.memory_path)  # its proposal may prune the working memory (as Compact needs)
         provider = _provider()
         with _one_run(p):
             run = run_extraction(p.root, provider)

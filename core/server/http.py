@@ -310,9 +310,11 @@ async def _send_json(send: Send, status: int, value: dict[str, Any]) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _may_change_settings(who: Access) -> bool:
-    """Settings are the whole project's: only a write token not limited to some documents may change them."""
-    return who.scope == "write" and not who.paths
+def _may_change_settings(who: Access, path: str = "/api/settings") -> bool:
+    """Settings are the whole project's: only a write token not limited to some documents may change them; Fusion's
+    global settings are every project's (with Fusion running, its own: the CLI binaries it runs, its remote access),
+    so only such a token not limited to some projects either."""
+    return who.scope == "write" and not who.paths and (path != "/api/settings/global" or not who.projects)
 
 
 class _Dispatch:
@@ -350,9 +352,10 @@ class _Dispatch:
         elif path == memory_read.PATH and scope.get("method") == "GET" and scope["type"] == "http":
             await memory_read.handle(self.api, scope, receive, send)  # type: ignore[arg-type]  # the FastAPI app
         elif path in ("/api/settings", "/api/settings/global") and scope.get("method") not in ("GET", "HEAD") and \
-                not _may_change_settings(scope.get("state", {}).get(ACCESS_KEY, FULL)):
+                not _may_change_settings(scope.get("state", {}).get(ACCESS_KEY, FULL), path):
             who = scope["state"][ACCESS_KEY]
-            what = "settings" if who.scope != "write" else "settings (its --path globs limit it to those documents)"
+            what = "settings" if who.scope != "write" else "settings (its --path globs limit it to those documents)" \
+                if who.paths else "Fusion's global settings (they are every project's; its --project limits it)"
             await _send_json(send, 403, {"error": f"token {who.name!r} has scope {who.describe()}: it may not change "
                                          f"{what}; nothing was done", "code": "SCOPE",
                                          "details": {"code": "SCOPE", "backend": None}})

@@ -50,6 +50,28 @@ def global_body(read: SettingsRead) -> dict[str, Any]:
     return {key: value for key, value in body.items() if key in MEMDESK_SERVED_GLOBAL or key in GLOBAL_KEY_TYPES}
 
 
+#: Settings that hold a secret (or a URL or object carrying one): answered only to a token that may change them.
+_SECRET_KEYS = frozenset({"webhookUrl", "secretsEnv", "customProviders", "remoteAccess", "notificationProviders"})
+_SECRET_ENDINGS = ("Token", "ApiKey", "Password", "Secret")
+
+
+def is_secret(key: str) -> bool:
+    """Whether Fusion's setting ``key`` holds a secret (``daemonToken``, ``githubAuthToken``, ``stashApiKey``…)."""
+    return key in _SECRET_KEYS or key.endswith(_SECRET_ENDINGS)
+
+
+def without_secrets(request: Request, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` without the secrets the request's token may not change: a project's need a write token limited to
+    no path, Fusion's global ones (with Fusion running: its daemon's token) one limited to no project either."""
+    who = request.scope.get("state", {}).get(ACCESS_KEY, FULL)
+    may_project = who.scope == "write" and not who.paths
+    may_global = may_project and not who.projects
+    if may_global:
+        return body
+    return {k: v for k, v in body.items()
+            if not is_secret(k) or (may_project and global_key_type(k) is None)}
+
+
 def with_memory_view(features: Any) -> dict[str, Any]:
     """Fusion's ``experimentalFeatures`` with ``memoryView`` on unless the settings turn it off.
 
@@ -85,17 +107,17 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
             read = await run_in_threadpool(read_settings, p.root)
         except SettingsError as exc:
             return _refusal(exc)
-        return await _with_home_globals(request, p.root, read, settings_body(read))
+        return without_secrets(request, await _with_home_globals(request, p.root, read, settings_body(read)))
 
     @app.put("/api/settings", tags=["settings"])
-    async def put_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
+    async def put_settings(p: project_dep, request: Request, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
         """Change settings with a patch (``null`` deletes a key) where each lives; answers the merged settings."""
         changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
         try:
             read = await run_in_threadpool(_update, p, changes)
         except SettingsError as exc:
             return _refusal(exc)
-        return settings_body(read)
+        return without_secrets(request, settings_body(read))
 
 
     @app.get("/api/settings/global", tags=["settings"])
@@ -109,7 +131,7 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
             read = await run_in_threadpool(read_settings, p.root)
         except SettingsError as exc:
             return _refusal(exc)
-        return await _with_home_globals(request, p.root, read, global_body(read))
+        return without_secrets(request, await _with_home_globals(request, p.root, read, global_body(read)))
 
     @app.put("/api/settings/global", tags=["settings"])
     async def put_global_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008

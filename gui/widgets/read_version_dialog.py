@@ -7,6 +7,7 @@ not the document as it is now.
 
 from __future__ import annotations
 
+from PySide6.QtCore import Qt
 from PySide6.QtGui import QFont, QFontDatabase, QTextCursor
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
@@ -33,6 +34,7 @@ class ReadVersionDialog(QDialog):
         self.event = event
         self.title = QLabel(read_title(event), self)
         self.title.setObjectName("readVersionTitle")
+        self.title.setTextFormat(Qt.TextFormat.PlainText)  # a client's name is what it sent: never HTML
         self.title.setWordWrap(True)
         self.text_edit = QPlainTextEdit(self)
         self.text_edit.setObjectName("readVersionText")

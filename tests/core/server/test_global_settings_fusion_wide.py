@@ -1,0 +1,32 @@
+"""review7: with Fusion running, ``PUT /api/settings/global`` (d6e122a) goes to Fusion's own global settings, which
+every Fusion project uses: the CLI binaries Fusion runs (``cursorCliBinaryPath``…), its remote access, its custom
+providers' URLs. A memdesk token limited to one served project changed them for all: ``?projectId=`` its own
+project was enough. Global settings are no one project's: only a write token limited to no project and no path
+may change them (403 ``SCOPE`` in one line otherwise, nothing sent to Fusion). Through a real ``memdesk serve``
+over a project connected to a Fusion contract server and a second project.
+"""
+
+from __future__ import annotations
+
+from tests.core.settings.test_settings_fusion_api import connected, current, fusion_server  # noqa: F401
+
+
+def test_a_project_limited_token_never_changes_fusions_global_settings(serve, tokens, connected,  # noqa: F811
+                                                                      sample_project):
+    root, fusion = connected
+    limited = tokens.create("current-only", scope="write", projects=["current"])
+    owner = tokens.create("owner")
+    srv = serve(root, sample_project, mcp=False)
+    fusion.state.requests.clear()
+    for route in ("/api/settings/global?projectId=current", "/api/settings/global"):
+        got = srv.client(limited).put(route, json={"cursorCliBinaryPath": "/tmp/evil"})
+        assert got.status_code == 403, (route, got.text)
+        body = got.json()
+        assert body["details"]["code"] == "SCOPE" and "global" in body["error"] and "\n" not in body["error"]
+    assert not [r for r in fusion.state.requests if r[0] == "PUT"]
+    # It still reads them, as GET /api/settings answers them to it.
+    assert srv.client(limited).get("/api/settings/global?projectId=current").status_code == 200
+    # A token limited to nothing changes them, in Fusion.
+    done = srv.client(owner).put("/api/settings/global?projectId=current", json={"themeMode": "dark"})
+    assert done.status_code == 200, done.text
+    assert [(p, b) for m, p, b in fusion.state.requests if m == "PUT"] == [("/api/settings/global", {"themeMode": "dark"})]
