@@ -11,7 +11,8 @@ With Fusion not running, ``PUT /api/settings/global`` changes them there, as ``u
 * a file that is not a JSON object is refused and left byte for byte as it was (Fusion's ``readRawForUpdate``:
   "Refusing to update global settings…"), and a missing file and folder are created;
 * the file is written as ``JSON.stringify(settings, null, 2)`` (two-space indent, no newline at the end),
-  atomically, 0600 when new, under the file's lock, through memdesk's state door
+  atomically, 0600 when new, under the file's lock and Fusion's own (``settings.json.lock``,
+  :mod:`core.storage.fusion_lock`), through memdesk's state door
   (:mod:`core.storage.statefiles`, ``fusion-global``: a link out, a FIFO, a hard link, a device or a folder
   at its name refused in one line; one line in the user's state log, no values).
 
@@ -29,6 +30,7 @@ from typing import Any
 from core.errors import MemoryBackendError, SettingsError
 from core.logs import get_logger
 from core.storage import statefiles
+from core.storage.fusion_lock import fusion_settings_lock
 
 log = get_logger(__name__)
 
@@ -82,9 +84,9 @@ def update_home_globals(changes: dict[str, Any], *, source: str = "serve:setting
     """Merge ``changes`` (``None`` deletes a key) into Fusion's global settings file; return what it holds after.
 
     The values are checked by the caller (:func:`core.settings.fusion_keys.check_fusion_value`). Read, merge and
-    write under the file's lock; a file that is not a JSON object is refused and left as it was."""
+    write under the file's lock and Fusion's; a file that is not a JSON object is refused and left as it was."""
     try:
-        with statefiles.lock(NAME):
+        with statefiles.lock(NAME), fusion_settings_lock(settings_path()):  # memdesk's lock, then Fusion's
             merged = _read()
             for key, value in changes.items():
                 if value is None:

@@ -37,6 +37,9 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
                              "pipeline resolved and checked, under the document's lock"),
     "core/storage/locks.py": (frozenset({"write-flags", "unlink"}),
                       "the file layer's lock files under .fusion/memdesk/locks (confined, never through a link)"),
+    "core/storage/fusion_lock.py": (frozenset({"write-flags", "unlink"}),
+                                    "Fusion's own lock file beside ~/.fusion/settings.json (O_EXCL|O_NOFOLLOW), taken "
+                                    "as Fusion takes it around a change to its global settings"),
     "core/storage/history/db.py": (frozenset({"sqlite3.connect"}),
                            "memdesk's history.db, confined to the project before every open (check_confined)"),
     "core/search/db.py": (frozenset({"sqlite3.connect"}),

@@ -16,6 +16,7 @@ import re
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -155,3 +156,35 @@ def test_a_link_out_or_a_fifo_at_its_name_is_refused_and_nothing_is_written_outs
         (fusion / "settings.json").mkdir()
         _refused(api, "settings.json")
     assert sorted(p.name for p in fusion.iterdir()) == ["settings.json"]
+
+
+def test_fusions_own_lock_is_waited_for_a_stale_one_taken_over_and_a_fifo_refused(home_serve):
+    """Fusion's ``withSettingsWriteLock`` (global-settings.ts at 34e0e664): ``settings.json.lock`` beside the file,
+    ``{"pid", "acquiredAt"}``; memdesk takes the same lock, so a change beside Fusion's CLI is never lost."""
+    base, token, home = home_serve
+    fusion = home / ".fusion"
+    fusion.mkdir()
+    settings, lock = fusion / "settings.json", fusion / "settings.json.lock"
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait(30)
+    lock.write_text(json.dumps({"pid": gone.pid, "acquiredAt": int(time.time() * 1000)}), encoding="utf-8")
+    with _api(base, token) as api:
+        put = api.put("/settings/global", json={"themeMode": "dark"})  # its holder is gone: taken over
+        assert put.status_code == 200, put.text
+        assert json.loads(settings.read_text(encoding="utf-8")) == {"themeMode": "dark"} and not lock.exists()
+        # Held by a live process (this one): memdesk waits, writes nothing meanwhile, then writes.
+        lock.write_text(json.dumps({"pid": os.getpid(), "acquiredAt": int(time.time() * 1000)}), encoding="utf-8")
+        answers: list[httpx.Response] = []
+        waiting = threading.Thread(target=lambda: answers.append(api.put("/settings/global",
+                                                                         json={"themeMode": "light"})))
+        waiting.start()
+        time.sleep(1.0)
+        assert json.loads(settings.read_text(encoding="utf-8")) == {"themeMode": "dark"} and waiting.is_alive()
+        lock.unlink()  # the holder lets go
+        waiting.join(30)
+        assert answers and answers[0].status_code == 200, answers
+        assert json.loads(settings.read_text(encoding="utf-8")) == {"themeMode": "light"} and not lock.exists()
+        os.mkfifo(lock)
+        _refused(api, "not a regular file")
+        assert stat.S_ISFIFO(os.lstat(lock).st_mode)
+        assert json.loads(settings.read_text(encoding="utf-8")) == {"themeMode": "light"}
