@@ -10,7 +10,8 @@ from pathlib import Path
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("QT_LOGGING_RULES", "qt.qpa.*=false")
 # A running Fusion on the test machine (its ~/.fusion/settings.json) must not become the tests' settings store.
-os.environ.setdefault("MEMDESK_FUSION_HOME", os.path.join(os.path.dirname(__file__), "data", "no-fusion-home"))
+# Nor a folder in the repository: memdesk writes Fusion's global settings there when Fusion is not running.
+os.environ.setdefault("MEMDESK_FUSION_HOME", os.path.join(tempfile.mkdtemp(prefix="memdesk-test-home-"), ".fusion"))
 # Nor the user's own memdesk folder (firewall.key, reads.db, config.json): each run gets its own, so runs by
 # several people on one machine, and the user's real config, never share state with the tests.
 os.environ.setdefault("MEMDESK_CONFIG_DIR", tempfile.mkdtemp(prefix="memdesk-test-config-"))
@@ -37,6 +38,15 @@ def _state_writer_of_the_process():
     statefiles.set_process_writer("memdesk")
     yield
     statefiles.set_process_writer("memdesk")
+
+
+@pytest.fixture(autouse=True)
+def _fusion_home_of_the_test(monkeypatch, tmp_path_factory):
+    """Each test its own Fusion home (absent until written): ``PUT /api/settings/global`` writes Fusion's global
+    settings there (core.settings.fusion_home), and one test's theme or token must not reach the next."""
+    if os.environ.get("MEMDESK_FUSION_HOME", "").startswith(tempfile.gettempdir()):
+        monkeypatch.setenv("MEMDESK_FUSION_HOME", str(tmp_path_factory.mktemp("fusion-home") / ".fusion"))
+    yield
 
 
 @pytest.fixture

@@ -21,10 +21,11 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from core.errors import SettingsError
-from core.server.access import FULL, ScopeError
+from core.server.access import FULL
 from core.server.guard import ACCESS_KEY
 from core.settings.fusion_global_keys import GLOBAL_KEY_TYPES, global_key_type, global_scope
-from core.settings.fusion_keys import MEMDESK_SERVED_GLOBAL, fusion_key_type
+from core.settings.fusion_home import check_home_globals, read_home_globals, update_home_globals
+from core.settings.fusion_keys import MEMDESK_SERVED_GLOBAL, check_fusion_value, fusion_key_type
 from core.settings.model import FUSION_KEYS, OWN_KEYS, ProjectSettings, SettingsRead, read_settings
 from core.settings.store.base import StoreReadOnlyError
 from core.settings.store.fusion_api import SERVER_KEYS, FusionApiError
@@ -107,7 +108,7 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
             read = await run_in_threadpool(read_settings, p.root)
         except SettingsError as exc:
             return _refusal(exc)
-        return without_secrets(request, await _with_home_globals(request, p.root, read, settings_body(read)))
+        return without_secrets(request, await run_in_threadpool(_with_home_globals, read, settings_body(read)))
 
     @app.put("/api/settings", tags=["settings"])
     async def put_settings(p: project_dep, request: Request, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
@@ -123,23 +124,23 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
     @app.get("/api/settings/global", tags=["settings"])
     async def get_global_settings(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
         """Fusion's dashboard's ``fetchGlobalSettings`` (``GET /api/settings/global``, no ``projectId``): the
-        global settings memdesk serves, ``{experimentalFeatures}``, from the store ``PUT`` writes them to (the
-        project named by ``?projectId=``, else the first served). Fusion's other global settings (theme,
-        providers…) are the dashboard's own and are not kept by memdesk, so they are absent, as unset ones are
-        in Fusion's answer."""
+        global settings memdesk serves, ``{experimentalFeatures}`` from the project's store (the project named by
+        ``?projectId=``, else the first served), and Fusion's other global settings from where Fusion reads them
+        (a running Fusion's answer, else ``~/.fusion/settings.json``: :mod:`core.settings.fusion_home`)."""
         try:
             read = await run_in_threadpool(read_settings, p.root)
         except SettingsError as exc:
             return _refusal(exc)
-        return without_secrets(request, await _with_home_globals(request, p.root, read, global_body(read)))
+        return without_secrets(request, await run_in_threadpool(_with_home_globals, read, global_body(read)))
 
     @app.put("/api/settings/global", tags=["settings"])
-    async def put_global_settings(p: project_dep, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
+    async def put_global_settings(p: project_dep, request: Request, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
         """Fusion's dashboard's ``updateGlobalSettings``: Fusion's global settings (``experimentalFeatures``, the
         auto-reload switch, the theme, …), each checked by its type (:mod:`core.settings.fusion_global_keys`) and
-        kept through the project's settings store, where ``GET /api/settings`` reads them (the project named by
-        ``?projectId=``, else the first served; a running Fusion's own global settings); a project setting or an
-        unknown key is refused, and then nothing is saved."""
+        changed where Fusion reads them: a running Fusion's own ``PUT /api/settings/global``; with Fusion not
+        running, ``~/.fusion/settings.json`` (:mod:`core.settings.fusion_home`), never the project's store, but
+        ``experimentalFeatures`` (the Memory view's switch), which stays the project's (``?projectId=``, else the
+        first served). A project setting or an unknown key is refused, and then nothing is saved."""
         changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
         for key in changes:
             if key not in MEMDESK_SERVED_GLOBAL and global_key_type(key) is None:
@@ -148,34 +149,42 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
                 shown = key if len(key) <= 80 else key[:80] + "…"
                 return _refusal(SettingsError(f"{shown!r} is {where}; nothing was saved", field=key))
         try:
-            read = await run_in_threadpool(_update_global, p, changes)
+            read = await run_in_threadpool(_put_global, p, changes)
         except SettingsError as exc:
             return _refusal(exc)
-        return settings_body(read)
+        return without_secrets(request, await run_in_threadpool(_with_home_globals, read, settings_body(read)))
 
 
-async def _with_home_globals(request: Request, root: Any, read: SettingsRead, body: dict[str, Any]) -> dict[str, Any]:
-    """``body`` with Fusion's global settings its project's store does not hold taken from the first served
-    project's store, where ``PUT /api/settings/global`` without a ``projectId`` (as Fusion's dashboard sends it)
-    keeps them: a global switch flipped in one project's view is the same in every served project's, as in
-    Fusion. A key the project's own store holds is answered as it holds it; ``experimentalFeatures`` (memdesk's
-    Memory-view switch, which ``PUT /api/settings`` also takes) stays each project's own."""
-    served = getattr(request.app.state, "served", None)
-    if served is None or not served.served or served.served[0].root == root:
+def _with_home_globals(read: SettingsRead, body: dict[str, Any]) -> dict[str, Any]:
+    """``body`` with Fusion's global settings from ``~/.fusion/settings.json`` (where Fusion reads them and ``PUT
+    /api/settings/global`` writes them with Fusion not running), those the project's store does not hold: a key a
+    previous memdesk wrote into the project's store is answered as it holds it (never migrated). A running
+    Fusion's answer has its global settings already. ``experimentalFeatures`` stays each project's own."""
+    if read.store.kind == "fusion-api":
         return body
-    home_project = served.served[0]
-    try:  # they are the first project's (secrets among them: daemonToken, API keys): only for a token that may read it
-        request.scope.get("state", {}).get(ACCESS_KEY, FULL).check_project(home_project.key, home_project.root)
-    except ScopeError:
-        return body
-    try:
-        home = await run_in_threadpool(read_settings, home_project.root)
-    except SettingsError:
-        return body  # the other project's settings cannot be read: this project's are still answered
-    for key, value in home.fusion_raw.items():
+    for key, value in read_home_globals().items():
         if key in GLOBAL_KEY_TYPES and key not in MEMDESK_SERVED_GLOBAL and key not in read.fusion_raw:
             body[key] = value
     return body
+
+
+def _put_global(project: Any, changes: dict[str, Any]) -> SettingsRead:
+    """Check every change, then make it where Fusion reads it (:meth:`put_global_settings`)."""
+    with global_scope():
+        for key, value in changes.items():
+            check_fusion_value(key, value)
+    read = read_settings(project.root)
+    if read.store.kind == "fusion-api":  # Fusion runs: its own global route, which writes its own file
+        return _update_global(project, changes)
+    home = {k: v for k, v in changes.items() if k not in MEMDESK_SERVED_GLOBAL}
+    own = {k: v for k, v in changes.items() if k in MEMDESK_SERVED_GLOBAL}
+    if home:
+        check_home_globals()  # an invalid file refused before anything is saved
+    if own:
+        read = _update_global(project, own)
+    if home:
+        update_home_globals(home)
+    return read
 
 
 def _update_global(project: Any, changes: dict[str, Any]) -> SettingsRead:

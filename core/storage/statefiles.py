@@ -41,7 +41,9 @@ from core.storage.safepath import file_kind, os_reason, resolve_both_in_root
 
 log = get_logger(__name__)
 
-Scope = Literal["project", "user"]
+Scope = Literal["project", "user", "fusion-home"]
+#: Fusion's home folder (its global ``settings.json``): ``$MEMDESK_FUSION_HOME``, else ``$HOME/.fusion``.
+FUSION_HOME_ENV = "MEMDESK_FUSION_HOME"
 KiB, MiB = 1024, 1024 * 1024
 # Key patterns as text, compiled (and cached by ``re``) when a key is first checked: an append checks none.
 _ID = r"^[0-9A-Za-z][0-9A-Za-z-]{0,63}$"  # core.proposals.model.PROPOSAL_ID_RE
@@ -123,8 +125,11 @@ REGISTRY: dict[str, StateFile] = {f.name: f for f in (
     StateFile("firewall-key", "user", "firewall.key", "the firewall key", KiB),
     StateFile("reads", "user", "reads.db", "the read log", 0),  # SQLite (core.storage.readlog): located here, then opened
     StateFile("user-state-log", "user", "state-log.jsonl", "your state log", 256 * KiB),
+    # -- in Fusion's home folder (never in a project): Fusion's GlobalSettingsStore file, which Fusion reads --
+    StateFile("fusion-global", "fusion-home", "settings.json", "Fusion's global settings", MiB),
 )}
-LOG_NAME = {"project": "state-log", "user": "user-state-log"}
+#: The log a scope's changes are recorded in (a change in Fusion's home is recorded in the user's log, never there).
+LOG_NAME = {"project": "state-log", "user": "user-state-log", "fusion-home": "user-state-log"}
 
 
 class StateRefused(MemoryBackendError):
@@ -188,19 +193,29 @@ def user_dir() -> Path:
     return userdirs.user_config_dir()
 
 
+def fusion_home_dir() -> Path:
+    """Fusion's home folder, where Fusion's ``GlobalSettingsStore`` keeps ``settings.json``: ``$MEMDESK_FUSION_HOME``,
+    else ``$HOME/.fusion`` (Fusion's ``defaultGlobalDir()``, ``packages/core/src/config/global-settings.ts``)."""
+    return Path(os.environ.get(FUSION_HOME_ENV) or Path.home() / ".fusion")
+
+
 # -- stage "where" ----------------------------------------------------------------------------------------
 def _base(sf: StateFile, root: Path | str | None, directory: Path | None) -> Path:
     if sf.scope == "project":
         if root is None:
             raise TypeError(f"{sf.name} is a project state file: give the project root")
         return Path(root)
-    return Path(directory) if directory is not None else user_dir()
+    if directory is not None:
+        return Path(directory)
+    return fusion_home_dir() if sf.scope == "fusion-home" else user_dir()
 
 
 def _outside(sf: StateFile, exc: PathOutsideRootError) -> str:
     """The confinement's reason in the scope's words: a user file's base is the user's config folder, not a project."""
     if sf.scope == "project":
         return str(exc)
+    if sf.scope == "fusion-home":
+        return str(exc).replace("the project root", "Fusion's home folder").replace("inside the project", "inside it")
     return (str(exc).replace("the project root", "your memdesk config folder")
             .replace("inside the project", "inside that folder"))
 
@@ -223,9 +238,9 @@ def locate(name: str, root: Path | str | None = None, *, key: str | None = None,
     sf = state_file(name)
     rel = sf.relpath(key)
     base = _base(sf, root, directory)
-    if sf.scope == "user":
+    if sf.scope != "project":
         try:
-            base.mkdir(parents=True, exist_ok=True)  # the user's own folder, outside any project
+            base.mkdir(parents=True, exist_ok=True)  # the user's own folder (or Fusion's home), outside any project
         except OSError as exc:
             raise _refused(sf, str(base / rel), os_reason(base, exc, "create"), "WRITE_FAILED", exc) from exc
     shown = rel if sf.scope == "project" else str(base / rel)
@@ -284,8 +299,12 @@ def lock(name: str, root: Path | str | None = None, *, key: str | None = None,
         with file_lock(base, rel, "state"):
             yield
         return
-    locks, _ = _user_lock_dir(state_file(name), base, rel)
-    path = str(locks / (rel.replace("/", "__") + ".lock"))
+    if state_file(name).scope == "fusion-home":  # memdesk's own lock file in its own folder, never in Fusion's
+        locks, _ = _user_lock_dir(state_file(name), user_dir(), rel)
+        path = str(locks / ("fusion-home__" + rel.replace("/", "__") + ".lock"))
+    else:
+        locks, _ = _user_lock_dir(state_file(name), base, rel)
+        path = str(locks / (rel.replace("/", "__") + ".lock"))
     with _user_locks_guard:  # one instance per lock file and process, so a holder can take it again
         held = _user_locks.get((os.getpid(), path))
         if held is None:
@@ -394,6 +413,8 @@ def _record(sf: StateFile, root: Path | str | None, directory: Path | None, rel:
                        "writer": writer, "source": source, "size": len(data),
                        "sha256": fileio.sha256_hex(data)[:16]}, ensure_ascii=True) + "\n"
     name = LOG_NAME[sf.scope]
+    if sf.scope == "fusion-home":
+        directory = None  # the user's own log, not a file in Fusion's folder
     try:
         with lock(name, root, directory=directory):
             base, log_rel, target = locate(name, root, directory=directory)

@@ -6,18 +6,26 @@ flips the switch with ``updateGlobalSettings({autoReloadOnVersionChange: next})`
 with no ``projectId`` (``app/api/global-and-pi-settings.ts`` at 776e90bf), reverts it when that fails, and reads
 ``settings.autoReloadOnVersionChange !== false`` from ``GET /api/settings`` on the next load. memdesk now takes
 Fusion's global keys there, each checked by its type (``packages/core/src/config/settings-schema.ts`` at 00982d1c,
-core/settings/fusion_global_keys.py), through the project's settings store (design §3b).
+core/settings/fusion_global_keys.py). With Fusion not running they go where Fusion reads them, its
+``~/.fusion/settings.json`` (Runfusion/Fusion ``packages/core/src/config/global-settings.ts`` at 34e0e664;
+core/settings/fusion_home.py), never into a project's ``.fusion/config.json`` (design §3b).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 from core.server.tokens import TokenStore
 from tests.core.server.conftest import cli_env
 from tests.core.server.test_fusion_dashboard import _api, memdesk_serve  # noqa: F401  (the real server fixture)
+
+
+def _home():
+    return json.loads((Path(os.environ["MEMDESK_FUSION_HOME"]) / "settings.json").read_text(encoding="utf-8"))
 
 
 def _config(root):
@@ -39,7 +47,8 @@ def test_the_auto_reload_switch_and_other_global_settings_stay(memdesk_serve, la
         assert api.get("/settings?projectId=sample").json()["autoReloadOnVersionChange"] is False
         assert api.get("/settings/global?projectId=sample").json()["autoReloadOnVersionChange"] is False
         assert "autoReloadOnVersionChange" not in _config(sample_project)
-        assert _config(layered_project)["autoReloadOnVersionChange"] is False
+        assert "autoReloadOnVersionChange" not in _config(layered_project)
+        assert _home() == {"autoReloadOnVersionChange": False}
         assert api.put("/settings/global", json={"autoReloadOnVersionChange": True}).status_code == 200
         assert api.get("/settings").json()["autoReloadOnVersionChange"] is True
 
@@ -53,9 +62,11 @@ def test_the_auto_reload_switch_and_other_global_settings_stay(memdesk_serve, la
             "executionGlobalModelId": "m-1", "autoReloadOnVersionChange": True}
         assert glob["experimentalFeatures"]["memoryView"] is True
         assert api.put("/settings/global", json={"themeMode": None}).status_code == 200  # null deletes, as Fusion
-        assert "themeMode" not in _config(layered_project)
+        assert "themeMode" not in _home() and "dashboardFontScalePct" in _home()
+        assert not set(_config(layered_project)) & {"themeMode", "dashboardFontScalePct", "ntfyEvents"}
 
         before = (layered_project / ".fusion/config.json").read_bytes()
+        home_before = (Path(os.environ["MEMDESK_FUSION_HOME"]) / "settings.json").read_bytes()
         for patch, words in (({"autoReloadOnVersionChange": "no"}, "is a boolean"),
                              ({"dashboardFontScalePct": True}, "is a number"),
                              ({"themeMode": "dark", "autoMerge": False}, "a project setting"),
@@ -73,6 +84,7 @@ def test_the_auto_reload_switch_and_other_global_settings_stay(memdesk_serve, la
     with _api(base, TokenStore().create("globals-reader", scope="read")) as api:
         assert api.put("/settings/global", json={"themeMode": "light"}).status_code == 403
     assert (layered_project / ".fusion/config.json").read_bytes() == before
+    assert (Path(os.environ["MEMDESK_FUSION_HOME"]) / "settings.json").read_bytes() == home_before
     # The project's settings still read everywhere else (the CLI), with the global key kept.
     got = subprocess.run([sys.executable, "-m", "core.cli", "settings", "get", "autoMerge", "-p",
                           str(layered_project)], env=cli_env(user_config_dir), capture_output=True, text=True,

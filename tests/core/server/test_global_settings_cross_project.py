@@ -1,5 +1,6 @@
-"""review7: Fusion's global settings kept in the first served project's store (``PUT /api/settings/global``,
-d6e122a; read back into every served project's ``GET /api/settings`` since 66cad89) are that project's: among
+"""review7: Fusion's global settings (``PUT /api/settings/global``, d6e122a; read back into every served project's
+``GET /api/settings`` since 66cad89; kept in ``~/.fusion/settings.json`` since globalhome, once in the first served
+project's store) are no one project's: among
 them are secrets Fusion keeps globally (``daemonToken``, ``ntfyAccessToken``, the research API keys). A token
 limited to another served project must not read them through its own project's ``GET /api/settings`` (it was
 answered the first project's ``daemonToken``), nor change them. Through a real ``memdesk serve`` over two projects.
@@ -37,3 +38,5 @@ def test_a_token_of_project_b_never_sees_nor_changes_project_a_global_settings(s
     after = {p.name: p.read_bytes() for p in (layered_project / ".fusion").rglob("*") if p.is_file()}
     assert after == before
     assert srv.client(owner).get("/api/settings?projectId=layered").json()["daemonToken"] == SECRET
+    # Kept where Fusion reads it, never in a project (a committed .fusion/config.json would carry the secret).
+    assert not [p for p in (layered_project / ".fusion").rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
