@@ -13,6 +13,8 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,36 +50,47 @@ def serve(body_file: str) -> None:
     make_server(_app(Path(body_file).read_bytes()), sock).run()
 
 
+@contextmanager
+def static_server(body: bytes, body_file: Path, env: dict[str, str]) -> Iterator[tuple[int, int]]:
+    """A :func:`serve` process answering ``body`` (written to ``body_file``), while the block runs: its pid, port."""
+    body_file.write_bytes(body)
+    proc = subprocess.Popen([sys.executable, "-m", "bench.http_floor", str(body_file)], env=env,
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.pid, int(proc.stdout.readline())
+    finally:
+        proc.terminate()
+        proc.wait(30)
+
+
+def timed(n: int, call: Callable[[int], object]) -> tuple[list[float], float]:
+    """``call(i)`` for ``i`` in ``range(n)``: each one's wall time (ms) and the caller's CPU per call (ms)."""
+    times, cpu = [], 0.0
+    for i in range(n):
+        c0, t0 = time.process_time(), time.perf_counter()
+        call(i)
+        times.append((time.perf_counter() - t0) * 1000)
+        cpu += time.process_time() - c0
+    return times, cpu / n * 1000
+
+
 def measure(body: bytes, folder: Path, env: dict[str, str], p95: Any) -> None:
     """Time :data:`N` GETs of ``body`` served static; print p50, p95, and the server's and client's CPU a response."""
     import httpx
 
     from bench.proc_cost import PhaseCost
 
-    body_file = folder / "static-body.json"
-    body_file.write_bytes(body)
-    proc = subprocess.Popen([sys.executable, "-m", "bench.http_floor", str(body_file)], env=env,
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline())
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as c:
-            for _ in range(5):
-                c.get("/").raise_for_status()
-            cost = PhaseCost(proc.pid)
-            times, client_cpu = [], 0.0
-            for _ in range(N):
-                c0, t0 = time.process_time(), time.perf_counter()
-                c.get("/").raise_for_status()
-                times.append((time.perf_counter() - t0) * 1000)
-                client_cpu += time.process_time() - c0
-            server = cost.line(N).strip().split(",")[0].removeprefix("server process: ")
-        print(f"floor: the same {len(body) / 1048576:.2f} MiB body, static, same uvicorn stack: p50 "
-              f"{statistics.median(times):.2f} ms, p95 {p95(times):.2f} ms  |  server {server}, "
-              f"client (httpx) {client_cpu / N * 1000:.2f} ms CPU per response")
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    with static_server(body, folder / "static-body.json", env) as (pid, port), \
+            httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=60) as c:
+        for _ in range(5):
+            c.get("/").raise_for_status()
+        cost = PhaseCost(pid)
+        times, client_cpu = timed(N, lambda _i: c.get("/").raise_for_status())
+        server = cost.line(N).strip().split(",")[0].removeprefix("server process: ")
+    print(f"floor: the same {len(body) / 1048576:.2f} MiB body, static, same uvicorn stack: p50 "
+          f"{statistics.median(times):.2f} ms, p95 {p95(times):.2f} ms  |  server {server}, "
+          f"client (httpx) {client_cpu:.2f} ms CPU per response")
 
 
 if __name__ == "__main__":

@@ -12,9 +12,6 @@ figure's target (HTTP p95 ≤ 2× the in-process append) stays what it is.
 from __future__ import annotations
 
 import statistics
-import subprocess
-import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,31 +24,21 @@ def measure(answer: bytes, folder: Path, env: dict[str, str], token: str, entry:
     """Time :data:`N` append requests answered with ``answer``, static; print one line."""
     import httpx
 
+    from bench.http_floor import static_server, timed
     from bench.proc_cost import PhaseCost
 
-    answer_file = folder / "static-append-answer.json"
-    answer_file.write_bytes(answer)
-    proc = subprocess.Popen([sys.executable, "-m", "bench.http_floor", str(answer_file)], env=env,
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline())
-        with httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"},
-                          timeout=60) as c:
-            for i in range(5):
-                c.post("/api/memory/append", json={"content": entry("warm-static", i)}).raise_for_status()
-            cost = PhaseCost(proc.pid)
-            times, client_cpu = [], 0.0
-            for i in range(N):
-                c0, t0 = time.process_time(), time.perf_counter()
-                r = c.post("/api/memory/append", json={"content": entry("static", i)})
-                assert r.status_code == 200 and r.json()["status"] == "written", r.text
-                times.append((time.perf_counter() - t0) * 1000)
-                client_cpu += time.process_time() - c0
-            server = cost.line(N).strip().removeprefix("server process: ")
-        print(f"  floor of HTTP: the same requests, answered static by the same uvicorn stack: p50 "
-              f"{statistics.median(times):.2f} ms, p95 {p95(times):.2f} ms  |  server {server}, "
-              f"client (httpx) {client_cpu / N * 1000:.2f} ms CPU per request")
-    finally:
-        proc.terminate()
-        proc.wait(30)
+    def post(i: int) -> None:
+        r = c.post("/api/memory/append", json={"content": entry("static", i)})
+        assert r.status_code == 200 and r.json()["status"] == "written", r.text
+
+    with static_server(answer, folder / "static-append-answer.json", env) as (pid, port), \
+            httpx.Client(base_url=f"http://127.0.0.1:{port}", headers={"Authorization": f"Bearer {token}"},
+                         timeout=60) as c:
+        for i in range(5):
+            c.post("/api/memory/append", json={"content": entry("warm-static", i)}).raise_for_status()
+        cost = PhaseCost(pid)
+        times, client_cpu = timed(N, post)
+        server = cost.line(N).strip().removeprefix("server process: ")
+    print(f"  floor of HTTP: the same requests, answered static by the same uvicorn stack: p50 "
+          f"{statistics.median(times):.2f} ms, p95 {p95(times):.2f} ms  |  server {server}, "
+          f"client (httpx) {client_cpu:.2f} ms CPU per request")

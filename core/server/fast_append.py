@@ -81,11 +81,7 @@ async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> No
         try:
             response = await _in_pool(_held, hold, served, p, parsed, scope)
         except Exception as exc:
-            handler = exception_handler(api, exc)
-            if handler is None:
-                raise  # as the app's own error middleware: uvicorn answers 500 and logs it
-            scope.setdefault("app", api)
-            response = await handler(Request(scope, receive), exc)
+            response = await refusal_response(api, scope, receive, exc)
         await response(scope, receive, send)
     finally:
         hold.release()
@@ -174,10 +170,13 @@ def served_project(api: FastAPI, scope: Scope) -> Project | None:
         return None
 
 
-def exception_handler(api: FastAPI, exc: Exception) -> Any:
-    """The app's exception handler for ``exc`` (by its class's MRO, as Starlette looks it up)."""
+async def refusal_response(api: FastAPI, scope: Any, receive: Any, exc: Exception) -> Response:
+    """What the app's own exception handler for ``exc`` answers (found by its class's MRO, as Starlette looks it
+    up); with none, ``exc`` is raised again, as the app's error middleware does (uvicorn answers 500 and logs it)."""
     for cls in type(exc).__mro__:
-        found = api.exception_handlers.get(cls)
-        if found is not None:
-            return found
-    return None
+        handler = api.exception_handlers.get(cls)
+        if handler is not None:
+            scope.setdefault("app", api)
+            answered = handler(Request(scope, receive), exc)
+            return answered if isinstance(answered, Response) else await answered
+    raise exc

@@ -21,12 +21,11 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
-from starlette.requests import Request
 from starlette.responses import Response
 
 from core.server import models, service
 from core.server.access import FULL
-from core.server.fast_append import exception_handler, served_project
+from core.server.fast_append import refusal_response, served_project
 from core.server.guard import ACCESS_KEY, AUTHOR_KEY
 from core.storage.readlog import client_label
 
@@ -114,9 +113,5 @@ async def handle(api: FastAPI, scope: Scope, receive: Receive, send: Send) -> No
     try:
         response = await read_memory(served, p, client, state.get(AUTHOR_KEY))
     except Exception as exc:
-        handler = exception_handler(api, exc)
-        if handler is None:
-            raise  # as the app's own error middleware: uvicorn answers 500 and logs it
-        scope.setdefault("app", api)
-        response = await handler(Request(scope, receive), exc)
+        response = await refusal_response(api, scope, receive, exc)
     await response(scope, receive, send)
