@@ -162,8 +162,11 @@ def _with_home_globals(read: SettingsRead, body: dict[str, Any]) -> dict[str, An
     Fusion's answer has its global settings already. ``experimentalFeatures`` stays each project's own."""
     if read.store.kind == "fusion-api":
         return body
+    # A stopped Fusion's last answer (fusion-readonly) held its globals as read from this same file then: the file
+    # is newer. A key another store holds was written there by an earlier memdesk, and is answered as it holds it.
+    newer = read.store.kind == "fusion-readonly"
     for key, value in read_home_globals().items():
-        if key in GLOBAL_KEY_TYPES and key not in MEMDESK_SERVED_GLOBAL and key not in read.fusion_raw:
+        if key in GLOBAL_KEY_TYPES and key not in MEMDESK_SERVED_GLOBAL and (newer or key not in read.fusion_raw):
             body[key] = value
     return body
 

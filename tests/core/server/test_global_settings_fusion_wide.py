@@ -30,3 +30,31 @@ def test_a_project_limited_token_never_changes_fusions_global_settings(serve, to
     done = srv.client(owner).put("/api/settings/global?projectId=current", json={"themeMode": "dark"})
     assert done.status_code == 200, done.text
     assert [(p, b) for m, p, b in fusion.state.requests if m == "PUT"] == [("/api/settings/global", {"themeMode": "dark"})]
+
+
+def test_with_fusion_stopped_a_global_change_goes_to_its_home_file_and_is_answered_over_its_last_answer(
+        serve, tokens, connected, monkeypatch, tmp_path):  # noqa: F811
+    """globalhome: current Fusion stopped (``fusion-readonly``, its last answer kept): Fusion's global settings
+    are changed in ``~/.fusion/settings.json``, where it reads them when it starts, and answered from there over
+    the last answer's copy (which the dashboard would otherwise snap back to)."""
+    import json
+    from pathlib import Path
+
+    from core.settings import read_settings
+
+    root, fusion = connected
+    fusion.state.projects["proj_1"]["settings"]["themeMode"] = "light"
+    assert read_settings(root).fusion_raw["themeMode"] == "light"  # Fusion's answer, kept as its last
+    fusion.stop()
+    assert read_settings(root).store.kind == "fusion-readonly"
+    before = {p: p.read_bytes() for p in (root / ".fusion").rglob("*") if p.is_file() and "memdesk" not in p.parts}
+    srv = serve(root, mcp=False)
+    owner = srv.client(tokens.create("owner"))
+    put = owner.put("/api/settings/global", json={"themeMode": "dark", "ntfyAccessToken": "tok-9c"})
+    assert put.status_code == 200, put.text
+    home = Path(__import__("os").environ["MEMDESK_FUSION_HOME"]) / "settings.json"
+    assert json.loads(home.read_text(encoding="utf-8")) == {"themeMode": "dark", "ntfyAccessToken": "tok-9c"}
+    assert owner.get("/api/settings").json()["themeMode"] == "dark"
+    assert owner.get("/api/settings/global").json()["themeMode"] == "dark"
+    assert {p: p.read_bytes() for p in before} == before
+    assert not [r for r in fusion.state.requests if r[0] == "PUT"]
