@@ -24,6 +24,7 @@ and the patch hold, which Fusion reads the same way (``{...DEFAULT_GLOBAL_SETTIN
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +44,29 @@ def settings_path() -> Path:
     return statefiles.fusion_home_dir() / "settings.json"
 
 
+def _legacy_home() -> Path | None:
+    """Fusion's older home folder (``~/.pi/fusion``, else ``~/.pi/kb``) when ``~/.fusion`` is not there yet: Fusion
+    moves it to ``~/.fusion`` when it next starts (``resolveGlobalDirForHome``), and would not if memdesk had made
+    ``~/.fusion`` first, leaving the settings there unread."""
+    if os.environ.get(statefiles.FUSION_HOME_ENV):
+        return None
+    home = statefiles.fusion_home_dir()
+    if os.path.lexists(home):
+        return None
+    for legacy in (home.parent / ".pi" / "fusion", home.parent / ".pi" / "kb"):
+        if os.path.lexists(legacy):
+            return legacy
+    return None
+
+
+def _refuse_legacy() -> None:
+    legacy = _legacy_home()
+    if legacy is not None:
+        raise SettingsError(f"Fusion's global settings are still in {legacy}, which Fusion moves to "
+                            f"{statefiles.fusion_home_dir()} when it next starts: start Fusion once, then try again; "
+                            "nothing was saved", field=None, reason="legacy home")
+
+
 def _parse(text: str | None) -> dict[str, Any]:
     """The file's object (``{}`` when absent); :class:`SettingsError` (one line) when it is not a JSON object."""
     if text is None:
@@ -58,18 +82,18 @@ def _parse(text: str | None) -> dict[str, Any]:
     return data
 
 
-def _read() -> dict[str, Any]:
+def _read(directory: Path | None = None) -> dict[str, Any]:
     try:
-        return _parse(statefiles.read(NAME))
+        return _parse(statefiles.read(NAME, directory=directory))
     except MemoryBackendError as exc:  # a link out, a FIFO, a folder, not UTF-8, too big: one line, nothing written
         raise SettingsError(f"{str(exc).rstrip('. ')}; nothing was saved", field=None, reason="unreadable") from exc
 
 
 def read_home_globals() -> dict[str, Any]:
     """Fusion's global settings as the file holds them (``{}`` when absent or unreadable, as Fusion's
-    ``readRaw`` answers; the reason is logged)."""
+    ``readRaw`` answers; the reason is logged); from Fusion's older home folder while Fusion has not moved it."""
     try:
-        return _read()
+        return _read(_legacy_home())
     except SettingsError as exc:
         log.warning("Fusion's global settings are not read: %s", exc)
         return {}
@@ -77,6 +101,7 @@ def read_home_globals() -> dict[str, Any]:
 
 def check_home_globals() -> None:
     """Raise :class:`SettingsError` (one line) when the file cannot take a change now (invalid, a link out…)."""
+    _refuse_legacy()
     _read()
 
 
@@ -85,6 +110,7 @@ def update_home_globals(changes: dict[str, Any], *, source: str = "serve:setting
 
     The values are checked by the caller (:func:`core.settings.fusion_keys.check_fusion_value`). Read, merge and
     write under the file's lock and Fusion's; a file that is not a JSON object is refused and left as it was."""
+    _refuse_legacy()
     try:
         with statefiles.lock(NAME), fusion_settings_lock(settings_path()):  # memdesk's lock, then Fusion's
             merged = _read()

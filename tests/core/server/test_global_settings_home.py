@@ -188,3 +188,19 @@ def test_fusions_own_lock_is_waited_for_a_stale_one_taken_over_and_a_fifo_refuse
         _refused(api, "not a regular file")
         assert stat.S_ISFIFO(os.lstat(lock).st_mode)
         assert json.loads(settings.read_text(encoding="utf-8")) == {"themeMode": "light"}
+
+
+def test_a_legacy_fusion_home_is_never_shadowed(home_serve, layered_project):
+    """Fusion moves ``~/.pi/fusion`` to ``~/.fusion`` when it starts and ``~/.fusion`` is not there
+    (``resolveGlobalDirForHome``, global-settings.ts at 34e0e664): memdesk making ``~/.fusion`` first would leave
+    the settings there unread, so it refuses in one line and makes nothing."""
+    base, token, home = home_serve
+    legacy = home / ".pi" / "fusion"
+    legacy.mkdir(parents=True)
+    (legacy / "settings.json").write_bytes(b'{"themeMode":"light"}')
+    config = (layered_project / ".fusion/config.json").read_bytes()
+    with _api(base, token) as api:
+        _refused(api, "start Fusion once")
+        assert api.get("/settings").json()["themeMode"] == "light"  # read from there meanwhile, as Fusion would
+    assert not (home / ".fusion").exists() and (legacy / "settings.json").read_bytes() == b'{"themeMode":"light"}'
+    assert (layered_project / ".fusion/config.json").read_bytes() == config
