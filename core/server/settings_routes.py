@@ -14,6 +14,7 @@ a damaged database) is 409; Fusion's API unreachable or refusing memdesk is 503.
 the project dependency is a value given at registration.)
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import Body, FastAPI, Request
@@ -97,6 +98,21 @@ def _refusal(exc: SettingsError) -> JSONResponse:
     return JSONResponse(body, status_code=status)
 
 
+def _changes(patch: dict[str, Any]) -> dict[str, Any]:
+    """A PUT's patch less what the server computes or the dashboard adds (its ``projectId``)."""
+    return {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
+
+
+async def _answer_read(p: Any, request: Request, shape: Callable[[SettingsRead], dict[str, Any]]) -> Any:
+    """The project's settings read off the event loop, in ``shape`` (Fusion's project or global answer), with
+    Fusion's global settings its store lacks added, and the secrets this token may not change left out."""
+    try:
+        read = await run_in_threadpool(read_settings, p.root)
+    except SettingsError as exc:
+        return _refusal(exc)
+    return without_secrets(request, await run_in_threadpool(_with_home_globals, read, shape(read)))
+
+
 def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
     """Register ``GET/PUT /api/settings`` on ``app``; ``project_dep`` resolves the served project."""
 
@@ -104,22 +120,17 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
     async def get_settings(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
         """The project's settings as Fusion's ``GET /api/settings`` answers them, and where they live; Fusion's
         global settings the project's store does not hold come from where ``PUT /api/settings/global`` keeps them."""
-        try:
-            read = await run_in_threadpool(read_settings, p.root)
-        except SettingsError as exc:
-            return _refusal(exc)
-        return without_secrets(request, await run_in_threadpool(_with_home_globals, read, settings_body(read)))
+        return await _answer_read(p, request, settings_body)
 
     @app.put("/api/settings", tags=["settings"])
     async def put_settings(p: project_dep, request: Request, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
         """Change settings with a patch (``null`` deletes a key) where each lives; answers the merged settings."""
-        changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
+        changes = _changes(patch)
         try:
             read = await run_in_threadpool(_update, p, changes)
         except SettingsError as exc:
             return _refusal(exc)
         return without_secrets(request, settings_body(read))
-
 
     @app.get("/api/settings/global", tags=["settings"])
     async def get_global_settings(p: project_dep, request: Request) -> Any:  # type: ignore[valid-type]
@@ -127,11 +138,7 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
         global settings memdesk serves, ``{experimentalFeatures}`` from the project's store (the project named by
         ``?projectId=``, else the first served), and Fusion's other global settings from where Fusion reads them
         (a running Fusion's answer, else ``~/.fusion/settings.json``: :mod:`core.settings.fusion_home`)."""
-        try:
-            read = await run_in_threadpool(read_settings, p.root)
-        except SettingsError as exc:
-            return _refusal(exc)
-        return without_secrets(request, await run_in_threadpool(_with_home_globals, read, global_body(read)))
+        return await _answer_read(p, request, global_body)
 
     @app.put("/api/settings/global", tags=["settings"])
     async def put_global_settings(p: project_dep, request: Request, patch: dict[str, Any] = Body(...)) -> Any:  # type: ignore[valid-type]  # noqa: B008
@@ -141,7 +148,7 @@ def add_settings_routes(app: FastAPI, project_dep: Any) -> None:
         running, ``~/.fusion/settings.json`` (:mod:`core.settings.fusion_home`), never the project's store, but
         ``experimentalFeatures`` (the Memory view's switch), which stays the project's (``?projectId=``, else the
         first served). A project setting or an unknown key is refused, and then nothing is saved."""
-        changes = {k: v for k, v in patch.items() if k not in SERVER_KEYS and k != STORE_KEY and k != "projectId"}
+        changes = _changes(patch)
         for key in changes:
             if key not in MEMDESK_SERVED_GLOBAL and global_key_type(key) is None:
                 where = ("a project setting: use PUT /api/settings" if fusion_key_type(key) is not None
