@@ -4,6 +4,7 @@ subprocess; tokens in a temporary user config folder."""
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import threading
 from collections.abc import Iterator
@@ -92,3 +93,26 @@ def cli_env(user_config_dir: Path) -> dict[str, str]:
 def mcp_command(root: Path) -> list[str]:
     """The command line of ``memdesk mcp`` for ``root``."""
     return [sys.executable, "-m", "core.cli", "mcp", "--project", str(root)]
+
+
+def serve_process(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
+    """``memdesk serve --project root --port 0`` as its own process with ``env``; the process and the URL it
+    says it serves on (its stderr is left for the caller to read on)."""
+    server = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--project", str(root), "--port", "0"],
+                              cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
+    assert server.stderr is not None
+    for line in server.stderr:
+        if "memdesk: serving" in line:
+            return server, line.split(" on ", 1)[1].split(" ", 1)[0]
+    server.kill()
+    raise AssertionError("memdesk serve did not start")
+
+
+def many_agents(root: Path, agents: int, per_agent: int) -> None:
+    """``agents`` agents' folders under ``root``, each with a MEMORY.md and ``per_agent - 1`` daily notes."""
+    for a in range(agents):
+        folder = root / ".fusion" / "agent-memory" / f"agent-{a:04d}"
+        folder.mkdir(parents=True)
+        (folder / "MEMORY.md").write_text(f"# Agent Memory\n\n- agent {a} keeps leases short\n", encoding="utf-8")
+        for day in range(per_agent - 1):
+            (folder / f"2026-07-{day + 1:02d}.md").write_text(f"# Daily Memory\n\n- day {day}\n", encoding="utf-8")

@@ -14,8 +14,6 @@ core.storage.history.jobs.Hold), and gives up nothing for it:
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,7 +22,7 @@ import httpx
 from core.server import fast_append
 from core.storage.history import versions as history
 from core.storage.history import worker as history_worker
-from tests.core.server.conftest import REPO, cli_env
+from tests.core.server.conftest import cli_env, serve_process
 
 MEMORY = ".fusion/memory.md"
 
@@ -111,22 +109,12 @@ def test_a_rotation_under_the_held_wake_up_does_not_hang_and_history_gets_everyt
     assert any(v.source == "rotate" for v in versions), versions  # the text before the rotation is kept
 
 
-def _serve(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    server = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--project", str(root), "--port", "0"],
-                              cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    assert server.stderr is not None
-    for line in server.stderr:
-        if "memdesk: serving" in line:
-            return server, line.split(" on ", 1)[1].split(" ", 1)[0]
-    server.kill()
-    raise AssertionError("memdesk serve did not start")
-
 
 def test_a_server_killed_right_after_its_answers_keeps_every_answered_entry(real_project: Path,
                                                                            user_config_dir: Path, tokens) -> None:
     token = tokens.create("agent-a")
     env = cli_env(user_config_dir)
-    server, url = _serve(real_project, env)
+    server, url = serve_process(real_project, env)
     sent = [f"Kill test entry {i}: a 200 means the entry is on disk" for i in range(20)]
     try:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
@@ -143,7 +131,7 @@ def test_a_server_killed_right_after_its_answers_keeps_every_answered_entry(real
     assert all(text in memory for text in sent)
 
     # History is intact after the kill: a new server records the next append, and the events read back.
-    server, url = _serve(real_project, env)
+    server, url = serve_process(real_project, env)
     try:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60) as client:
             r = client.post("/api/memory/append", json={"content": "After the kill: history still takes events"})

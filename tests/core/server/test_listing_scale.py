@@ -17,23 +17,16 @@ from pathlib import Path
 
 from core.project import Project
 from core.server.access import Access
+from tests.core.server.conftest import many_agents
 
 AGENTS = 400
 PER_AGENT = 5
 
 
-def _many_agents(root: Path) -> None:
-    for a in range(AGENTS):
-        folder = root / ".fusion" / "agent-memory" / f"agent-{a:04d}"
-        folder.mkdir(parents=True)
-        (folder / "MEMORY.md").write_text(f"# Agent Memory\n\n- agent {a} keeps leases short\n", encoding="utf-8")
-        for day in range(PER_AGENT - 1):
-            (folder / f"2026-07-{day + 1:02d}.md").write_text(f"# Daily Memory\n\n- day {day}\n", encoding="utf-8")
-
 
 def test_listing_thousands_of_documents_costs_no_realpath_per_document(serve, tokens, layered_project,
                                                                         monkeypatch) -> None:
-    _many_agents(layered_project)
+    many_agents(layered_project, AGENTS, PER_AGENT)
     full = tokens.create("owner")
     narrow = tokens.create("narrow", scope="read", paths=[".fusion/agent-memory/agent-00*/**"])
     srv = serve(layered_project, mcp=False)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,21 +23,13 @@ from mcp_types import PaginatedRequestParams
 
 from core.project import Project
 from core.server.mcp_pages import PAGE
-from tests.core.server.conftest import cli_env
+from tests.core.server.conftest import cli_env, many_agents
 from tests.core.server.test_mcp_inspector import INSPECTOR
 from tests.core.server.test_server_mcp import run_http, run_stdio
 
 AGENTS = 250
 PER_AGENT = 10  # 2,500 agent documents: three pages
 
-
-def _many_agents(root: Path) -> None:
-    for a in range(AGENTS):
-        folder = root / ".fusion" / "agent-memory" / f"agent-{a:04d}"
-        folder.mkdir(parents=True)
-        (folder / "MEMORY.md").write_text(f"# Agent Memory\n\n- agent {a} keeps leases short\n", encoding="utf-8")
-        for day in range(PER_AGENT - 1):
-            (folder / f"2026-07-{day + 1:02d}.md").write_text(f"# Daily Memory\n\n- day {day}\n", encoding="utf-8")
 
 
 async def _follow(s: ClientSession) -> tuple[list[str], list[int], list[str]]:
@@ -58,7 +49,7 @@ async def _follow(s: ClientSession) -> tuple[list[str], list[int], list[str]]:
 
 
 def test_pages_over_stdio_give_every_document_once_and_a_bad_cursor_is_named(layered_project, user_config_dir):
-    _many_agents(layered_project)
+    many_agents(layered_project, AGENTS, PER_AGENT)
     expected = [f"memdesk://layered/{d.path}" for d in Project(layered_project).documents()]
     assert len(expected) == AGENTS * PER_AGENT + 10
 
@@ -88,7 +79,7 @@ def test_pages_over_stdio_give_every_document_once_and_a_bad_cursor_is_named(lay
 
 
 def test_a_limited_token_pages_only_its_paths_and_gains_nothing_from_anothers_cursor(serve, tokens, layered_project):
-    _many_agents(layered_project)
+    many_agents(layered_project, AGENTS, PER_AGENT)
     owner = tokens.create("owner")
     narrow = tokens.create("narrow", scope="read", paths=[".fusion/agent-memory/agent-01*/**"])
     srv = serve(layered_project)
@@ -116,7 +107,7 @@ def test_a_limited_token_pages_only_its_paths_and_gains_nothing_from_anothers_cu
 
 @pytest.mark.skipif(not INSPECTOR, reason="the MCP Inspector CLI is not installed (npm)")
 def test_the_inspector_cli_follows_the_cursors(layered_project, user_config_dir):
-    _many_agents(layered_project)
+    many_agents(layered_project, AGENTS, PER_AGENT)
     out = subprocess.run([str(INSPECTOR), "--cli", *[sys.executable, "-m", "core.cli", "mcp", "--project",
                                                      str(layered_project)], "--method", "resources/list"],
                          capture_output=True, text=True, env=cli_env(user_config_dir), timeout=180)

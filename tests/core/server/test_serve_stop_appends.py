@@ -17,14 +17,13 @@ import httpx
 import pytest
 
 from core.storage.history.db import HISTORY_DB
-from tests.core.server.conftest import cli_env
-from tests.core.server.test_serve_stops_cleanly import _serve
+from tests.core.server.conftest import cli_env, serve_process
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_every_answered_append_is_in_history_after_a_stop(real_project: Path, user_config_dir: Path, tokens, sig):
     token = tokens.create("agent-a")
-    server, url = _serve(real_project, cli_env(user_config_dir))
+    server, url = serve_process(real_project, cli_env(user_config_dir))
     answered: list[str] = []
     lock = threading.Lock()
     first = threading.Event()

@@ -13,32 +13,19 @@ from __future__ import annotations
 
 import signal
 import sqlite3
-import subprocess
-import sys
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.core.server.conftest import REPO, cli_env
-
-
-def _serve(root: Path, env: dict[str, str]) -> tuple[subprocess.Popen[str], str]:
-    server = subprocess.Popen([sys.executable, "-m", "core.cli", "serve", "--project", str(root), "--port", "0"],
-                              cwd=REPO, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True)
-    assert server.stderr is not None
-    for line in server.stderr:
-        if "memdesk: serving" in line:
-            return server, line.split(" on ", 1)[1].split(" ", 1)[0]
-    server.kill()
-    raise AssertionError("memdesk serve did not start")
+from tests.core.server.conftest import cli_env, serve_process
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_every_read_served_before_a_stop_signal_is_on_record(real_project: Path, user_config_dir: Path, tokens,
                                                               sig):
     token = tokens.create("agent-a")
-    server, url = _serve(real_project, cli_env(user_config_dir))
+    server, url = serve_process(real_project, cli_env(user_config_dir))
     try:
         with httpx.Client(base_url=url, headers={"Authorization": f"Bearer {token}", "User-Agent": "stopper/1"},
                           timeout=30) as client:
