@@ -4,16 +4,11 @@ own) takes the line into the sqlite database and the window's Activity view list
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 from gui.views.activity_view import ActivityView
-
-REPO = Path(__file__).resolve().parents[3]
-KEY = "AKIAIOSFODNN7EXAMPLE"  # the sample the firewall's rules flag (tests/core/firewall/test_rules.py)
+from tests.gui.views.mirrored_key import KEY, mirrored_key_project
 
 
 def test_the_report_on_an_agents_mirrored_key_is_a_row_without_the_key(qtbot, tmp_path, monkeypatch):
@@ -22,21 +17,7 @@ def test_the_report_on_an_agents_mirrored_key_is_a_row_without_the_key(qtbot, tm
 
     monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
-    root = tmp_path / "project"
-    (root / ".fusion").mkdir(parents=True)
-    (root / ".fusion" / "config.json").write_text(json.dumps({"memoryBackend": "sqlite",
-                                                              "memoryBackendConfig": {"mirror": True}}))
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-
-    def append(text: str) -> None:
-        subprocess.run([sys.executable, "-m", "core.cli", "append", text, "--project", str(root)], check=True,
-                       env=env, cwd=root, capture_output=True, timeout=120)
-
-    append("first entry")
-    subprocess.run(["sh", "-c", f"printf '%s\\n' '- deploy key {KEY} for ci' >> .fusion/memory.md"], cwd=root,
-                   check=True)
-    append("second entry")
-
+    root = mirrored_key_project(tmp_path)
     win = MainWindow(recent=RecentProjects(persist=False))
     qtbot.addWidget(win)
     win.confirm_discard = lambda: "discard"

@@ -10,10 +10,7 @@ own process) and flagged; the rows are walked with the arrow keys. With ``MEMDES
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,28 +18,9 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QStyleOptionViewItem
 
 from gui.views.activity_view import ActivityView
+from tests.gui.views.mirrored_key import KEY, mirrored_key_project
 
-REPO = Path(__file__).resolve().parents[3]
-KEY = "AKIAIOSFODNN7EXAMPLE"  # the sample the firewall's rules flag (tests/core/firewall/test_rules.py)
 RULE = "secret.aws-key (secret) at line"
-
-
-def _project(tmp_path: Path) -> Path:
-    root = tmp_path / "project"
-    (root / ".fusion").mkdir(parents=True)
-    (root / ".fusion" / "config.json").write_text(json.dumps({"memoryBackend": "sqlite",
-                                                              "memoryBackendConfig": {"mirror": True}}))
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-
-    def append(text: str) -> None:
-        subprocess.run([sys.executable, "-m", "core.cli", "append", text, "--project", str(root)], check=True,
-                       env=env, cwd=root, capture_output=True, timeout=120)
-
-    append("Leases renew at two thirds of their term; a lost renewal retries with backoff")
-    with open(root / ".fusion" / "memory.md", "a", encoding="utf-8") as fh:  # the agent's >>
-        fh.write(f"- deploy key {KEY} for ci\n")
-    append("Deploys go out on Tuesdays after the staging soak passes")
-    return root
 
 
 @pytest.mark.parametrize("theme", ["light", "dark"])
@@ -53,7 +31,7 @@ def test_the_activity_view_reads_at_800x600(qtbot, tmp_path, monkeypatch, theme)
 
     monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
-    root = _project(tmp_path)
+    root = mirrored_key_project(tmp_path)
     manager = ThemeManager(persist=False)
     manager.set_mode(theme, remember=False)
     manager.apply()
@@ -136,7 +114,7 @@ def test_walking_the_rows_does_not_fit_the_columns_again(qtbot, tmp_path, monkey
 
     monkeypatch.setenv("MEMDESK_CONFIG_DIR", str(tmp_path / "cfg"))
     monkeypatch.setenv("MEMDESK_CACHE_DIR", str(tmp_path / "cache"))
-    root = _project(tmp_path)
+    root = mirrored_key_project(tmp_path)
     win = MainWindow(recent=RecentProjects(persist=False))
     qtbot.addWidget(win)
     win.confirm_discard = lambda: "discard"
