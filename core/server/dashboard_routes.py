@@ -88,13 +88,11 @@ def add_dashboard_routes(app: FastAPI, project_dep: Any, allow: Any, access: Any
         who = access(request)
         found = service.search(p, body.query, limit=10, mode="keyword", derived=True)
         hits = [h for h in found.results if who.can("read", h.path, p.root)]
-        from core.server.guard import AUTHOR_KEY
+        from core.server.guard import author, client_name
         from core.server.search_reads import note_search_hits  # the snippets served are reads too
-        from core.storage.readlog import client_label
 
-        note_search_hits(p, request.app.state.served.key_of(p), hits,
-                         client=client_label(request.headers.get("user-agent")),
-                         token=request.scope.get("state", {}).get(AUTHOR_KEY), via="http-test")
+        note_search_hits(p, request.app.state.served.key_of(p), hits, client=client_name(request),
+                         token=author(request), via="http-test")
         results = [{"path": h.path, "lineStart": h.line_start or 1, "lineEnd": h.line_end or h.line_start or 1,
                     "snippet": h.snippet, "score": h.score, "backend": h.backend} for h in hits]
         return JSONResponse({"query": body.query, "qmdAvailable": False, "usedFallback": True,

@@ -16,9 +16,11 @@ import json
 import logging
 from collections.abc import Iterable
 
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from core.server.tokens import TokenStore
+from core.storage.readlog import client_label
 
 log = logging.getLogger(__name__)
 
@@ -159,3 +161,13 @@ async def _refuse(send: Send, status: int, message: str,
                (b"connection", b"close"), *(extra or [])]
     await send({"type": "http.response.start", "status": status, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+def author(request: Request) -> str | None:
+    """The name of the token the guard accepted for this request."""
+    return request.scope.get("state", {}).get(AUTHOR_KEY)
+
+
+def client_name(request: Request) -> str | None:
+    """The HTTP client's own name (its ``User-Agent``), one printable line cut to 120 characters."""
+    return client_label(request.headers.get("user-agent"))

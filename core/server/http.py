@@ -29,12 +29,11 @@ from core.errors import MemoryBackendError, PathOutsideRootError, SettingsError
 from core.project.model import Project
 from core.server import fast_append, listing, memory_read, models, service
 from core.server.access import FULL, Access, ScopeError
-from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard
+from core.server.guard import ACCESS_KEY, AUTHOR_KEY, Guard, author, client_name
 from core.server.refusals import bounded, scrub
 from core.server.service import ProjectNotServed, ServedProjects
 from core.server.tokens import TokenStore
 from core.storage.fileio import TargetRefused
-from core.storage.readlog import client_label
 
 STATUS_BY_CODE = {
     "READ_ONLY": 409, "CAPABILITY_UNSUPPORTED": 409, "CONFLICT": 409, "QUOTA_EXCEEDED": 413,
@@ -159,19 +158,9 @@ def allow(request: Request, p: Project, need: str, rel: str | None = None) -> No
     access(request).check(need, request.app.state.served.key_of(p), p.root, rel)
 
 
-def _client(request: Request) -> str | None:
-    """The HTTP client's own name (its ``User-Agent``), cut to 120 characters."""
-    return client_label(request.headers.get("user-agent"))
-
-
 def _on_record(request: Request, p: Project, doc: models.FileResponse) -> None:
     """Log that this request read ``doc`` whole (:mod:`core.storage.readlog`)."""
-    memory_read.note_whole(request.app.state.served.key_of(p), p, doc, _client(request), author(request))
-
-
-def author(request: Request) -> str | None:
-    """The name of the token the guard accepted for this request."""
-    return request.scope.get("state", {}).get(AUTHOR_KEY)
+    memory_read.note_whole(request.app.state.served.key_of(p), p, doc, client_name(request), author(request))
 
 
 def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
@@ -190,7 +179,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
     async def get_memory(p: Proj, request: Request) -> Response:
         """The working (long-term) memory; ``""`` when there is none."""
         allow(request, p, "read", p.memory_path)  # the fast path answers most of these (core.server.memory_read)
-        return await memory_read.read_memory(served, p, _client(request), author(request))
+        return await memory_read.read_memory(served, p, client_name(request), author(request))
 
     @app.put("/api/memory", response_model=models.WriteResponse, tags=["memory"])
     def put_memory(body: models.ContentWrite, p: Proj, request: Request) -> Response:
@@ -249,7 +238,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
         if found.content is not None and found.hash is not None:
             n = found.content.count("\n") + 1
             service.note_read(served.key_of(p), p.root, p.insights_path, found.hash, len(found.content.encode()), 1,
-                              n, n, client=_client(request), token=author(request), via="http")
+                              n, n, client=client_name(request), token=author(request), via="http")
         return _json(found)
 
     @app.put("/api/memory/insights", response_model=models.WriteResponse, tags=["insights"])
@@ -291,7 +280,7 @@ def create_api(served: ServedProjects, *, lifespan: Any = None) -> FastAPI:
             found.results = [h for h in found.results if access(request).can("read", h.path, p.root)]
             from core.server.search_reads import note_search_hits  # the lines served are reads too
 
-            note_search_hits(p, served.key_of(p), found.results, client=_client(request),
+            note_search_hits(p, served.key_of(p), found.results, client=client_name(request),
                              token=author(request), via="http")
             return _json(found)
         except MemoryBackendError as exc:
