@@ -34,8 +34,9 @@ if TYPE_CHECKING:
     from starlette.types import Receive, Scope, Send
 
     from core.project.model import Project
+    from core.server.memo import TextFacts
 
-__all__ = ["PATH", "document_json", "handle", "read_memory"]
+__all__ = ["PATH", "document_json", "facts_json", "handle", "read_memory"]
 
 PATH = "/api/memory"
 
@@ -44,7 +45,11 @@ def document_json(project: Project, doc: models.FileResponse, model: BaseModel) 
     """``model`` (which holds ``doc``'s content) as JSON, with the content's literal spliced in from the
     document's remembered facts: a 1 MiB text is escaped once, and after an append only its tail is.
     Each shape's body is kept on the facts, so it is made again only when the text changed."""
-    facts = service.text_facts(project, doc.path, doc.content)
+    return facts_json(service.text_facts(project, doc.path, doc.content), model)
+
+
+def facts_json(facts: TextFacts, model: BaseModel) -> Response:
+    """``model`` as JSON, its ``content`` (whatever it holds) being the text ``facts`` are of: see :func:`document_json`."""
     shape = type(model).__name__
     body = facts.bodies.get(shape)
     if body is None:
@@ -68,23 +73,18 @@ def note_whole(key: str, p: Project, doc: models.FileResponse, client: str | Non
 
 async def read_memory(served: service.ServedProjects, p: Project, client: str | None, token: str | None) -> Response:
     """The memory's body, the read on record. A file-backed memory unchanged since this process last served it
-    is answered on the event loop (one local read and a compare; the body kept for its text is sent), and so is
-    one that only grew (its tail worked out, the body joined): no thread-pool hop and back, the bulk of such a
-    read's latency. Any other backend, a first serve or a rewrite is served in the pool."""
+    is answered on the event loop (one local read of its bytes and a compare; the body kept for them is sent), and
+    so is one that only grew (its tail decoded and worked out, the body joined; the whole text is not built): no
+    thread-pool hop and back, the bulk of such a read's latency. Any other backend, a first serve, a rewrite or a
+    memory that is missing, empty or not UTF-8 is read again and served in the pool."""
     if p.backend.id == "file":
-        rel, text, facts = service.read_unchanged(p, None)
+        rel, facts = service.read_unchanged(p, None)
         if facts is not None:
             service.note_read(served.key_of(p), p.root, rel, facts.hash, facts.size, 1, facts.lines, facts.lines,
                               client=client, token=token, via="http")
-            body = facts.bodies.get(models.ContentResponse.__name__)
-            if body is None:  # grown: the new body is the old literal and the tail's, joined (one MiB copy)
-                doc = models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size,
-                                          total_lines=facts.lines)
-                return document_json(p, doc, models.ContentResponse(content=text, path=rel, hash=facts.hash))
-            return Response(body, media_type="application/json")
-        doc, response = await run_in_threadpool(_memory_json, p, lambda: service.finish_read(p, None, rel, text))
-    else:
-        doc, response = await run_in_threadpool(_memory_json, p, lambda: service.read_file(p, None))
+            # Grown: the new body is the old literal and the tail's, joined (one MiB copy); the text is not built.
+            return facts_json(facts, models.ContentResponse(content="", path=rel, hash=facts.hash))
+    doc, response = await run_in_threadpool(_memory_json, p, lambda: service.read_file(p, None))
     note_whole(served.key_of(p), p, doc, client, token)
     return response
 

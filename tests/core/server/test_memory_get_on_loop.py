@@ -1,5 +1,5 @@
-"""Issue 23, GET /api/memory p95 ≤ 5 ms: an unchanged file-backed memory is answered on the event loop (one read
-and a compare, the body kept for that text), with no thread-pool hop; a changed one still goes through the pool
+"""Issue 23, GET /api/memory p95 ≤ 5 ms: an unchanged file-backed memory is answered on the event loop (one read of
+its bytes and a compare, the body kept for them), with no thread-pool hop; a changed one still goes through the pool
 (where the change is noticed and the new body made). Every read stays on record and every scope is enforced."""
 
 from __future__ import annotations
@@ -43,8 +43,8 @@ def test_an_unchanged_memory_is_answered_on_the_loop_and_a_changed_one_in_the_po
 
     first = c.get("/api/memory")
     assert first.status_code == 200 and first.json() == {"content": text, "path": MEMORY, "hash": content_hash(text)}
-    # First serve in this process: read on the loop, worked out (hash, body) in the pool.
-    assert [n for n, _ in calls] == ["read_unchanged", "finish_read"]
+    # First serve in this process: its bytes read on the loop, then read and worked out (hash, body) in the pool.
+    assert [n for n, _ in calls] == ["read_unchanged", "read_file", "finish_read"]
     assert calls[0][1] == loop_thread and calls[1][1] != loop_thread
 
     calls.clear()
@@ -71,7 +71,7 @@ def test_an_unchanged_memory_is_answered_on_the_loop_and_a_changed_one_in_the_po
     calls.clear()
     disk.write_text("# Rewritten\n", encoding="utf-8")
     assert c.get("/api/memory").json()["content"] == "# Rewritten\n"
-    assert [n for n, _ in calls] == ["read_unchanged", "finish_read"] and calls[1][1] != loop_thread
+    assert [n for n, _ in calls] == ["read_unchanged", "read_file", "finish_read"] and calls[1][1] != loop_thread
     disk.write_text(now, encoding="utf-8")
     assert c.get("/api/memory").content == changed.content
 
