@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -85,6 +86,8 @@ class PartsResponse(Response):
         last = len(self.parts) - 1
         for i, part in enumerate(self.parts):
             await send({"type": "http.response.body", "body": part, "more_body": i < last})
+        if self.background is not None:
+            await self.background()
 
 
 def note_whole(key: str, p: Project, doc: models.FileResponse, client: str | None, token: str | None) -> None:
@@ -103,10 +106,16 @@ async def read_memory(served: service.ServedProjects, p: Project, client: str | 
     if p.backend.id == "file":
         rel, facts = service.read_unchanged(p, None)
         if facts is not None:
-            service.note_read(served.key_of(p), p.root, rel, facts.hash, facts.size, 1, facts.lines, facts.lines,
-                              client=client, token=token, via="http")
-            # Grown: the new body is the old literal and the tail's, joined (one MiB copy); the text is not built.
-            return facts_json(facts, models.ContentResponse(content="", path=rel, hash=facts.hash))
+            # Grown: the literal's pieces are sent as they lie; the text is not built.
+            response = facts_json(facts, models.ContentResponse(content="", path=rel, hash=facts.hash))
+            key, lines, digest, size = served.key_of(p), facts.lines, facts.hash, facts.size
+
+            async def noted() -> None:
+                service.note_read(key, p.root, rel, digest, size, 1, lines, lines, client=client, token=token,
+                                  via="http")
+
+            response.background = BackgroundTask(noted)  # on record once sent: the client waits for the body only
+            return response
     doc, response = await run_in_threadpool(_memory_json, p, lambda: service.read_file(p, None))
     note_whole(served.key_of(p), p, doc, client, token)
     return response
