@@ -116,6 +116,12 @@ class ProjectReads:
         """One document's text (``""`` when it does not exist). Raises :class:`MemoryBackendError`."""
         return self._read_or_none(self.resolve_path(path)) or ""
 
+    def read_bytes(self, path: str | None = None) -> bytes | None:
+        """One document's UTF-8 bytes as on disk, not decoded (``None`` when it does not exist): for a reader that
+        works on bytes and decodes only what it has not seen (a served read after an append). Raises
+        :class:`MemoryBackendError`, as :meth:`read` does (a file that is not UTF-8 is not refused here)."""
+        return self.backend.read_document_bytes(self.resolve_path(path))
+
     def _read_or_none(self, rel: str) -> str | None:
         text = self.backend.read_document(rel)
         if text is not None and not isinstance(text, str):

@@ -17,7 +17,11 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["LingeringTransport"]
+__all__ = ["HOLD_BYTES", "LingeringTransport"]
+
+#: A write of at most this many bytes is held until the next write or the event loop's next turn (see
+#: :meth:`LingeringTransport.write`).
+HOLD_BYTES = 16 * 1024
 
 
 class LingeringTransport:
@@ -31,6 +35,7 @@ class LingeringTransport:
         self._seconds = seconds
         self._left = max_bytes
         self._timer: asyncio.TimerHandle | None = None
+        self._held: list[Any] = []
         self.lingering = False
 
     def __getattr__(self, name: str) -> Any:  # write, get_extra_info, pause_reading… as the transport has them
@@ -39,18 +44,56 @@ class LingeringTransport:
     def is_closing(self) -> bool:
         return self.lingering or self._transport.is_closing()
 
+    def write(self, data: Any) -> None:
+        """Send ``data``; a small write (a response's status line and headers, a small body) is held until the next
+        write or the loop's next turn, and they are sent in one system call.
+
+        uvicorn writes a response's head, then its body, each at once: two sends, and on loopback each wakes the
+        reading client (measured: the head's send took the event loop about as long as a 0.9 MiB body's). Held,
+        the head goes with the body's first bytes; a response whose body follows in another turn (streamed, or
+        computed in the thread pool) gets its head sent when the loop turns, as before, one callback later."""
+        if self._held:
+            self._held.append(data)
+            if len(data) > HOLD_BYTES:
+                self.flush()
+            return
+        if len(data) > HOLD_BYTES or self._transport.is_closing():
+            self._transport.write(data)
+            return
+        self._held.append(data)
+        self._loop.call_soon(self.flush)
+
+    def writelines(self, chunks: Any) -> None:
+        for chunk in chunks:
+            self.write(chunk)
+
+    def flush(self) -> None:
+        """Send what is held (one vectored write)."""
+        held, self._held = self._held, []
+        if held and not self._transport.is_closing():
+            self._transport.writelines(held)
+
+    def write_eof(self) -> None:
+        self.flush()
+        self._transport.write_eof()
+
+    def get_write_buffer_size(self) -> int:
+        return int(self._transport.get_write_buffer_size()) + sum(len(chunk) for chunk in self._held)
+
     def close(self) -> None:
+        self.flush()
         if self.lingering or self._transport.is_closing():
             return
         if not self._body_arriving() or not self._transport.can_write_eof():
             self._transport.close()
             return
         self.lingering = True
-        self._transport.write_eof()  # the answer already written goes out, then the end of it
+        self._transport.write_eof()  # the answer already written (and flushed above) goes out, then the end of it
         self._transport.resume_reading()  # reading may be paused with the body's first bytes buffered
         self._timer = self._loop.call_later(self._seconds, self.abort_linger)
 
     def abort(self) -> None:
+        self._held = []
         self.stop()
         self._transport.abort()
 

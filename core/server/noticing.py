@@ -24,12 +24,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Union
 
 from core.storage.noticed import record_noticed
 
 if TYPE_CHECKING:
     from core.project.model import Project
+    from core.server.memo import TextFacts
 
 __all__ = ["APPEND_LINGER_S", "flush", "notice"]
 
@@ -39,11 +40,28 @@ log = logging.getLogger(__name__)
 APPEND_LINGER_S = 1.0
 
 
+#: A text as a read handed it over: the text, or the facts of a read answered from bytes, whose text is joined
+#: only when the change is recorded (on this module's thread, not the read's).
+Text = Union[str, "TextFacts"]
+
+
+def _text(text: Text) -> str:
+    return text if isinstance(text, str) else text.text
+
+
+def _same(a: Text, b: Text) -> bool:
+    if a is b:
+        return True
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    return False  # facts are the same only as the very object: the run is recorded and a new one starts
+
+
 @dataclass
 class _Run:
     project: Project
-    before: str
-    after: str
+    before: Text
+    after: Text
 
 
 class _Noticer:
@@ -54,13 +72,13 @@ class _Noticer:
         self.thread = threading.Thread(target=self._loop, name="memdesk-noticing", daemon=True)
         self.thread.start()
 
-    def notice(self, project: Project, rel: str, before: str, after: str, grown: bool | None = None) -> None:
+    def notice(self, project: Project, rel: str, before: Text, after: Text, grown: bool | None = None) -> None:
         key = (str(project.root), rel)
         if grown is None:
-            grown = after.startswith(before)
+            grown = _text(after).startswith(_text(before))
         with self.lock:
             run = self.runs.pop(key, None)
-            if grown and run is not None and (run.after is before or run.after == before):
+            if grown and run is not None and _same(run.after, before):
                 run.after = after  # one more append of the same run
                 self.runs[key] = run
                 return
@@ -88,9 +106,9 @@ class _Noticer:
                 _record(run.project, rel, run.before, run.after)
 
 
-def _record(project: Project, rel: str, before: str, after: str) -> None:
+def _record(project: Project, rel: str, before: Text, after: Text) -> None:
     try:
-        record_noticed(project, rel, before, after)
+        record_noticed(project, rel, _text(before), _text(after))
     except Exception as exc:  # a safety net: the read was served either way
         log.warning("an outside change of %s was not recorded: %s", rel, exc)
 
@@ -99,7 +117,7 @@ _noticer: _Noticer | None = None
 _noticer_lock = threading.Lock()
 
 
-def notice(project: Project, rel: str, before: str, after: str, *, grown: bool | None = None) -> None:
+def notice(project: Project, rel: str, before: Text, after: Text, *, grown: bool | None = None) -> None:
     """``rel`` was served as ``before`` and is now ``after``: record the change (appends joined, soon). ``grown``:
     whether ``after`` is known to be ``before`` with more after it (``None``: compared here)."""
     global _noticer

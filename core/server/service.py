@@ -162,22 +162,25 @@ def finish_read(project: Project, path: str | None, rel: str, text: str) -> mode
     return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, total_lines=facts.lines)
 
 
-def read_unchanged(project: Project, path: str | None) -> tuple[str, str, TextFacts | None]:
-    """For the event loop: read document ``path`` (one local file read, no lock) and give its facts when they
-    cost little: its text is the one this process last served (kept as they are), or that text with more after
-    it (an append: the tail is worked out, the change noticed by a hand-off to history's thread).
+def read_unchanged(project: Project, path: str | None) -> tuple[str, TextFacts | None]:
+    """For the event loop: read document ``path``'s bytes (one local file read, no lock, nothing decoded) and give
+    its facts when they cost little: its bytes are the ones this process last served (kept as they are), or those
+    bytes with more after them (an append: only the tail is decoded and worked out, the change noticed by a
+    hand-off to the noticer's thread; the whole text is not built).
 
-    Returns ``(rel, text, facts)``; ``facts`` is ``None`` otherwise (a first serve checks state files, a rewrite
-    hashes the whole MiB: :func:`finish_read` then runs in the thread pool with ``text``, not read twice)."""
+    Returns ``(rel, facts)``; ``facts`` is ``None`` otherwise (a first serve checks state files, a rewrite
+    hashes the whole MiB, a missing document or one that is not UTF-8 is answered as a read answers it:
+    :func:`read_file` then runs in the thread pool)."""
     rel = project.resolve_path(path)
-    text = project.read(rel)
-    if text == "" and path is not None:
-        return rel, text, None
+    data = project.read_bytes(rel)
+    if not data:
+        return rel, None
     key = _facts_key(project, rel)
-    facts = _facts_memo.same(key, text)
+    facts = _facts_memo.same_bytes(key, data)
     if facts is None:
-        facts = _facts_memo.grow(key, text, lambda before: _notice(project, rel, before, text, grown=True))
-    return rel, text, facts
+        facts = _facts_memo.grow_bytes(key, data,
+                                       lambda before, after: _notice(project, rel, before, after, grown=True))
+    return rel, facts
 
 
 def _facts_key(project: Project, rel: str) -> tuple[str, str]:
@@ -208,7 +211,8 @@ def _check_seen(project: Project, rel: str, text: str) -> None:
         log.warning("what %s held when memdesk last wrote it was not compared: %s", rel, exc)
 
 
-def _notice(project: Project, rel: str, before: str, after: str, *, grown: bool | None = None) -> None:
+def _notice(project: Project, rel: str, before: str | TextFacts, after: str | TextFacts, *,
+            grown: bool | None = None) -> None:
     """The served text changed since it was last served: keep the version before when no memdesk write did
     (another program's change; core.storage.noticed skips what memdesk's own writes recorded). Appends are joined
     and recorded within a second (:mod:`core.server.noticing`), so a read does not wait on history. ``grown``:

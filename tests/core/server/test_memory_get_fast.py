@@ -10,6 +10,7 @@ and bytes, every 200 must carry the bytes on disk now, and both servers must put
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -157,9 +158,10 @@ def test_the_fast_read_answers_every_request_as_the_route_does(two, tokens: Toke
         assert theirs and all(e.author == "program" for e in theirs), root
 
 
-def test_a_grown_read_is_known_grown_from_its_decode_not_by_comparing_texts(tmp_path: Path, monkeypatch):
-    """After another writer's append the decode joins the old text and the tail; the facts and the noticer learn
-    from that join that the text only grew (core.documents.grown), not by comparing the two MiBs again."""
+def test_a_grown_read_works_on_bytes_and_never_builds_or_compares_the_whole_text(tmp_path: Path, monkeypatch):
+    """After another writer's append the served read compares bytes and decodes only the tail: no text is compared
+    (core.documents.grown.extends is not asked) and the whole text is not built until somebody asks for it; the
+    noticer is told the text only grew and records every append, the texts joined on its own thread."""
     from core.documents import grown
     from core.project import Project
     from core.server import service
@@ -178,20 +180,21 @@ def test_a_grown_read_is_known_grown_from_its_decode_not_by_comparing_texts(tmp_
         return real_notice(self, project, rel, before, after, grown_)
 
     monkeypatch.setattr(noticing._Noticer, "notice", spy)
-    compared: list[tuple[int, int]] = []
-    real_extends = grown.extends
-
-    def extends(text, prefix):
-        answered_by_join = bool(grown._last) and grown._last[0][1] is text and grown._last[0][0] is prefix
-        compared.append((len(text), answered_by_join))
-        return real_extends(text, prefix)
-
-    monkeypatch.setattr("core.server.memo.extends", extends)
+    compared: list[int] = []
+    monkeypatch.setattr("core.server.memo.extends", lambda text, prefix: compared.append(len(text)) or
+                        grown.extends(text, prefix))
     for i in range(3):
-        _append(disk, f"- outside append {i}\n")
-        rel, text, facts = service.read_unchanged(p, None)
-        assert facts is not None and text == disk.read_text(encoding="utf-8") and facts.hash == content_hash(text)
-    assert told == [True, True, True]
-    assert [by_join for _n, by_join in compared] == [True, True, True]
+        _append(disk, f"- outside append {i} “é”\n")
+        rel, facts = service.read_unchanged(p, None)
+        whole = disk.read_bytes()
+        assert facts is not None and rel == MEMORY and facts.data == whole and facts.size == len(whole)
+        assert facts.hash == content_hash(whole.decode()) and facts.lines == whole.decode().count("\n") + 1
+        assert facts._lazy[1], "the whole text was built by the read"
+        assert json.loads(b"".join(facts.json_parts())) == whole.decode()
+        assert service.read_unchanged(p, None)[1] is facts  # the same bytes again: the same facts, nothing noticed
+    assert told == [True, True, True] and compared == []
+    assert facts.text == disk.read_text(encoding="utf-8") and not facts._lazy[1]  # joined once, when asked
     noticing.flush()
     worker.settled()
+    texts = [e.text for e in history.list_events(root, MEMORY)]
+    assert all(any(f"outside append {i}" in t for t in texts) for i in range(3)), texts
