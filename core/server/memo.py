@@ -66,6 +66,8 @@ class TextMemo:
 
 #: Tails a text read as bytes keeps beside its base before they are joined (:attr:`TextFacts.text`).
 MAX_TAILS = 64
+#: Pieces a grown literal is kept in before they are joined (:meth:`TextFacts.json_parts`).
+MAX_PARTS = 16
 
 
 class TextFacts:
@@ -148,8 +150,10 @@ class TextFacts:
         sha.update(data)
         # JSON escapes character by character, so the literal of the whole is the two literals joined. They are
         # kept as views and joined by whoever needs them whole: a response body joins them into itself.
-        parts = (*(p for p in self.json_parts()[:-1]), memoryview(self.json_parts()[-1])[:-1],
-                 memoryview(to_json(tail))[1:])
+        parts: tuple[bytes | memoryview, ...] = (*(p for p in self.json_parts()[:-1]),
+                                                 memoryview(self.json_parts()[-1])[:-1], memoryview(to_json(tail))[1:])
+        if len(parts) > MAX_PARTS:  # served as they are (no body joins them), they are joined now and then
+            parts = (b"".join(parts),)
         if text is None:
             base, tails = self._lazy
             tails = (*tails, tail)

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
+from starlette.background import BackgroundTask
 from starlette.concurrency import run_in_threadpool
 from starlette.responses import Response
 
@@ -36,7 +37,7 @@ if TYPE_CHECKING:
     from core.project.model import Project
     from core.server.memo import TextFacts
 
-__all__ = ["PATH", "document_json", "facts_json", "handle", "read_memory"]
+__all__ = ["PATH", "PartsResponse", "document_json", "facts_json", "handle", "read_memory"]
 
 PATH = "/api/memory"
 
@@ -45,11 +46,15 @@ def document_json(project: Project, doc: models.FileResponse, model: BaseModel) 
     """``model`` (which holds ``doc``'s content) as JSON, with the content's literal spliced in from the
     document's remembered facts: a 1 MiB text is escaped once, and after an append only its tail is.
     Each shape's body is kept on the facts, so it is made again only when the text changed."""
-    return facts_json(service.text_facts(project, doc.path, doc.content), model)
+    return facts_json(service.text_facts(project, doc.path, doc.content), model, pieces=False)
 
 
-def facts_json(facts: TextFacts, model: BaseModel) -> Response:
-    """``model`` as JSON, its ``content`` (whatever it holds) being the text ``facts`` are of: see :func:`document_json`."""
+def facts_json(facts: TextFacts, model: BaseModel, *, pieces: bool = True) -> Response:
+    """``model`` as JSON, its ``content`` (whatever it holds) being the text ``facts`` are of: see :func:`document_json`.
+
+    After an append the literal is still in pieces (the old literal's view, the tail's): with ``pieces`` they are
+    sent as they lie (:class:`PartsResponse`: the transport sends them in one vectored write), not joined into a
+    new MiB first; else, and for a literal in one piece, the body is made once and kept for the next read."""
     shape = type(model).__name__
     body = facts.bodies.get(shape)
     if body is None:
@@ -57,11 +62,32 @@ def facts_json(facts: TextFacts, model: BaseModel) -> Response:
         # every quote is escaped), and it is replaced by the whole literal.
         shell = type(model).__pydantic_serializer__.to_json(model.model_copy(update={"content": ""}), by_alias=True)
         head, _, tail = shell.partition(b'"content":""')
-        parts = facts.json_parts()  # after an append: the old literal's view and the tail's, joined here only
+        parts = facts.json_parts()
+        if pieces and len(parts) > 1:
+            return PartsResponse((head + b'"content":', *parts, tail))
         body = facts.bodies[shape] = b"".join((head, b'"content":', *parts, tail))  # the MiB copied once
         start = len(head) + len(b'"content":')
         facts.adopt_json(memoryview(body)[start:start + sum(len(part) for part in parts)])
     return Response(body, media_type="application/json")
+
+
+class PartsResponse(Response):
+    """A JSON response sent from the buffers it is made of, in order, without joining them: the same status,
+    headers and bytes as ``Response(b"".join(parts), media_type="application/json")``."""
+
+    def __init__(self, parts: tuple[bytes | memoryview, ...]) -> None:
+        super().__init__(b"", media_type="application/json")
+        self.parts = parts
+        length = str(sum(len(p) for p in parts)).encode()
+        self.raw_headers = [(k, length if k == b"content-length" else v) for k, v in self.raw_headers]
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
+        last = len(self.parts) - 1
+        for i, part in enumerate(self.parts):
+            await send({"type": "http.response.body", "body": part, "more_body": i < last})
+        if self.background is not None:
+            await self.background()
 
 
 def note_whole(key: str, p: Project, doc: models.FileResponse, client: str | None, token: str | None) -> None:
@@ -80,10 +106,16 @@ async def read_memory(served: service.ServedProjects, p: Project, client: str | 
     if p.backend.id == "file":
         rel, facts = service.read_unchanged(p, None)
         if facts is not None:
-            service.note_read(served.key_of(p), p.root, rel, facts.hash, facts.size, 1, facts.lines, facts.lines,
-                              client=client, token=token, via="http")
-            # Grown: the new body is the old literal and the tail's, joined (one MiB copy); the text is not built.
-            return facts_json(facts, models.ContentResponse(content="", path=rel, hash=facts.hash))
+            # Grown: the literal's pieces are sent as they lie; the text is not built.
+            response = facts_json(facts, models.ContentResponse(content="", path=rel, hash=facts.hash))
+            key, lines, digest, size = served.key_of(p), facts.lines, facts.hash, facts.size
+
+            async def noted() -> None:
+                service.note_read(key, p.root, rel, digest, size, 1, lines, lines, client=client, token=token,
+                                  via="http")
+
+            response.background = BackgroundTask(noted)  # on record once sent: the client waits for the body only
+            return response
     doc, response = await run_in_threadpool(_memory_json, p, lambda: service.read_file(p, None))
     note_whole(served.key_of(p), p, doc, client, token)
     return response

@@ -155,3 +155,28 @@ def test_grow_answers_only_an_append_and_hands_over_the_text_before():
     grown = memo.grow("k", "abc\nmore\n", seen.append)
     assert grown is not None and seen == ["abc\n"] and grown.hash == content_hash("abc\nmore\n") and grown.lines == 3
     assert memo.same("k", "abc\nmore\n") is grown  # remembered: the next identical read reuses it
+
+
+def test_a_grown_literal_is_sent_in_its_pieces_and_they_stay_few(serve, tokens, real_project):
+    """After each of 40 outside appends the read is answered from the literal's pieces (the old literal and the
+    tails, sent without being joined), byte for byte what the disk holds; the pieces are joined now and then, so
+    a memory appended to all day is not sent in thousands of pieces."""
+    from core.server.memo import MAX_PARTS
+
+    srv = serve(real_project)
+    c = srv.client(tokens.create("reader", scope="read"))
+    disk = real_project / MEMORY
+    c.get("/api/memory").raise_for_status()
+    key = (str(real_project.resolve()), MEMORY)
+    most = 0
+    for i in range(40):
+        with disk.open("a", encoding="utf-8") as fh:
+            fh.write(f"\n- outside append {i}: “quoted” \"x\" \\ é")
+        r = c.get("/api/memory")
+        now = disk.read_text(encoding="utf-8")
+        assert r.status_code == 200 and r.json() == {"content": now, "path": MEMORY, "hash": content_hash(now)}
+        assert int(r.headers["content-length"]) == len(r.content)
+        facts = service._facts_memo._facts(key)
+        assert facts is not None and facts.data == disk.read_bytes()
+        most = max(most, len(facts.json_parts()))
+    assert 2 <= most <= MAX_PARTS

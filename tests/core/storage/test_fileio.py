@@ -135,3 +135,22 @@ def test_generated_files_can_skip_history(project):
     saving.replace_text(project, ".fusion/memory-audit.md", "one\n", keep_history=False)
     saving.replace_text(project, ".fusion/memory-audit.md", "two\n", keep_history=False)
     assert history.list_versions(project) == []
+
+
+def test_read_bytes_reads_on_past_the_size_fstat_gave(tmp_path, monkeypatch):
+    """The first read asks for the size ``fstat`` gave and a byte more; a file that grew after the ``fstat`` is
+    still read whole (and refused past the limit), never cut at the size seen first."""
+    path = tmp_path / "grown.md"
+    data = ("- an entry é\n" * 200_000).encode()  # ~2.8 MB: more than the first read and the next 1 MiB
+    path.write_bytes(data)
+    real_fstat = os.fstat
+
+    def stale_fstat(fd):  # what fstat said before another writer appended most of the file
+        st = real_fstat(fd)
+        return os.stat_result((st.st_mode, st.st_ino, st.st_dev, st.st_nlink, st.st_uid, st.st_gid, 100,
+                               int(st.st_atime), int(st.st_mtime), int(st.st_ctime)))
+
+    monkeypatch.setattr(fileio.os, "fstat", stale_fstat)
+    assert fileio.read_bytes(path) == data
+    with pytest.raises(MemoryBackendError, match="bytes"):
+        fileio.read_bytes(path, max_size=len(data) - 1)
