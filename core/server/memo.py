@@ -130,7 +130,9 @@ class TextFacts:
     def json_parts(self) -> tuple[bytes | memoryview, ...]:
         """The literal as buffers to join: after an append, the old literal's view and the tail's, not yet
         joined, so a response body that holds the literal copies the MiB once (:meth:`adopt_json`), not twice."""
-        return self._parts if self._json is None else (self._json,)
+        parts = self._parts  # read before the literal: whoever joins them sets the literal first, then drops them
+        literal = self._json
+        return parts if literal is None else (literal,)
 
     def adopt_json(self, literal: memoryview) -> None:
         """Take ``literal`` (a view into a body that holds exactly this text's literal) as the literal."""
@@ -150,8 +152,10 @@ class TextFacts:
         sha.update(data)
         # JSON escapes character by character, so the literal of the whole is the two literals joined. They are
         # kept as views and joined by whoever needs them whole: a response body joins them into itself.
-        parts: tuple[bytes | memoryview, ...] = (*(p for p in self.json_parts()[:-1]),
-                                                 memoryview(self.json_parts()[-1])[:-1], memoryview(to_json(tail))[1:])
+        # Taken once: another thread may adopt the joined literal meanwhile (a read of these facts in the pool), and
+        # the pieces' head taken before it and the whole literal taken after it would repeat the text.
+        old = self.json_parts()
+        parts: tuple[bytes | memoryview, ...] = (*old[:-1], memoryview(old[-1])[:-1], memoryview(to_json(tail))[1:])
         if len(parts) > MAX_PARTS:  # served as they are (no body joins them), they are joined now and then
             parts = (b"".join(parts),)
         if text is None:

@@ -138,12 +138,15 @@ def notice(project: Project, rel: str, before: Text, after: Text, *, grown: bool
 
 
 def _at_exit(fn: Callable[[], None]) -> None:
-    """Run ``fn`` as the interpreter exits, before history's thread stops taking work (its executor's exit
-    hook, registered when :mod:`core.storage.history.worker` was imported, runs after the hooks registered later)."""
-    from core.storage.history import worker as history_worker  # noqa: F401 - imported first: its executor's hook is registered before ours
+    """Run ``fn`` as the interpreter exits, before history's thread stops taking work. That thread's exit hook is
+    registered when it starts (its first job), and the hooks run newest first: so it is started here, before ours is
+    registered (else, started after, it stopped first and the appends waiting here were not recorded; not started
+    at all, it could not start during the exit)."""
+    from core.storage.history import worker as history_worker
 
     register = getattr(threading, "_register_atexit", None)  # what concurrent.futures itself uses
     try:
+        history_worker.submit(_nothing)
         (register or atexit.register)(fn)
     except RuntimeError:  # already shutting down
         pass
@@ -153,3 +156,7 @@ def flush() -> None:
     """Hand what waits to history's thread now (:func:`core.storage.history.worker.settled` then waits for it)."""
     if _noticer is not None:
         _noticer.flush()
+
+
+def _nothing() -> None:
+    """History's first job when the noticer starts it (:func:`_at_exit`)."""

@@ -5,6 +5,7 @@ of the file gives (content, hash, size, lines, or the same refusal), and what wa
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 from pathlib import Path
 
@@ -192,3 +193,30 @@ def test_reads_from_bytes_and_text_racing_appends_and_the_noticer(serve, tokens,
     kept = "".join(e.text for e in reversed(history.list_events(real_project, MEMORY)) if e.author == "program")
     counted = {line: kept.count(line.decode()) for line in lines}
     assert all(n == 1 for n in counted.values()), [(k, n) for k, n in counted.items() if n != 1][:3]
+
+
+def test_a_literal_adopted_by_another_thread_while_an_append_is_worked_out(monkeypatch):
+    """The facts of a memory are shared: a read in the thread pool may join their literal into a body and adopt it
+    (``adopt_json``) while the event loop grows them by an append's tail. Grown across that moment, the literal must
+    still be the old one and the tail's, not the old pieces' head followed by the whole old literal again."""
+    from core.server.memo import TextFacts
+
+    text = 'first "line" é\n'
+    facts = TextFacts.of(text).grown_bytes((text + "second\n").encode())
+    assert facts is not None and len(facts.json_parts()) == 2  # in pieces, as a served append leaves them
+    real = TextFacts.json_parts
+    raced: list[TextFacts] = []
+
+    def with_another_thread_adopting(self):
+        got = real(self)
+        if self is facts and not raced:  # the pool's read of the same facts adopts their joined literal now
+            raced.append(self)
+            self.adopt_json(memoryview(b"".join(got)))
+        return got
+
+    monkeypatch.setattr(TextFacts, "json_parts", with_another_thread_adopting)
+    whole = text + "second\nthird ✓\n"
+    grown = facts.grown_bytes(whole.encode())
+    assert raced and grown is not None
+    monkeypatch.undo()
+    assert bytes(grown.json) == json.dumps(whole, ensure_ascii=False).encode("utf-8")
