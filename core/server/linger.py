@@ -19,8 +19,8 @@ from typing import Any
 
 __all__ = ["HOLD_BYTES", "LingeringTransport"]
 
-#: A write of at most this many bytes is held until the next write or the event loop's next turn (see
-#: :meth:`LingeringTransport.write`).
+#: A write of at most this many bytes is held until the next write or the event loop's next turn, and at most this
+#: many bytes in all are held (see :meth:`LingeringTransport.write`).
 HOLD_BYTES = 16 * 1024
 
 
@@ -36,6 +36,7 @@ class LingeringTransport:
         self._left = max_bytes
         self._timer: asyncio.TimerHandle | None = None
         self._held: list[Any] = []
+        self._held_bytes = 0
         self.lingering = False
 
     def __getattr__(self, name: str) -> Any:  # write, get_extra_info, pause_reading… as the transport has them
@@ -51,16 +52,22 @@ class LingeringTransport:
         uvicorn writes a response's head, then its body, each at once: two sends, and on loopback each wakes the
         reading client (measured: the head's send took the event loop about as long as a 0.9 MiB body's). Held,
         the head goes with the body's first bytes; a response whose body follows in another turn (streamed, or
-        computed in the thread pool) gets its head sent when the loop turns, as before, one callback later."""
+        computed in the thread pool) gets its head sent when the loop turns, as before, one callback later.
+
+        What is held stays within :data:`HOLD_BYTES` in all: a body written in many small writes within one turn
+        (uvicorn yields to the loop only when the transport's buffer is over its limit) goes on to the transport,
+        whose buffer and flow control bound it, instead of piling up here until the loop turns."""
         if self._held:
             self._held.append(data)
-            if len(data) > HOLD_BYTES:
+            self._held_bytes += len(data)
+            if self._held_bytes > HOLD_BYTES:
                 self.flush()
             return
         if len(data) > HOLD_BYTES or self._transport.is_closing():
             self._transport.write(data)
             return
         self._held.append(data)
+        self._held_bytes = len(data)
         self._loop.call_soon(self.flush)
 
     def writelines(self, chunks: Any) -> None:
@@ -69,7 +76,7 @@ class LingeringTransport:
 
     def flush(self) -> None:
         """Send what is held (one vectored write)."""
-        held, self._held = self._held, []
+        held, self._held, self._held_bytes = self._held, [], 0
         if held and not self._transport.is_closing():
             self._transport.writelines(held)
 
@@ -78,7 +85,7 @@ class LingeringTransport:
         self._transport.write_eof()
 
     def get_write_buffer_size(self) -> int:
-        return int(self._transport.get_write_buffer_size()) + sum(len(chunk) for chunk in self._held)
+        return int(self._transport.get_write_buffer_size()) + self._held_bytes
 
     def close(self) -> None:
         self.flush()
@@ -93,7 +100,7 @@ class LingeringTransport:
         self._timer = self._loop.call_later(self._seconds, self.abort_linger)
 
     def abort(self) -> None:
-        self._held = []
+        self._held, self._held_bytes = [], 0
         self.stop()
         self._transport.abort()
 

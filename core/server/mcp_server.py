@@ -39,6 +39,7 @@ from core.server import editing, listing, models, service
 from core.server.access import FULL, Access, ScopeError
 from core.server.changes import document_history, parse_since, recent_changes
 from core.server.guard import bearer
+from core.server.line_args import LineNumber
 from core.server.mcp_models import (
     DEFAULT_LINES,
     MAX_LINES,
@@ -361,13 +362,15 @@ def build_mcp_server(served: ServedProjects, *, tokens: TokenStore | None = None
     def memory_get(
         ctx: Context,
         path: Annotated[str | None, Field(description="Document path; default: the long-term memory.")] = None,
-        startLine: Annotated[int, Field(description="First line, 1-based (below 1 reads from 1).")] = 1,
-        lineCount: Annotated[int | None, Field(description=f"How many lines (default {DEFAULT_LINES}; more "
-                                               f"than {MAX_LINES} gives {MAX_LINES}, fewer than 1 gives 1).")] = None,
+        startLine: Annotated[LineNumber | None, Field(description="First line, 1-based (below 1 reads from 1; "
+                                                      "a fraction is floored, as Fusion's).")] = 1,
+        lineCount: Annotated[LineNumber | None, Field(description=f"How many lines (default {DEFAULT_LINES}; more "
+                                                      f"than {MAX_LINES} gives {MAX_LINES}, fewer than 1 gives 1; "
+                                                      "a fraction is floored).")] = None,
         project: ProjectArg = None,
     ) -> GetResult:
         p, _ = project_of(project, ctx, "read", path, doc=True)
-        w = service.file_window(p, path, max(1, startLine), window_lines(lineCount))
+        w = service.file_window(p, path, max(1, 1 if startLine is None else startLine), window_lines(lineCount))
         on_record(ctx, p, w.path, w.hash, w.size, w.start_line, w.end_line, w.total_lines)
         return GetResult(path=w.path, content=w.content, startLine=w.start_line, endLine=w.end_line,
                          totalLines=w.total_lines, nextStartLine=w.end_line + 1 if w.end_line < w.total_lines

@@ -109,6 +109,12 @@ class TextFacts:
         base, tails = self._lazy
         return len(base) + sum(len(t) for t in tails)
 
+    @property
+    def joined_text(self) -> str | None:
+        """The text when it needs no join (``None`` while tails wait to be joined): a cheap look, for a compare."""
+        base, tails = self._lazy
+        return None if tails else base
+
     def is_text(self, text: str) -> bool:
         """Whether these are ``text``'s facts: the very object, or an equal text."""
         base, tails = self._lazy

@@ -50,11 +50,19 @@ def _text(text: Text) -> str:
 
 
 def _same(a: Text, b: Text) -> bool:
+    """Whether ``a`` and ``b`` are one text, found without joining a text (this runs on the read's thread, the event
+    loop's too). A run of appends goes on across reads from bytes (facts) and from text (strings): the text a
+    read hands over as before is the very object the facts of the read before hold, once joined. When it cannot
+    be told cheaply the run is recorded and a new one starts (nothing is lost; the run is split in two)."""
     if a is b:
         return True
-    if isinstance(a, str) and isinstance(b, str):
-        return a == b
-    return False  # facts are the same only as the very object: the run is recorded and a new one starts
+    ta = a if isinstance(a, str) else a.joined_text
+    tb = b if isinstance(b, str) else b.joined_text
+    if ta is not None and tb is not None:
+        return ta is tb or ta == tb
+    if not isinstance(a, str) and not isinstance(b, str):
+        return a.hash == b.hash  # facts hash their text as they are made
+    return False
 
 
 @dataclass

@@ -117,3 +117,20 @@ def test_a_small_refusal_arrives_whole_and_the_connection_ends(serve, sample_pro
             assert chunk, data
             data += chunk
     assert data.startswith(b"HTTP/1.1 401") and len(data) < HOLD_BYTES
+
+
+def test_small_writes_in_one_turn_are_held_only_up_to_the_bound():
+    """A body sent in many small writes within one turn of the loop (an ASGI app's generator that never waits: uvicorn
+    yields to the loop only when the transport's buffer is over its limit): what is held stays within HOLD_BYTES and
+    the rest reaches the transport at once, whose buffer and flow control then bound it, as without the hold."""
+    chunk, count = b"y" * 1024, 1000
+
+    async def steps(t, turn):
+        for _ in range(count):
+            t.write(chunk)
+        sent = sum(len(c) for _name, chunks in t._transport.calls for c in chunks)
+        assert count * len(chunk) - sent <= HOLD_BYTES  # before the loop turns
+        await turn()  # the rest goes when it turns
+
+    calls, got = _drive(steps)
+    assert got == chunk * count and all(name == "writelines" for name, _ in calls)

@@ -1,0 +1,194 @@
+"""GET /api/memory answered from bytes (``service.read_unchanged``: the bytes last served compared, an append's tail
+decoded alone) against the bytes on disk: every answer, after every kind of outside change, is the one a fresh read
+of the file gives (content, hash, size, lines, or the same refusal), and what was served stays in history."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+from core.server import noticing
+from core.storage import readlog
+from core.storage.history import worker
+
+MEMORY = ".fusion/memory.md"
+
+
+def _fresh(disk: Path) -> tuple[int, dict]:
+    """What a read of the file as it is now must answer: 200 and its text, or a refusal."""
+    try:
+        data = disk.read_bytes()
+    except FileNotFoundError:
+        data = b""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return 0, {}
+    return 200, {"content": text, "path": MEMORY, "hash": hashlib.sha256(data).hexdigest()}
+
+
+def _check(c, disk: Path, step: str) -> None:
+    status, want = _fresh(disk)
+    r = c.get("/api/memory")
+    if status == 200:
+        assert r.status_code == 200, (step, r.text[:300])
+        assert r.json() == want, step
+        f = c.get("/api/memory/file", params={"path": MEMORY})
+        if not disk.exists():  # the memory is "" when missing; the named document is not found
+            assert f.status_code == 404 and f.json()["code"] == "NOT_FOUND", step
+            return
+        assert f.status_code == 200, (step, f.text[:300])
+        data = want["content"].encode("utf-8")
+        got = f.json()
+        assert (got["content"], got["hash"], got["size"], got["totalLines"]) == (
+            want["content"], want["hash"], len(data), want["content"].count("\n") + 1), step
+    else:
+        assert r.status_code >= 400, (step, r.status_code, r.text[:200])
+        assert "content" not in r.json(), step
+
+
+def _append(disk: Path, data: bytes) -> None:
+    with disk.open("ab") as fh:
+        fh.write(data)
+
+
+def test_every_outside_change_is_answered_as_a_fresh_read_would(serve, tokens, real_project, tmp_path):
+    srv = serve(real_project)
+    c = srv.client(tokens.create("reader", scope="read"), {"User-Agent": "agent/1"})
+    disk = real_project / MEMORY
+    outside = tmp_path / "outside.md"
+    steps: list[tuple[str, object]] = [
+        ("first", None),
+        ("again", None),
+        ("plain append", lambda: _append(disk, b"\n- plain\n")),
+        ("half of é", lambda: _append(disk, b"caf\xc3")),
+        ("rest of é", lambda: _append(disk, b"\xa9 ok\n")),
+        ("emoji 1/3", lambda: _append(disk, "🦊".encode()[:1])),
+        ("emoji 2/3", lambda: _append(disk, "🦊".encode()[1:3])),
+        ("emoji 3/3", lambda: _append(disk, "🦊".encode()[3:] + b"\n")),
+        ("tail starts mid-character", lambda: _append(disk, b"\xa9abc\n")),
+        ("cut back", lambda: os.truncate(disk, disk.stat().st_size - 5)),
+        ("not UTF-8 tail", lambda: _append(disk, b"\xff\xfe\n")),
+        ("cut back again", lambda: os.truncate(disk, disk.stat().st_size - 3)),
+        ("same size other bytes", lambda: disk.write_bytes(disk.read_bytes()[:-2] + b"Z\n")),
+        ("shorter then longer, other prefix",
+         lambda: disk.write_bytes(b"X" + disk.read_bytes()[1:] + b"- longer\n")),
+        ("CRLF append", lambda: _append(disk, b"- windows\r\n- line\r\n")),
+        ("BOM rewrite", lambda: disk.write_bytes(b"\xef\xbb\xbf" + disk.read_bytes())),
+        ("after BOM append", lambda: _append(disk, b"- after bom\n")),
+        ("lone CR", lambda: _append(disk, b"\r")),
+        ("emptied", lambda: disk.write_bytes(b"")),
+        ("grown from empty", lambda: _append(disk, b"# Again\n")),
+        ("deleted", lambda: disk.unlink()),
+        ("recreated longer", lambda: disk.write_bytes(b"# Again\n- and more\n")),
+        ("control and quotes", lambda: _append(disk, b'"q" \\ \x01\x1f \t</script>\xe2\x80\xa8\n')),
+    ]
+    for step, change in steps:
+        if change is not None:
+            change()
+        _check(c, disk, step)
+
+    # A symbolic link to a file outside the project, between two reads: refused, whatever it holds.
+    before = disk.read_bytes()
+    outside.write_bytes(before + b"- from outside the project\n")
+    disk.unlink()
+    disk.symlink_to(outside)
+    for _ in range(2):
+        r = c.get("/api/memory")
+        assert r.status_code >= 400 and "from outside" not in r.text and "content" not in r.json()
+    outside.write_bytes(before)  # exactly the bytes last served: still refused
+    r = c.get("/api/memory")
+    assert r.status_code >= 400 and "content" not in r.json()
+    disk.unlink()
+    disk.write_bytes(before + b"- back\n")
+    _check(c, disk, "back from the link")
+
+    # Every read served is still to be had: the document now, or history (another program's changes noticed).
+    noticing.flush()
+    worker.settled()
+    from core.project.model import open_project
+
+    project = open_project(real_project)
+    rows = [e for e in readlog.query(root=real_project) if e.via == "http" and e.path == MEMORY]
+    assert rows
+    lost = [e for e in rows if e.size and readlog.version_read(project, e) is None]
+    assert not lost, [(e.hash[:8], e.size) for e in lost]
+
+
+def test_one_run_of_appends_stays_one_whichever_read_sees_each(serve, tokens, real_project):
+    """Another program appends the same line twice; the first append is seen by GET /api/memory (from bytes), the
+    second by a read of the named document (from text). Both reads belong to one run of appends: it is recorded
+    once, whole, with both lines (split in two, the second line looked like the first, memdesk's own, and was
+    dropped from history)."""
+    from core.storage.history import versions as history
+
+    srv = serve(real_project)
+    c = srv.client(tokens.create("reader", scope="read"))
+    disk = real_project / MEMORY
+    assert c.get("/api/memory").status_code == 200 and c.get("/api/memory").status_code == 200
+    line = b"- lease renewed by the watchdog\n"
+    _append(disk, line)
+    assert c.get("/api/memory").json()["content"].endswith(line.decode())
+    _append(disk, line)
+    assert c.get("/api/memory/file", params={"path": MEMORY}).json()["content"].endswith(line.decode() * 2)
+    _append(disk, line)
+    assert c.get("/api/memory").json()["content"].endswith(line.decode() * 3)
+    noticing.flush()
+    worker.settled()
+    kept = "".join(e.text for e in history.list_events(real_project, MEMORY) if e.author == "program")
+    assert kept.count(line.decode()) == 3, kept
+
+
+def test_reads_from_bytes_and_text_racing_appends_and_the_noticer(serve, tokens, real_project, monkeypatch):
+    """Hammered: one program appends while clients read the memory from bytes (GET /api/memory) and from text (the
+    named document) and the noticer joins the facts' texts on its thread every few milliseconds. Every answer is a
+    text the file held (its hash its own), and history keeps every appended line."""
+    import threading
+    import time
+
+    monkeypatch.setattr(noticing, "APPEND_LINGER_S", 0.005)
+    from core.storage.history import versions as history
+
+    srv = serve(real_project)
+    token = tokens.create("reader", scope="read")
+    disk = real_project / MEMORY
+    start = disk.read_text(encoding="utf-8")
+    assert srv.client(token).get("/api/memory").status_code == 200
+    stop = threading.Event()
+    answers: list[dict] = []
+    errors: list[str] = []
+
+    def reader(path: str | None) -> None:
+        c = srv.client(token)
+        while not stop.is_set():
+            r = c.get("/api/memory/file", params={"path": path}) if path else c.get("/api/memory")
+            if r.status_code != 200:
+                errors.append(r.text[:200])
+                continue
+            answers.append(r.json())
+
+    threads = [threading.Thread(target=reader, args=(p,)) for p in (None, None, MEMORY)]
+    for t in threads:
+        t.start()
+    lines = [f"- note {i} ✓ ünïcode\n".encode() for i in range(300)]
+    try:
+        for line in lines:
+            _append(disk, line)
+            time.sleep(0.002)  # the readers read between appends, and the noticer's thread joins between reads
+    finally:
+        stop.set()
+        for t in threads:
+            t.join(60)
+    final = disk.read_text(encoding="utf-8")
+    assert final == start + b"".join(lines).decode()
+    assert not errors and len(answers) > 30
+    for a in answers:
+        assert final.startswith(a["content"]) and a["hash"] == hashlib.sha256(a["content"].encode()).hexdigest()
+    c = srv.client(token)
+    assert c.get("/api/memory").json()["content"] == final
+    noticing.flush()
+    worker.settled()
+    kept = "".join(e.text for e in reversed(history.list_events(real_project, MEMORY)) if e.author == "program")
+    counted = {line: kept.count(line.decode()) for line in lines}
+    assert all(n == 1 for n in counted.values()), [(k, n) for k, n in counted.items() if n != 1][:3]
