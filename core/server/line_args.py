@@ -51,7 +51,7 @@ def line_number(value: object) -> int:
     if isinstance(value, str):
         value = _decimal(value)
     if not isinstance(value, int | float):
-        kind = {list: "a list", dict: "an object"}.get(type(value), "that")
+        kind = "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else "that"
         raise PydanticCustomError("line_number", "input should be a number (a line number or count), not {kind}",
                                   {"kind": kind})
     if isinstance(value, float):
