@@ -9,13 +9,14 @@ reads one line), a missing or ``null`` one is the default, and a huge one is a w
 or 400 lines (count). :func:`line_number` floors the same way; the clamps stay where they were
 (:func:`core.server.mcp_models.window_lines`, ``max(1, …)`` in the tool).
 
-What stays a one-line ``INVALID_ARGUMENT`` (see :func:`line_number`): a value that is not a JSON number,
-and a number that is not finite.
+What stays a one-line ``INVALID_ARGUMENT`` (see :func:`line_number`): a value that is neither a JSON number
+nor a string spelling one, and a number that is not finite.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Annotated
 
 from pydantic import PlainValidator, WithJsonSchema
@@ -27,12 +28,16 @@ __all__ = ["LineNumber", "line_number"]
 def line_number(value: object) -> int:
     """``value`` floored to a whole line number, as Fusion's ``Math.floor``; a refusal for what is no number.
 
+    Fusion's agent tools check their arguments with type coercion (``pi-ai``'s AJV, ``coerceTypes: true``:
+    badlogic/pi-mono ``packages/ai/src/utils/validation.ts`` at 160d6834) before ``getMemoryFile`` sees them,
+    and models often quote their numbers: so a string that is a number (``"3"``, ``" 2.5 "``) is that number,
+    and ``true``/``false`` are 1 and 0, as there (memdesk took ``"3"`` and ``true`` before it floored, too).
+
     Refused, and why (Fusion's answer to each, for the record):
 
-    - a string (``"3"``, ``"2.5"``) or a boolean: memdesk's input schema says ``number``, and a quoted or
-      true/false value is a client's mistake worth naming. Fusion's agent framework coerces them before
-      ``getMemoryFile`` sees them (``"3"`` → 3, ``true`` → line 1, ``"abc"`` → refused): a guess memdesk
-      does not make.
+    - a string that is not a decimal number (``"abc"``, ``""``, ``"1_000"``, ``"Infinity"``): AJV refuses what
+      JavaScript's ``+value`` does not read (Python's ``float`` would take ``1_000``; JavaScript not); a
+      hexadecimal ``"0x10"``, which JavaScript reads as 16, is refused too: no one means a line that way;
     - NaN: ``Math.floor(NaN)`` is NaN and ``Math.max(1, NaN)`` is NaN, so Fusion answers an empty window
       whose ``startLine``/``endLine`` are ``null``: nonsense, not a window.
     - an infinity (the literal ``Infinity``, or ``1e400``, which overflows): RFC 8259 JSON has neither NaN
@@ -41,8 +46,12 @@ def line_number(value: object) -> int:
       is refused.
     - anything else (a list, an object): not a number.
     """
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        kind = {bool: "true or false", str: "a string", list: "a list", dict: "an object"}.get(type(value), "that")
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, str):
+        value = _decimal(value)
+    if not isinstance(value, int | float):
+        kind = "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else "that"
         raise PydanticCustomError("line_number", "input should be a number (a line number or count), not {kind}",
                                   {"kind": kind})
     if isinstance(value, float):
@@ -50,6 +59,19 @@ def line_number(value: object) -> int:
             raise PydanticCustomError("line_number", "input should be a finite number")
         return math.floor(value)
     return value
+
+
+_DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _decimal(text: str) -> int | float:
+    """The number a string spells as a JSON or JavaScript decimal (spaces around it allowed), else a refusal."""
+    spelled = text.strip()
+    if not _DECIMAL.fullmatch(spelled):
+        raise PydanticCustomError("line_number", "input should be a number (a line number or count), not {text}",
+                                  {"text": repr(text[:40])})
+    whole = spelled.lstrip("+-").isdigit() and len(spelled) <= 30  # longer: a float (its infinity refused)
+    return int(spelled) if whole else float(spelled)
 
 
 #: A line number or count: any finite JSON number, floored. Advertised as ``number`` (as Fusion's

@@ -100,13 +100,13 @@ def note_whole(key: str, p: Project, doc: models.FileResponse, client: str | Non
 async def read_memory(served: service.ServedProjects, p: Project, client: str | None, token: str | None) -> Response:
     """The memory's body, the read on record. A file-backed memory unchanged since this process last served it
     is answered on the event loop (one local read of its bytes and a compare; the body kept for them is sent), and
-    so is one that only grew (its tail decoded and worked out, the body joined; the whole text is not built): no
-    thread-pool hop and back, the bulk of such a read's latency. Any other backend, a first serve, a rewrite or a
+    so is one that only grew (its tail decoded and worked out, the literal's pieces sent as they lie; the whole
+    text is not built): no thread-pool hop and back, the bulk of such a read's latency; the read goes on record
+    once the body is sent. Any other backend, a first serve, a rewrite or a
     memory that is missing, empty or not UTF-8 is read again and served in the pool."""
     if p.backend.id == "file":
         rel, facts = service.read_unchanged(p, None)
         if facts is not None:
-            # Grown: the literal's pieces are sent as they lie; the text is not built.
             response = facts_json(facts, models.ContentResponse(content="", path=rel, hash=facts.hash))
             key, lines, digest, size = served.key_of(p), facts.lines, facts.hash, facts.size
 

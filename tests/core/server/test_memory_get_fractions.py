@@ -109,8 +109,8 @@ def test_fractions_are_floored_over_http_by_memdesk_serve(real_project: Path, us
 
 
 NOT_NUMBERS: list[tuple[str, Any, str]] = [
-    ("startLine", "3", "not a string"), ("lineCount", "2.5", "not a string"), ("startLine", True, "not true or false"),
-    ("lineCount", False, "not true or false"), ("startLine", [2], "not a list"), ("lineCount", {"n": 2}, "not an object"),
+    ("startLine", "abc", "not 'abc'"), ("lineCount", "", "not ''"), ("startLine", "1_000", "not '1_000'"),
+    ("lineCount", "0x10", "not '0x10'"), ("startLine", [2], "not a list"), ("lineCount", {"n": 2}, "not an object"),
 ]
 
 
@@ -131,8 +131,8 @@ def _check_refused(got: list[Any]) -> None:
 
 def test_what_is_not_a_number_is_refused_in_one_line_on_both_doors(real_project: Path, user_config_dir: Path,
                                                                     tokens):
-    """A quoted number or a boolean was read as one (pydantic's lax integers): memdesk's schema says number,
-    and an agent that quotes its line number is told so rather than guessed at. Nothing refused is logged."""
+    """What neither is a number nor spells one (a word, an empty string, Python's ``1_000``, hexadecimal, a list,
+    an object) is refused in one line. Nothing refused is logged."""
     _check_refused(run_stdio(real_project, user_config_dir, _refusals, client="quoting-agent"))
     token = tokens.create("quoting-http", scope="read")
     server, url = serve_process(real_project, cli_env(user_config_dir))
@@ -205,3 +205,29 @@ def test_huge_numbers_read_past_the_end_or_400_lines_as_fusions(real_project: Pa
                                                                                             total, None)
     assert (most["startLine"], most["endLine"], most["nextStartLine"]) == (1, 400, 401)
     assert (far["content"], far["startLine"], far["endLine"]) == ("", 10**30, total)
+
+
+QUOTED: list[tuple[dict[str, Any], tuple[int, int]]] = [
+    ({"startLine": "3", "lineCount": "2"}, (3, 4)), ({"startLine": " 2.5 ", "lineCount": "1.9"}, (2, 2)),
+    ({"startLine": True, "lineCount": True}, (1, 1)), ({"startLine": "7", "lineCount": False}, (7, 7)),
+    ({"startLine": "1e1", "lineCount": "+2"}, (10, 11)),
+]
+
+
+def test_quoted_numbers_and_booleans_are_taken_as_fusions_agent_tools_take_them(real_project: Path,
+                                                                               user_config_dir: Path):
+    """Fusion's agent tools coerce argument types before ``getMemoryFile`` (``pi-ai``'s AJV, ``coerceTypes``):
+    a model that quotes its line number (``"3"``) reads from line 3, ``true`` is 1 and ``false`` 0 (a count of
+    0 is one line), and the read log has the lines served."""
+    async def ask(s: ClientSession) -> list[Any]:
+        return [await s.call_tool("memory_get", args) for args, _ in QUOTED]
+
+    lines = (real_project / ".fusion/memory.md").read_text(encoding="utf-8").split("\n")
+    got = run_stdio(real_project, user_config_dir, ask, client="quoting-agent")
+    for (args, (first, last)), res in zip(QUOTED, got, strict=True):
+        assert not res.is_error, (args, _text(res))
+        data = res.structured_content
+        assert (data["startLine"], data["endLine"]) == (first, last), args
+        assert data["content"] == "\n".join(lines[first - 1:last]), args
+    rows = _logged(real_project, "mcp", len(QUOTED))
+    assert sorted((e.start_line, e.end_line) for e in rows) == sorted(span for _, span in QUOTED)
