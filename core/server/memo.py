@@ -11,14 +11,14 @@ worked out afresh.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from functools import partial
 from typing import Any
 
 from pydantic_core import to_json
-
-from core.documents.grown import extends
 
 __all__ = ["FactsMemo", "TextFacts", "TextMemo"]
 
@@ -79,7 +79,7 @@ class TextFacts:
     builds the whole text (a 1 MiB memory with one CJK character is a 2 MB ``str``; its join was the largest
     single cost of such a read)."""
 
-    __slots__ = ("_json", "_lazy", "_parts", "_sha", "bodies", "data", "hash", "lines", "size")
+    __slots__ = ("_json", "_lazy", "_parts", "_sha", "bodies", "data", "hash", "lines", "read_at", "size")
 
     def __init__(self, text: str, sha: Any, size: int, lines: int, json: bytes | memoryview | None,
                  parts: tuple[bytes | memoryview, ...] = (), data: bytes | None = None,
@@ -89,6 +89,7 @@ class TextFacts:
         self._sha, self.size, self.lines, self._json, self._parts, self.data = sha, size, lines, json, parts, data
         self.hash: str = sha.hexdigest()
         self.bodies: dict[str, bytes] = {}
+        self.read_at = 0  # the ticket of the newest read that found this text (FactsMemo.ticket)
 
     @property
     def text(self) -> str:
@@ -198,8 +199,22 @@ class FactsMemo(TextMemo):
     """:class:`TextFacts` by key: reused while the text is the same, grown when it only grew.
 
     A served read compares bytes (:meth:`same_bytes`, :meth:`grow_bytes`); every other reader compares texts
-    (:meth:`same`, :meth:`grow`, :meth:`facts`). Both meet in the one record per document, so a change is noticed
-    once, whichever read sees it first."""
+    (:meth:`facts`). Both meet in the one record per document, so a change is noticed once, whichever read sees it
+    first, and once when two see it at the same time."""
+
+    def __init__(self, max_chars: int = 32 * 1024 * 1024) -> None:
+        super().__init__(max_chars)
+        # One change at a time: are the facts a read worked its change out from still the ones remembered; then
+        # the change noticed and the new facts remembered. Two reads that saw the same change at once (the loop's
+        # from bytes, the pool's from text) notice it once: the second finds the first's facts remembered.
+        self._changing = threading.Lock()
+        self._tickets = itertools.count(1)
+
+    def ticket(self) -> int:
+        """A read's place in time, taken before it reads the document: a read that took its ticket before the read
+        whose facts are remembered is older than them (it may finish later, in another thread), and is served as
+        it read, neither noticed as a change nor remembered (what it saw was noticed, or is noticed next)."""
+        return next(self._tickets)
 
     def _facts(self, key: Hashable) -> TextFacts | None:
         hit = self._hit(key)
@@ -208,70 +223,93 @@ class FactsMemo(TextMemo):
     def _remember(self, key: Hashable, facts: TextFacts) -> None:
         self._keep(key, "", facts.chars, facts)  # the facts hold their text (perhaps not yet joined)
 
-    def same(self, key: Hashable, text: str) -> TextFacts | None:
-        """The facts remembered under ``key`` when they are ``text``'s (one compare), else ``None``: nothing is
-        worked out, and nothing is noticed."""
-        known = self._facts(key)
-        if known is None or not known.is_text(text):
-            return None
-        known.text = text  # adopted, as :meth:`facts` does: asked again, it answers by identity
-        return known
+    def _change(self, key: Hashable, known: TextFacts | None, facts: TextFacts, notice: Callable[[], object] | None,
+                ticket: int) -> bool | None:
+        """``notice()``, then ``facts`` (read with ``ticket``) remembered in place of ``known``, when ``known`` is still
+        what is remembered under ``key``: ``True``. ``False``, nothing done, when another read remembered a change
+        meanwhile; ``None``, nothing done, when ``known`` were read after this read (this one is older)."""
+        with self._changing:
+            if self._facts(key) is not known:
+                return False
+            if known is not None and known.read_at > ticket:
+                return None
+            facts.read_at = ticket
+            if notice is not None:
+                notice()
+            self._remember(key, facts)
+            return True
 
-    def same_bytes(self, key: Hashable, data: bytes) -> TextFacts | None:
-        """The facts remembered under ``key`` when they are those of the UTF-8 ``data`` (one compare of bytes)."""
+    def same_bytes(self, key: Hashable, data: bytes, ticket: int = 0) -> TextFacts | None:
+        """The facts remembered under ``key`` when they are those of the UTF-8 ``data`` (one compare of bytes), read
+        with ``ticket``."""
         known = self._facts(key)
         if known is None or known.data is None or (known.data is not data and known.data != data):
             return None
         known.data = data  # asked again with these bytes, it answers by identity
+        known.read_at = max(known.read_at, ticket)
         return known
 
-    def grow(self, key: Hashable, text: str, changed: Callable[[str], object]) -> TextFacts | None:
-        """The facts of ``text`` worked out from the tail alone when it is the text remembered under ``key`` with
-        more after it (``changed(before)`` called first, and the facts remembered), else ``None``. When the read
-        made ``text`` by joining a decoded tail to that very text (:mod:`core.storage.decoded`), that join answers
-        (:func:`core.documents.grown.extends`) and the two MiBs are not compared at all; else one compare."""
-        known = self._facts(key)
-        if known is None or not extends(text, known.text):  # the read's own join answers by identity; else one compare
-            return None
-        changed(known.text)
-        facts = known.grown(text, checked=True)
-        assert facts is not None
-        self._remember(key, facts)
-        return facts
+    def grow_bytes(self, key: Hashable, data: bytes, changed: Callable[[TextFacts, TextFacts], object],
+                   ticket: int | None = None) -> TextFacts | None:
+        """The facts of the UTF-8 ``data`` worked out from its tail alone, when it is the bytes remembered under
+        ``key`` with more after them (``changed(before, after)`` called with the facts before and after, whose texts
+        are joined only if they are asked for; then the facts are remembered), else ``None``. Called after
+        :meth:`same_bytes` did not answer; ``ticket``: :meth:`ticket`, taken before ``data`` was read."""
+        if ticket is None:
+            ticket = self.ticket()
+        for attempt in range(_ATTEMPTS):
+            known = self._facts(key)
+            if known is None:
+                return None
+            if attempt and known.data is not None and known.data == data:
+                return known  # another read saw these very bytes meanwhile, and noticed the change
+            facts = known.grown_bytes(data)
+            if facts is None:
+                return None
+            done = self._change(key, known, facts, partial(changed, known, facts), ticket)
+            if done is not False:
+                return facts  # noticed and remembered; or an older read than the one remembered: served as read
+        return None  # changing under every attempt: read whole in the pool (:meth:`facts`)
 
-    def grow_bytes(self, key: Hashable, data: bytes,
-                   changed: Callable[[TextFacts, TextFacts], object]) -> TextFacts | None:
-        """:meth:`grow` for a read that has the document's bytes: the facts of ``data`` from its tail alone, when
-        it is the remembered bytes with more after them (``changed(before, after)`` called with the facts before
-        and after, whose texts are joined only if they are asked for; then the facts are remembered), else
-        ``None``."""
-        known = self._facts(key)
-        facts = None if known is None else known.grown_bytes(data)
-        if known is None or facts is None:
-            return None
-        changed(known, facts)
-        self._remember(key, facts)
-        return facts
-
-    def facts(self, key: Hashable, text: str, changed: Callable[[str | None], object] | None = None) -> TextFacts:
-        """The facts of ``text`` (remembered under ``key``); ``changed(before)`` is called first when ``text`` is not
-        the text remembered (``before``: that text, ``None`` when none was).
+    def facts(self, key: Hashable, text: str, changed: Callable[[str | None], object] | None = None,
+              ticket: int | None = None) -> TextFacts:
+        """The facts of ``text`` (remembered under ``key``); ``changed(before)`` is called when ``text`` is not
+        the text remembered (``before``: that text, ``None`` when none was). ``ticket``: :meth:`ticket`, taken
+        before ``text`` was read (``None``: now).
 
         One compare of the texts per call: an equal text is adopted (the facts then hold this very object), so
         the same request asking again is answered by identity, not by comparing a MiB twice."""
-        known = self._facts(key)
-        if known is not None:
-            if known.is_text(text):
+        if ticket is None:
+            ticket = self.ticket()
+        for _attempt in range(_ATTEMPTS):
+            known = self._facts(key)
+            if known is not None and known.is_text(text):
                 known.text = text
                 if known.data is None:  # a served read compares bytes: it gets them, once
                     known.data = text.encode("utf-8")
+                known.read_at = max(known.read_at, ticket)
                 return known
-            if changed is not None:
-                changed(known.text)
+            if known is None:
+                facts = TextFacts.of(text)
+                if self._change(key, None, facts, None, ticket):
+                    if changed is not None:  # a first serve, compared with history's record (not under the lock)
+                        changed(None)
+                    return facts
+                continue
             facts = known.grown(text) or TextFacts.of(text)
-        else:
-            if changed is not None:
-                changed(None)
-            facts = TextFacts.of(text)
+            before = known.text
+            done = self._change(key, known, facts, None if changed is None else partial(changed, before), ticket)
+            if done is not False:
+                return facts  # noticed and remembered; or an older read than the one remembered: served as read
+        # Changing under every attempt: noticed against what is remembered now, as a change is.
+        known = self._facts(key)
+        if changed is not None:
+            changed(None if known is None else known.text)
+        facts = TextFacts.of(text)
+        facts.read_at = ticket
         self._remember(key, facts)
         return facts
+
+
+#: How often a read works its change out again when another read remembered one meanwhile.
+_ATTEMPTS = 4

@@ -45,8 +45,12 @@ PATH = "/api/memory"
 def document_json(project: Project, doc: models.FileResponse, model: BaseModel) -> Response:
     """``model`` (which holds ``doc``'s content) as JSON, with the content's literal spliced in from the
     document's remembered facts: a 1 MiB text is escaped once, and after an append only its tail is.
-    Each shape's body is kept on the facts, so it is made again only when the text changed."""
-    return facts_json(service.text_facts(project, doc.path, doc.content), model, pieces=False)
+    Each shape's body is kept on the facts, so it is made again only when the text changed.
+
+    ``doc`` was read (and any change it showed noticed) by :func:`service.read_file`: the facts are looked up as
+    those of a read older than any other (ticket 0), so a newer read remembered meanwhile is not taken for a change
+    back to ``doc``'s text."""
+    return facts_json(service.text_facts(project, doc.path, doc.content, 0), model, pieces=False)
 
 
 def facts_json(facts: TextFacts, model: BaseModel, *, pieces: bool = True) -> Response:

@@ -151,14 +151,17 @@ def files(project: Project) -> models.FilesResponse:
 def read_file(project: Project, path: str | None) -> models.FileResponse:
     """One whole document; ``NOT_FOUND`` when it is a valid document name that does not exist yet."""
     rel = project.resolve_path(path)
-    return finish_read(project, path, rel, project.read(rel))
+    ticket = _facts_memo.ticket()  # before the read: a read that ends after a newer one is not taken for a change
+    return finish_read(project, path, rel, project.read(rel), ticket)
 
 
-def finish_read(project: Project, path: str | None, rel: str, text: str) -> models.FileResponse:
-    """:func:`read_file` after the read: ``text`` is document ``rel``'s text as just read."""
+def finish_read(project: Project, path: str | None, rel: str, text: str, ticket: int | None = None
+                ) -> models.FileResponse:
+    """:func:`read_file` after the read: ``text`` is document ``rel``'s text as just read (``ticket``: see
+    :meth:`FactsMemo.ticket`)."""
     if text == "" and path is not None and not project.exists(rel):
         raise MemoryBackendError(f"memory document {rel!r} does not exist yet", "NOT_FOUND", project.backend.id)
-    facts = text_facts(project, rel, text)
+    facts = text_facts(project, rel, text, ticket)
     return models.FileResponse(path=rel, content=text, hash=facts.hash, size=facts.size, total_lines=facts.lines)
 
 
@@ -172,14 +175,15 @@ def read_unchanged(project: Project, path: str | None) -> tuple[str, TextFacts |
     hashes the whole MiB, a missing document or one that is not UTF-8 is answered as a read answers it:
     :func:`read_file` then runs in the thread pool)."""
     rel = project.resolve_path(path)
+    ticket = _facts_memo.ticket()
     data = project.read_bytes(rel)
     if not data:
         return rel, None
     key = _facts_key(project, rel)
-    facts = _facts_memo.same_bytes(key, data)
+    facts = _facts_memo.same_bytes(key, data, ticket)
     if facts is None:
         facts = _facts_memo.grow_bytes(key, data,
-                                       lambda before, after: _notice(project, rel, before, after, grown=True))
+                                       lambda before, after: _notice(project, rel, before, after, grown=True), ticket)
     return rel, facts
 
 
@@ -190,7 +194,7 @@ def _facts_key(project: Project, rel: str) -> tuple[str, str]:
 _facts_memo = FactsMemo()
 
 
-def text_facts(project: Project, rel: str, text: str) -> TextFacts:
+def text_facts(project: Project, rel: str, text: str, ticket: int | None = None) -> TextFacts:
     """Hash, UTF-8 size, line count and JSON literal of a document's text (remembered per document,
     grown by the tail when the text only grew)."""
     def changed(before: str | None) -> None:
@@ -199,7 +203,7 @@ def text_facts(project: Project, rel: str, text: str) -> TextFacts:
         else:
             _notice(project, rel, before, text)
 
-    return _facts_memo.facts(_facts_key(project, rel), text, changed)
+    return _facts_memo.facts(_facts_key(project, rel), text, changed, ticket)
 
 
 def _check_seen(project: Project, rel: str, text: str) -> None:

@@ -144,7 +144,10 @@ def test_one_run_of_appends_stays_one_whichever_read_sees_each(serve, tokens, re
 def test_reads_from_bytes_and_text_racing_appends_and_the_noticer(serve, tokens, real_project, monkeypatch):
     """Hammered: one program appends while clients read the memory from bytes (GET /api/memory) and from text (the
     named document) and the noticer joins the facts' texts on its thread every few milliseconds. Every answer is a
-    text the file held (its hash its own), and history keeps every appended line."""
+    text the file held (its hash its own), and history keeps every appended line exactly once: two reads that saw
+    the same append at once notice it once (FactsMemo._change), and a read in the pool that ends after a newer read
+    on the loop is not taken for a rewrite back to its older text (FactsMemo.ticket); both recorded lines twice or
+    not at all, before as well as after 43bc3e5."""
     import threading
     import time
 
@@ -220,3 +223,22 @@ def test_a_literal_adopted_by_another_thread_while_an_append_is_worked_out(monke
     assert raced and grown is not None
     monkeypatch.undo()
     assert bytes(grown.json) == json.dumps(whole, ensure_ascii=False).encode("utf-8")
+
+
+def test_a_read_that_ends_after_a_newer_one_is_served_as_read_and_not_noticed():
+    """A read in the pool takes its ticket and reads; meanwhile the loop reads the file grown further and remembers
+    it; then the pool's read ends. Its text is older, not a rewrite back: it is answered as read, nothing is noticed
+    and the newer facts stay remembered. A later read of a shorter text (a real truncation) is a change."""
+    from core.server.memo import FactsMemo
+
+    memo = FactsMemo()
+    seen: list[object] = []
+    memo.facts("k", "a\n", seen.append)
+    assert seen == [None]  # a first serve
+    older, newer = memo.ticket(), memo.ticket()
+    grown = memo.grow_bytes("k", b"a\nb\nc\n", lambda before, after: seen.append(after.text), newer)
+    late = memo.facts("k", "a\nb\n", seen.append, older)
+    assert late.hash == hashlib.sha256(b"a\nb\n").hexdigest() and late.text == "a\nb\n"
+    assert seen == [None, "a\nb\nc\n"] and memo.same_bytes("k", b"a\nb\nc\n") is grown
+    cut = memo.facts("k", "a\nb\n", seen.append)  # read now: the file was cut back
+    assert seen[-1] == "a\nb\nc\n" and memo.same_bytes("k", b"a\nb\n") is cut

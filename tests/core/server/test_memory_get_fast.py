@@ -18,6 +18,7 @@ import httpx
 import pytest
 
 from core.server import memory_read, noticing
+from core.server.memo import TextFacts
 from core.server.tokens import TokenStore
 from core.storage import readlog
 from core.storage.fileio import content_hash
@@ -160,9 +161,8 @@ def test_the_fast_read_answers_every_request_as_the_route_does(two, tokens: Toke
 
 def test_a_grown_read_works_on_bytes_and_never_builds_or_compares_the_whole_text(tmp_path: Path, monkeypatch):
     """After another writer's append the served read compares bytes and decodes only the tail: no text is compared
-    (core.documents.grown.extends is not asked) and the whole text is not built until somebody asks for it; the
+    (TextFacts.is_text is not asked) and the whole text is not built until somebody asks for it; the
     noticer is told the text only grew and records every append, the texts joined on its own thread."""
-    from core.documents import grown
     from core.project import Project
     from core.server import service
 
@@ -181,8 +181,8 @@ def test_a_grown_read_works_on_bytes_and_never_builds_or_compares_the_whole_text
 
     monkeypatch.setattr(noticing._Noticer, "notice", spy)
     compared: list[int] = []
-    monkeypatch.setattr("core.server.memo.extends", lambda text, prefix: compared.append(len(text)) or
-                        grown.extends(text, prefix))
+    real_is_text = TextFacts.is_text
+    monkeypatch.setattr(TextFacts, "is_text", lambda self, text: compared.append(len(text)) or real_is_text(self, text))
     for i in range(3):
         _append(disk, f"- outside append {i} “é”\n")
         rel, facts = service.read_unchanged(p, None)

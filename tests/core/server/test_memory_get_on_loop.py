@@ -110,14 +110,14 @@ def test_an_emptied_or_missing_memory_on_the_loop(serve, tokens, real_project):
     assert json.loads(c.get("/api/memory").content)["content"] == "back\n"
 
 
-def test_same_answers_only_for_the_very_text(tmp_path: Path):
+def test_same_bytes_answers_only_for_the_very_bytes(tmp_path: Path):
     memo = FactsMemo()
-    assert memo.same("k", "abc") is None  # nothing remembered
+    assert memo.same_bytes("k", b"abc") is None  # nothing remembered
     facts = memo.facts("k", "abc")
-    equal = "".join(["ab", "c"])  # equal, another object
-    assert memo.same("k", equal) is facts and facts.text is equal  # adopted: next time by identity
-    assert memo.same("k", "abcd") is None and memo.facts("k", "abc") is facts  # grown: not answered, nothing changed
-    assert memo.same("k", "xbc") is None
+    equal = b"".join([b"ab", b"c"])  # equal, another object
+    assert memo.same_bytes("k", equal) is facts and facts.data is equal  # adopted: next time by identity
+    assert memo.same_bytes("k", b"abcd") is None and memo.facts("k", "abc") is facts  # grown: not answered, nothing changed
+    assert memo.same_bytes("k", b"xbc") is None
     assert isinstance(facts, TextFacts) and facts.hash == content_hash("abc")
 
 
@@ -145,16 +145,22 @@ def test_grown_literals_stay_exact_whether_or_not_a_body_joined_them():
     assert bytes(facts.json) == json.dumps(text, ensure_ascii=False).encode("utf-8")
 
 
-def test_grow_answers_only_an_append_and_hands_over_the_text_before():
+def test_grow_bytes_answers_only_an_append_and_hands_over_the_facts_before():
     memo = FactsMemo()
-    seen: list[str] = []
-    assert memo.grow("k", "abc\n", seen.append) is None and seen == []  # nothing remembered yet
-    memo.facts("k", "abc\n")
-    assert memo.grow("k", "abc\n", seen.append) is None  # the same text: not a growth
-    assert memo.grow("k", "xbc\nmore\n", seen.append) is None and seen == []  # a rewrite: left to the pool
-    grown = memo.grow("k", "abc\nmore\n", seen.append)
-    assert grown is not None and seen == ["abc\n"] and grown.hash == content_hash("abc\nmore\n") and grown.lines == 3
-    assert memo.same("k", "abc\nmore\n") is grown  # remembered: the next identical read reuses it
+    seen: list[tuple[TextFacts, TextFacts]] = []
+
+    def changed(before: TextFacts, after: TextFacts) -> None:
+        seen.append((before, after))
+
+    assert memo.grow_bytes("k", b"abc\n", changed) is None and seen == []  # nothing remembered yet
+    first = memo.facts("k", "abc\n")
+    assert memo.grow_bytes("k", b"abc\n", changed) is None  # the same bytes: not a growth
+    assert memo.grow_bytes("k", b"xbc\nmore\n", changed) is None and seen == []  # a rewrite: left to the pool
+    assert memo.grow_bytes("k", b"abc\n\xff", changed) is None and seen == []  # a tail not UTF-8: left to the pool
+    grown = memo.grow_bytes("k", b"abc\nmore\n", changed)
+    assert grown is not None and seen == [(first, grown)] and grown.hash == content_hash("abc\nmore\n")
+    assert grown.lines == 3 and grown.text == "abc\nmore\n"
+    assert memo.same_bytes("k", b"abc\nmore\n") is grown  # remembered: the next identical read reuses it
 
 
 def test_a_grown_literal_is_sent_in_its_pieces_and_they_stay_few(serve, tokens, real_project):
