@@ -186,6 +186,11 @@ def protocol_class(limits: Limits = DEFAULT_LIMITS) -> type[asyncio.Protocol]:
                 self._body_bytes += len(body)
                 super().on_body(body)
 
+            def on_response_complete(self) -> None:
+                if isinstance(self.transport, LingeringTransport):
+                    self.transport.flush()  # the whole answer goes now, in one send, before any background task
+                super().on_response_complete()
+
             def on_message_begin(self) -> None:
                 super().on_message_begin()
                 if self._timer is None:  # a kept-alive connection's next request: its headers' deadline

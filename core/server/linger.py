@@ -17,11 +17,13 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["HOLD_BYTES", "LingeringTransport"]
+__all__ = ["HOLD_BYTES", "MAX_HELD_BYTES", "LingeringTransport"]
 
-#: A write of at most this many bytes is held until the next write or the event loop's next turn, and at most this
-#: many bytes in all are held (see :meth:`LingeringTransport.write`).
+#: A write of at most this many bytes is held until the event loop's next turn, with the writes after it in that
+#: turn (see :meth:`LingeringTransport.write`).
 HOLD_BYTES = 16 * 1024
+#: At most this many bytes are held in all (a 1 MiB memory's answer in its pieces fits).
+MAX_HELD_BYTES = 2 * 1024 * 1024
 
 
 class LingeringTransport:
@@ -46,21 +48,22 @@ class LingeringTransport:
         return self.lingering or self._transport.is_closing()
 
     def write(self, data: Any) -> None:
-        """Send ``data``; a small write (a response's status line and headers, a small body) is held until the next
-        write or the loop's next turn, and they are sent in one system call.
+        """Send ``data``; a small write (a response's status line and headers, a small body) is held until the loop's
+        next turn, with whatever is written after it in this turn, and they are sent in one system call.
 
         uvicorn writes a response's head, then its body, each at once: two sends, and on loopback each wakes the
         reading client (measured: the head's send took the event loop about as long as a 0.9 MiB body's). Held,
-        the head goes with the body's first bytes; a response whose body follows in another turn (streamed, or
-        computed in the thread pool) gets its head sent when the loop turns, as before, one callback later.
+        the head goes with the body; so does a body sent in pieces (:class:`core.server.memory_read.PartsResponse`:
+        a 0.9 MiB literal's view, the tail's, the rest of the JSON). A response whose body follows in another turn
+        (streamed, or computed in the thread pool) gets its head sent when the loop turns, one callback later.
 
-        What is held stays within :data:`HOLD_BYTES` in all: a body written in many small writes within one turn
+        What is held stays within :data:`MAX_HELD_BYTES` in all: a body written in many writes within one turn
         (uvicorn yields to the loop only when the transport's buffer is over its limit) goes on to the transport,
         whose buffer and flow control bound it, instead of piling up here until the loop turns."""
         if self._held:
             self._held.append(data)
             self._held_bytes += len(data)
-            if self._held_bytes > HOLD_BYTES:
+            if self._held_bytes > MAX_HELD_BYTES:
                 self.flush()
             return
         if len(data) > HOLD_BYTES or self._transport.is_closing():

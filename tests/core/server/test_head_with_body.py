@@ -9,7 +9,7 @@ import asyncio
 import socket
 import threading
 
-from core.server.linger import HOLD_BYTES, LingeringTransport
+from core.server.linger import HOLD_BYTES, MAX_HELD_BYTES, LingeringTransport
 
 
 class _Recorded:
@@ -76,6 +76,7 @@ def test_a_head_goes_out_with_the_body_written_after_it_in_one_call():
     async def steps(t, turn):
         t.write(HEAD)
         t.write(BODY)
+        await turn()  # both go when the loop turns
 
     calls, got = _drive(steps)
     assert calls[0] == ("writelines", [HEAD, BODY]) and got == HEAD + BODY
@@ -119,18 +120,33 @@ def test_a_small_refusal_arrives_whole_and_the_connection_ends(serve, sample_pro
     assert data.startswith(b"HTTP/1.1 401") and len(data) < HOLD_BYTES
 
 
-def test_small_writes_in_one_turn_are_held_only_up_to_the_bound():
-    """A body sent in many small writes within one turn of the loop (an ASGI app's generator that never waits: uvicorn
-    yields to the loop only when the transport's buffer is over its limit): what is held stays within HOLD_BYTES and
-    the rest reaches the transport at once, whose buffer and flow control then bound it, as without the hold."""
-    chunk, count = b"y" * 1024, 1000
+def test_writes_in_one_turn_are_held_only_up_to_the_bound():
+    """A body sent in many writes within one turn of the loop (an ASGI app's generator that never waits: uvicorn
+    yields to the loop only when the transport's buffer is over its limit): what is held stays within MAX_HELD_BYTES
+    and the rest reaches the transport at once, whose buffer and flow control then bound it, as without the hold."""
+    chunk, count = b"y" * 8192, 3 * MAX_HELD_BYTES // 8192
 
     async def steps(t, turn):
         for _ in range(count):
             t.write(chunk)
         sent = sum(len(c) for _name, chunks in t._transport.calls for c in chunks)
-        assert count * len(chunk) - sent <= HOLD_BYTES  # before the loop turns
+        assert count * len(chunk) - sent <= MAX_HELD_BYTES  # before the loop turns
         await turn()  # the rest goes when it turns
 
     calls, got = _drive(steps)
     assert got == chunk * count and all(name == "writelines" for name, _ in calls)
+
+
+def test_a_body_in_pieces_goes_out_with_its_head_in_one_call():
+    """GET /api/memory after an append sends its head, then the body's pieces (the old literal's 0.9 MiB view, the
+    tail's literal, the end of the JSON: core.server.memory_read.PartsResponse), each a write in the same turn: one
+    vectored write, one wake of the client, not one for the head and the MiB and another for the small pieces."""
+    pieces = [HEAD, b'{"content":', b"x" * 900_000, b'tail"', b',"path":".fusion/memory.md"}']
+
+    async def steps(t, turn):
+        for piece in pieces:
+            t.write(piece)
+        await turn()
+
+    calls, got = _drive(steps)
+    assert calls == [("writelines", pieces)] and got == b"".join(pieces)
