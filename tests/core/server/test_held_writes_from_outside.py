@@ -86,3 +86,49 @@ def test_a_client_gone_mid_answer_leaves_the_server_answering(serve, tokens, rea
     time.sleep(0.2)
     c = srv.client(token)
     assert c.get("/api/memory").json() == _want(disk)
+
+
+def test_a_read_after_an_append_leaves_in_one_send(serve, tokens, real_project, monkeypatch):
+    """GET /api/memory after another program's append answers with its head and the body's pieces (the old
+    literal's view, the tail's, the JSON's end): the transport gets them all in one vectored write when the response
+    is complete (the protocol flushes then), before the read goes on record; not the head and the MiB first and the
+    small pieces a turn later, after the read-log task."""
+    from core.server import linger
+
+    sent: list[list[int]] = []
+
+    class Recorded:
+        def __init__(self, transport) -> None:
+            self.transport = transport
+
+        def __getattr__(self, name):
+            return getattr(self.transport, name)
+
+        def write(self, data) -> None:
+            sent.append([len(data)])
+            self.transport.write(data)
+
+        def writelines(self, chunks) -> None:
+            chunks = list(chunks)
+            sent.append([len(c) for c in chunks])
+            self.transport.writelines(chunks)
+
+    from core.server import service
+
+    real_note = service.note_read
+    monkeypatch.setattr(service, "note_read", lambda *a, **k: sent.append(["noted"]) or real_note(*a, **k))
+    real_init = linger.LingeringTransport.__init__
+    monkeypatch.setattr(linger.LingeringTransport, "__init__",
+                        lambda self, transport, *a, **k: real_init(self, Recorded(transport), *a, **k))
+    srv = serve(real_project)
+    c = srv.client(tokens.create("reader", scope="read"))
+    disk = real_project / MEMORY
+    assert c.get("/api/memory").status_code == 200 and c.get("/api/memory").status_code == 200
+    for i in range(3):
+        with disk.open("ab") as fh:
+            fh.write(f"- appended {i} by another program ✓\n".encode())
+        sent.clear()
+        r = c.get("/api/memory")
+        assert r.json() == _want(disk)
+        assert len(sent[0]) > 2 and sum(sent[0][1:]) == len(r.content), sent  # the head and the whole body, together
+        assert sent[1:] == [["noted"]], sent  # then the read goes on record: the answer does not wait for it
