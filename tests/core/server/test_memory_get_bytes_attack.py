@@ -242,3 +242,38 @@ def test_a_read_that_ends_after_a_newer_one_is_served_as_read_and_not_noticed():
     assert seen == [None, "a\nb\nc\n"] and memo.same_bytes("k", b"a\nb\nc\n") is grown
     cut = memo.facts("k", "a\nb\n", seen.append)  # read now: the file was cut back
     assert seen[-1] == "a\nb\nc\n" and memo.same_bytes("k", b"a\nb\n") is cut
+
+
+def test_the_same_line_appended_again_and_again_is_kept_each_time_whichever_reader_sees_it(serve, tokens,
+                                                                                          real_project):
+    """Another program appends one same line six times; after each, a different reader sees it: MCP memory_get over
+    a real streamable-HTTP session, GET /api/memory (from bytes), the named document (from text). One run of
+    appends: history keeps the line six times, never fewer (a run split in two took a repeated line for memdesk's
+    own), never more (a change noticed by two readers)."""
+    from core.storage.history import versions as history
+    from tests.core.server.test_server_mcp import run_http
+
+    srv = serve(real_project)
+    token = tokens.create("agent-a")
+    c = srv.client(token)
+    disk = real_project / MEMORY
+    line = "- the build cache must be cleared before a release\n"
+    assert c.get("/api/memory").status_code == 200
+
+    async def body(s):
+        for i in range(6):
+            _append(disk, line.encode())
+            which = i % 3
+            if which == 0:
+                got = await s.call_tool("memory_get", {"lineCount": 400})
+                assert not got.is_error and got.structured_content["totalLines"] == disk.read_text().count("\n") + 1
+            elif which == 1:
+                assert c.get("/api/memory").json()["content"].endswith(line * (i + 1))
+            else:
+                assert c.get("/api/memory/file", params={"path": MEMORY}).json()["content"].endswith(line * (i + 1))
+
+    run_http(srv.url, token, body)
+    noticing.flush()
+    worker.settled()
+    kept = "".join(e.text for e in history.list_events(real_project, MEMORY) if e.author == "program")
+    assert kept.count(line) == 6, kept
