@@ -168,11 +168,10 @@ class TextFacts:
                              whole, tails)
         return TextFacts(text, sha, self.size + len(data), self.lines + tail.count("\n"), None, parts, whole)
 
-    def grown(self, text: str, *, checked: bool = False) -> TextFacts | None:
-        """The facts of ``text`` from these and its tail when ``text`` is this text with more after it
-        (``checked``: the caller has just compared them)."""
+    def grown(self, text: str) -> TextFacts | None:
+        """The facts of ``text`` from these and its tail when ``text`` is this text with more after it."""
         mine = self.text
-        if not checked and (len(text) <= len(mine) or not text.startswith(mine)):
+        if len(text) <= len(mine) or not text.startswith(mine):
             return None
         tail = text[len(mine):]
         data = tail.encode("utf-8")

@@ -106,8 +106,8 @@ async def read_memory(served: service.ServedProjects, p: Project, client: str | 
     is answered on the event loop (one local read of its bytes and a compare; the body kept for them is sent), and
     so is one that only grew (its tail decoded and worked out, the literal's pieces sent as they lie; the whole
     text is not built): no thread-pool hop and back, the bulk of such a read's latency; the read goes on record
-    once the body is sent. Any other backend, a first serve, a rewrite or a
-    memory that is missing, empty or not UTF-8 is read again and served in the pool."""
+    once the body is sent. Any other backend, a first serve, a rewrite or a memory that is missing, empty or not
+    UTF-8 is read again and served in the pool."""
     if p.backend.id == "file":
         rel, facts = service.read_unchanged(p, None)
         if facts is not None:
