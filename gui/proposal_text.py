@@ -39,8 +39,8 @@ FAILURE_HINTS = {
 
 
 def plural(count: int, word: str) -> str:
-    """``1 insight``, ``2 insights``."""
-    return f"{count} {word}{'' if count == 1 else 's'}"
+    """``1 insight``, ``2 insights``, ``1,200 insights``."""
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
 
 
 def format_when(timestamp: str) -> str:

@@ -46,6 +46,7 @@ from PySide6.QtWidgets import (
 from core.project.activity import ActivityEntry, entry_line, load_activity
 from core.storage import readlog
 from core.storage.history.db import db_path
+from gui.proposal_text import plural
 from gui.session import ProjectSession
 from gui.tasks import Operation, run_in_background
 from gui.views import activity_layout
@@ -318,10 +319,11 @@ class ActivityView(QWidget):
         else:
             reads = sum(1 for e in self.model.entries if e.kind == "read")
             if not reads:
-                self.count_label.setText(f"{total:,} writes" if shown == total else f"{shown:,} of {total:,} writes")
+                self.count_label.setText(plural(total, "write") if shown == total else
+                                         f"{shown:,} of {plural(total, 'write')}")
             elif shown == total:
-                self.count_label.setText(f"{total - reads:,} writes and {reads:,} reads (Shift+Enter shows what a "
-                                         "read served)")
+                self.count_label.setText(f"{plural(total - reads, 'write')} and {plural(reads, 'read')} (Shift+Enter "
+                                         "shows what a read served)")
             else:
                 self.count_label.setText(f"{shown:,} of {total:,} entries (Shift+Enter shows what a read served)")
 

@@ -22,14 +22,11 @@ from PySide6.QtWidgets import (
 )
 
 from core.documents.diff import DiffResult, Hunk
+from gui.proposal_text import plural
 from gui.widgets.colors import css, help_colour
 from gui.widgets.diff_pane import LEFT, RIGHT, DiffPane
 from gui.widgets.line_detail import LineDetail
 from gui.widgets.parts import view_action
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
 
 
 class SideBySideDiff(QWidget):
@@ -166,7 +163,7 @@ class SideBySideDiff(QWidget):
             self.summary.setText(
                 f"<span style='color:{css('error-fg')}'>−{result.removed:,} removed</span> · "
                 f"<span style='color:{css('ok-fg')}'>+{result.added:,} added</span> · "
-                f"{_plural(result.changed, 'changed line')} · {_plural(len(result.hunk_starts()), 'change')}")
+                f"{plural(result.changed, 'changed line')} · {plural(len(result.hunk_starts()), 'change')}")
             self.go_to_row(result.hunk_starts()[0])
 
     def current_row(self) -> int:

@@ -41,7 +41,7 @@ def test_shift_enter_on_a_read_shows_the_text_that_read_served(qtbot, desk, laye
     view = desk.show_view("activity")
     assert isinstance(view, ActivityView)
     qtbot.waitUntil(lambda: view.load_count > 0 and any(e.kind == "read" for e in view.model.entries), timeout=5000)
-    assert "reads (Shift+Enter shows what a read served)" in view.count_label.text()
+    assert " and 1 read (Shift+Enter shows what a read served)" in view.count_label.text()  # one GET: "1 read"
     view.kind_filter.setCurrentIndex(view.kind_filter.findText("read"))
     assert len(view.visible_rows()) == 1
     view.table.setCurrentIndex(view.model.index(0, 0))
